@@ -1,0 +1,94 @@
+"""Bank files: import papers into a bank, and read / write the bank YAML instructors edit."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from grader.bank.paper import BankWarning, read_paper
+from grader.errors import BankError
+from grader.models import Bank
+
+
+def paper_slugs(paths: list[Path]) -> list[str]:
+    """Short id prefixes for papers: '000' for '000_c6a4….txt', the full stem on a clash."""
+    short = [re.split(r"[_\s]", p.stem, maxsplit=1)[0] or p.stem for p in paths]
+    slugs = [s if short.count(s) == 1 else p.stem for s, p in zip(short, paths, strict=True)]
+    slugs = [re.sub(r"[^\w.-]+", "-", s).strip("-") or "paper" for s in slugs]
+    if len(set(slugs)) != len(slugs):
+        raise BankError("two papers have the same file name; rename one", file=paths[0])
+    return slugs
+
+
+def import_papers(paths: list[Path], name: str) -> tuple[Bank, list[BankWarning]]:
+    questions, warnings = [], []
+    for path, slug in zip(paths, paper_slugs(paths), strict=True):
+        result = read_paper(path, slug)
+        questions.extend(result.questions)
+        warnings.extend(result.warnings)
+    return Bank(name=name, papers=[p.name for p in paths], questions=questions), warnings
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line text as literal blocks, so a bank file reads like the paper."""
+
+
+def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _str_representer)
+
+
+def save_bank(bank: Bank, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = bank.model_dump(mode="json", exclude_defaults=False)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(
+        yaml.dump(data, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100),
+        encoding="utf-8",
+    )
+    tmp.replace(path)
+
+
+def load_bank(path: Path) -> Bank:
+    """Read a bank YAML; errors name the file and, where YAML knows it, the line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BankError(f"cannot read bank: {exc.strerror}", file=path) from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise BankError(
+            f"invalid YAML: {getattr(exc, 'problem', exc)}",
+            file=path,
+            line=mark.line + 1 if mark else None,
+        ) from exc
+    if not isinstance(data, dict):
+        raise BankError("a bank file must be a mapping with 'name' and 'questions'", file=path)
+    try:
+        return Bank.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        line = _question_line(text, data, first["loc"])
+        raise BankError(f"{where}: {first['msg']}", file=path, line=line) from exc
+
+
+def _question_line(text: str, data: dict, loc: tuple) -> int | None:
+    """Best-effort line of the question a validation error points at."""
+    if len(loc) >= 2 and loc[0] == "questions" and isinstance(loc[1], int):
+        try:
+            qid = data["questions"][loc[1]]["id"]
+        except (KeyError, IndexError, TypeError):
+            return None
+        for number, line in enumerate(text.splitlines(), 1):
+            if re.match(rf"\s*-?\s*id:\s*['\"]?{re.escape(str(qid))}['\"]?\s*$", line):
+                return number
+    return None

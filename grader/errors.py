@@ -1,0 +1,71 @@
+"""The one exception tree of grader.
+
+    GraderError
+     ├── ConfigError          bad settings or missing optional dependency
+     ├── BankError            an exam paper or bank file cannot be read (carries file and line)
+     ├── RubricError          a rubric file is invalid
+     ├── SubmissionError      a submissions file line is invalid (carries file and line)
+     ├── PromptError          a prompt template cannot be rendered
+     └── JudgeError
+          ├── JudgeUnavailable    transient: retry later
+          └── JudgeProtocolError  the judge replied, but not with a usable verdict
+
+Lower libraries' exceptions are translated at the boundary (``raise ... from exc``) so callers
+only ever need to catch ``GraderError``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class GraderError(Exception):
+    """Root of every error grader raises on purpose."""
+
+
+class ConfigError(GraderError):
+    """Settings are invalid or an optional dependency is missing."""
+
+
+class _LocatedError(GraderError):
+    """An error that points at a place in a file, so the user can fix the input."""
+
+    def __init__(self, message: str, *, file: str | Path | None = None, line: int | None = None):
+        self.message = message
+        self.file = str(file) if file is not None else None
+        self.line = line
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        where = self.file or ""
+        if self.line is not None:
+            where = f"{where}:{self.line}" if where else f"line {self.line}"
+        return f"{where}: {self.message}" if where else self.message
+
+
+class BankError(_LocatedError):
+    """An exam paper or a bank file cannot be parsed."""
+
+
+class SubmissionError(_LocatedError):
+    """A submission is malformed or names a question the bank does not have."""
+
+
+class RubricError(_LocatedError):
+    """A rubric file is invalid (points do not add up, duplicate ids, ...)."""
+
+
+class PromptError(GraderError):
+    """A prompt template is missing or cannot be rendered."""
+
+
+class JudgeError(GraderError):
+    """The judge could not produce a verdict."""
+
+
+class JudgeUnavailable(JudgeError):
+    """Transient failure (server down, timeout): the work should be retried."""
+
+
+class JudgeProtocolError(JudgeError):
+    """The judge answered, but the reply is not a valid verdict."""

@@ -1,0 +1,207 @@
+"""Domain models: the typed contract between the bank, the graders, the store and the API.
+
+Everything that crosses a boundary (files, HTTP, queue) is one of these pydantic models, so a
+bad field fails loudly with its name instead of deep inside the pipeline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class QuestionType(StrEnum):
+    SINGLE_CHOICE = "single_choice"
+    MULTIPLE_CHOICE = "multiple_choice"
+    TRUE_FALSE = "true_false"
+    FILL_BLANK = "fill_blank"
+    SHORT_ANSWER = "short_answer"
+    CASE_STUDY = "case_study"
+    DISCUSSION = "discussion"
+
+    @property
+    def objective(self) -> bool:
+        """Objective questions are graded exactly, without the judge."""
+        return self in _OBJECTIVE
+
+
+_OBJECTIVE = {
+    QuestionType.SINGLE_CHOICE,
+    QuestionType.MULTIPLE_CHOICE,
+    QuestionType.TRUE_FALSE,
+    QuestionType.FILL_BLANK,
+}
+
+
+class SourceRef(_Model):
+    """Where a question came from, so an instructor can find it in the paper."""
+
+    file: str
+    line: int
+
+
+class Question(_Model):
+    id: str = Field(description="Unique, stable id within the bank, e.g. '000-s1-q3'.")
+    number: str = Field(description="The number as printed in the paper (restarts per section).")
+    section: str = Field(description="The section header as printed, e.g. '一、單項選擇題'.")
+    type: QuestionType
+    stem: str
+    options: dict[str, str] = Field(default_factory=dict, description="Letter -> option text.")
+    answer: str | bool | None = Field(
+        default=None,
+        description="Letters ('BCD') for choice questions, true/false for true-false, text otherwise.",
+    )
+    blanks: list[list[str]] = Field(
+        default_factory=list,
+        description="Fill-in only: accepted alternatives for each blank, in order.",
+    )
+    explanation: str | None = None
+    points: float | None = Field(default=None, ge=0)
+    incomplete: bool = Field(default=False, description="Text or answer cut off in the paper.")
+    language: Literal["zh", "en"] = "zh"
+    source: SourceRef | None = None
+
+
+class Bank(_Model):
+    """A question bank: the questions of one or more imported papers."""
+
+    name: str
+    papers: list[str] = Field(default_factory=list)
+    questions: list[Question]
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Bank:
+        seen: set[str] = set()
+        for q in self.questions:
+            if q.id in seen:
+                raise ValueError(f"duplicate question id {q.id!r}")
+            seen.add(q.id)
+        return self
+
+    def get(self, question_id: str) -> Question | None:
+        return next((q for q in self.questions if q.id == question_id), None)
+
+
+# --- rubrics -------------------------------------------------------------------------------
+
+
+class Level(_Model):
+    """What an answer earning ``points`` on a criterion looks like."""
+
+    points: float = Field(ge=0)
+    descriptor: str
+
+
+class Criterion(_Model):
+    id: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,15}$", description="Short id, e.g. 'C1'.")
+    description: str
+    points: float = Field(gt=0)
+    levels: list[Level] = Field(default_factory=list)
+    key_points: list[str] = Field(default_factory=list)
+
+
+class Penalty(_Model):
+    """A common error and what it costs."""
+
+    description: str
+    points: float = Field(gt=0)
+    criterion: str | None = None
+
+
+class Anchor(_Model):
+    """An instructor-graded answer shown to the judge as a worked example."""
+
+    id: str
+    answer: str
+    scores: dict[str, float] = Field(description="Criterion id -> points the instructor gave.")
+    note: str | None = None
+
+
+class Rubric(_Model):
+    question_id: str
+    points: float = Field(gt=0)
+    criteria: list[Criterion] = Field(min_length=1)
+    penalties: list[Penalty] = Field(default_factory=list)
+    anchors: list[Anchor] = Field(default_factory=list)
+    reviewed: bool = Field(
+        default=True, description="False for rubrics derived automatically, not by an instructor."
+    )
+    notes: str | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def version(self) -> str:
+        """A hash of the content: any edit yields a new version, so cached grades stay honest."""
+        content = self.model_dump(mode="json", exclude={"version"})
+        blob = json.dumps(content, ensure_ascii=False, sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:12]
+
+
+# --- submissions and grades ----------------------------------------------------------------
+
+
+class Submission(_Model):
+    id: str = Field(min_length=1)
+    question_id: str = Field(min_length=1)
+    answer: str
+    student: str | None = None
+
+
+class GradeStatus(StrEnum):
+    GRADED = "graded"
+    UNSCORED = "unscored"  # the engine tried and could not score: see review_reasons
+    NEEDS_JUDGE = "needs_judge"  # subjective question and no judge configured
+    NO_KEY = "no_key"  # the bank has no reference answer to grade against
+
+
+class Method(StrEnum):
+    EXACT = "exact"
+    JUDGE = "judge"
+    RULE = "rule"  # decided without a model (e.g. a blank answer)
+    NONE = "none"
+
+
+class ReviewReason(_Model):
+    code: str = Field(description="Machine-readable, e.g. 'incomplete_question'.")
+    message: str
+
+
+class CriterionScore(_Model):
+    id: str
+    points: float
+    max_points: float
+    evidence: str = ""
+    rationale: str = ""
+
+
+class Grade(_Model):
+    """The record exam platforms code against; one per submission."""
+
+    submission_id: str
+    question_id: str
+    student: str | None = None
+    status: GradeStatus
+    score: float | None = Field(description="None unless status is 'graded': never a silent 0.")
+    max_score: float | None
+    method: Method
+    criteria: list[CriterionScore] = Field(default_factory=list)
+    feedback: str | None = None
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    needs_review: bool = False
+    review_reasons: list[ReviewReason] = Field(default_factory=list)
+    details: dict[str, Any] = Field(default_factory=dict)
+    provenance: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _score_only_when_graded(self) -> Grade:
+        if (self.status is GradeStatus.GRADED) != (self.score is not None):
+            raise ValueError("score is set exactly when status is 'graded'")
+        return self

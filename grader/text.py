@@ -1,0 +1,81 @@
+"""Text clean-up shared by the importer and the graders.
+
+Two different jobs live here and must not be confused:
+
+* ``clean`` repairs *display* text from exam papers (pinyin annotations, broken bytes) and is
+  applied once, at import.
+* ``match_key`` builds a *comparison* key (NFKC, case, spaces, Traditional → Simplified) and is
+  never shown to anyone.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+# Pinyin annotations such as 訓(xùn)練: a parenthesised syllable with at least one tone mark.
+# Requiring a tone mark keeps real parentheticals like "(int8)" or "(BERT/GPT)" intact. Where
+# the paper's bytes were mangled the opening bracket survives as "?" (因?yàn)...): strip those too.
+_TONED = "āáǎàēéěèīíǐìōóǒòūúǔùǖǘǚǜńňǹḿ"
+_PINYIN = re.compile(rf"[(（?？\ufffd]\s*[a-zü{_TONED}]*[{_TONED}][a-zü{_TONED}]*\s*[)）]")
+_REPLACEMENT_CHARS = re.compile("[\ufffd\u200b\u200c\u200d\u2060\ufeff]")
+
+
+def strip_pinyin(text: str) -> str:
+    """Remove pinyin annotations: ``訓(xùn)練`` → ``訓練``."""
+    return _PINYIN.sub("", text)
+
+
+def clean(text: str) -> str:
+    """Display clean-up for imported text: pinyin annotations, broken bytes, zero-width marks."""
+    return _REPLACEMENT_CHARS.sub("", strip_pinyin(text))
+
+
+@lru_cache(maxsize=1)
+def _t2s():
+    import opencc
+
+    return opencc.OpenCC("t2s")
+
+
+@lru_cache(maxsize=1)
+def _s2t():
+    import opencc
+
+    return opencc.OpenCC("s2t")
+
+
+def to_simplified(text: str) -> str:
+    return _t2s().convert(text)
+
+
+def to_traditional(text: str) -> str:
+    return _s2t().convert(text)
+
+
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCT = "。．.，,、；;：:！!？?\"'“”‘’「」『』《》〈〉"
+
+
+def match_key(text: str) -> str:
+    """Comparison key: NFKC (full-width → half-width), case-folded, no spaces, Simplified."""
+    key = unicodedata.normalize("NFKC", text).casefold()
+    key = _SPACE.sub("", key)
+    key = to_simplified(key)
+    return key.strip(_EDGE_PUNCT)
+
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def language_of(text: str) -> str:
+    """'zh' when the text has any real amount of Chinese, else 'en' (code and terms are Latin)."""
+    cjk = len(_CJK.findall(text))
+    latin = len(_LATIN.findall(text))
+    return "zh" if cjk >= 10 or cjk * 4 >= latin else "en"
+
+
+def has_cjk(text: str) -> bool:
+    return bool(_CJK.search(text))
