@@ -209,7 +209,7 @@ class _PaperParser:
     def _collected_lists(
         self, block: tuple[int, int], end: int, first_number: int
     ) -> tuple[dict[str, tuple[str, int]], dict[str, tuple[str, int]]]:
-        marker_start, list_start = block
+        _, list_start = block
         explain = re.compile(rf"(?:{EXPLAIN_MARK.pattern})\s*(?={first_number}\s*[.．、])")
         m = explain.search(self.text, list_start, end)
         answers_end = m.start() if m else end
@@ -254,10 +254,10 @@ class _PaperParser:
 
         qtype = header.type
         stem, options = _split_options(stem_region)
-        if options and qtype not in (QuestionType.SINGLE_CHOICE, QuestionType.MULTIPLE_CHOICE):
-            if qtype is not None:
-                options = {}  # letters in a fill-in or essay stem are text, not options
-                stem = stem_region
+        choice = (QuestionType.SINGLE_CHOICE, QuestionType.MULTIPLE_CHOICE)
+        if options and qtype is not None and qtype not in choice:
+            options = {}  # letters in a fill-in or essay stem are text, not options
+            stem = stem_region
         if qtype is None:
             qtype = self._infer_type(stem_region, options, answer_text)
 

@@ -1,0 +1,36 @@
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = ROOT.parent / "shared" / "seeds"
+RUBRICS = ROOT / "rubrics"
+
+SEED_BANKS = {
+    "000_c6a4a222620dd943.txt": "ai_trainer_l2",
+    "001_90443b3f2f8725e0.txt": "llm_trainer_solutions",
+    "004_06153bb6e740fef5.txt": "grad_accum_engineer",
+}
+
+
+@pytest.fixture(scope="session")
+def seeds_dir() -> Path:
+    if not SEEDS.is_dir():
+        pytest.skip(f"seed papers not found at {SEEDS}")
+    return SEEDS
+
+
+def pytest_collection_modifyitems(config, items):
+    """`gpu` tests run only where CUDA is present."""
+    try:
+        import torch
+
+        has_cuda = torch.cuda.is_available()
+    except ImportError:
+        has_cuda = False
+    if has_cuda:
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
