@@ -205,3 +205,21 @@ class Grade(_Model):
         if (self.status is GradeStatus.GRADED) != (self.score is not None):
             raise ValueError("score is set exactly when status is 'graded'")
         return self
+
+
+# --- the judge's verdict -------------------------------------------------------------------
+
+
+class CriterionVerdict(_Model):
+    """What the judge says about one criterion: a quote first, then why, then the points."""
+
+    evidence: str = ""
+    rationale: str = ""
+    points: float
+
+
+class Verdict(_Model):
+    """The judge's reply for one answer, validated against the rubric it was asked about."""
+
+    criteria: dict[str, CriterionVerdict]
+    feedback: str = ""

@@ -1,97 +1,404 @@
-"""``grade_many``: the one entry point that turns submissions into grades, batch-first.
+"""``Pipeline.grade_many``: the one entry point that turns submissions into grades, batch-first.
 
-Objective questions are graded exactly. Subjective questions need the judge; until one is
-configured they get status ``needs_judge`` — an explicit "not graded yet", never a silent 0.
+1. objective questions are graded exactly (``grader.objective``);
+2. blank subjective answers score 0 by rule, before any model call;
+3. every other answer becomes judge requests — one per self-consistency sample, plus a second
+   one with the suspicious span removed when the answer looks like an injection attempt —
+   sorted by question so answers sharing a rubric prefix run together in one batch;
+4. verdicts are checked (each criterion's quote must occur in the answer, or it scores 0),
+   aggregated, compared with key-point coverage, and turned into confidence and review flags.
+
+A judge that fails yields ``unscored`` with a reason, never a silent 0.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from grader import __version__
 from grader.config import Settings
-from grader.models import Bank, Grade, GradeStatus, Method, Question, ReviewReason, Submission
+from grader.coverage import coverage_points
+from grader.injection import find_injections, strip_injections
+from grader.judge.base import Judge, JudgeReply, JudgeRequest
+from grader.models import (
+    Bank,
+    CriterionScore,
+    Grade,
+    GradeStatus,
+    Method,
+    Question,
+    ReviewReason,
+    Rubric,
+    Submission,
+    Verdict,
+)
 from grader.objective import grade_objective
+from grader.prompts import judge_messages, judge_prompt
+from grader.rubrics import rubric_for
+from grader.text import match_key
+from grader.verdict import verdict_schema
+
+COVERAGE_GAP = 0.5  # judge and coverage further apart than half the points: review
 
 
-def grade_many(
-    submissions: Sequence[Submission], bank: Bank, settings: Settings | None = None
-) -> list[Grade]:
-    """Grade ``submissions``, one grade per submission in the same order.
+@dataclass
+class _Work:
+    """One subjective submission on its way through the judge."""
 
-    Question ids must already be resolved against ``bank`` (``grader.submissions`` does that
-    with errors that name the input line).
-    """
-    settings = settings or Settings()
-    questions = {q.id: q for q in bank.questions}
-    return [_grade_one(s, questions[s.question_id], settings) for s in submissions]
+    submission: Submission
+    question: Question
+    rubric: Rubric
+    injections: list = field(default_factory=list)
+    requests: list[JudgeRequest] = field(default_factory=list)  # samples on the raw answer
+    cleaned_requests: list[JudgeRequest] = field(default_factory=list)  # samples, span removed
+    cleaned_answer: str | None = None
+    replies: list[JudgeReply] = field(default_factory=list)
+    cleaned_replies: list[JudgeReply] = field(default_factory=list)
 
 
-def _grade_one(submission: Submission, question: Question, settings: Settings) -> Grade:
-    base = {
-        "submission_id": submission.id,
-        "question_id": question.id,
-        "student": submission.student,
-    }
-    if not question.type.objective:
+class Pipeline:
+    """Grades submissions to one bank. Holds the judge, so it is built once per process."""
+
+    def __init__(
+        self,
+        bank: Bank,
+        rubrics: dict[str, Rubric] | None = None,
+        judge: Judge | None = None,
+        settings: Settings | None = None,
+    ):
+        self.bank = bank
+        self.rubrics = rubrics or {}
+        self.judge = judge
+        self.settings = settings or Settings()
+        self._questions = {q.id: q for q in bank.questions}
+
+    def grade_many(self, submissions: Sequence[Submission]) -> list[Grade]:
+        """One grade per submission, same order. Question ids must exist in the bank."""
+        grades: dict[int, Grade] = {}
+        work: dict[int, _Work] = {}
+        for i, submission in enumerate(submissions):
+            question = self._questions[submission.question_id]
+            if question.type.objective:
+                grades[i] = self._objective(submission, question)
+            elif len(submission.answer.strip()) < self.settings.min_answer_chars:
+                grades[i] = self._blank(submission, question)
+            elif self.judge is None:
+                grades[i] = self._needs_judge(submission, question)
+            else:
+                work[i] = self._prepare(submission, question)
+        if work:
+            self._run_judge(list(work.values()))
+            for i, item in work.items():
+                grades[i] = self._judged(item)
+        return [grades[i] for i in range(len(submissions))]
+
+    # --- objective and rule-based --------------------------------------------------------
+
+    def _base(self, submission: Submission, question: Question) -> dict:
+        return {
+            "submission_id": submission.id,
+            "question_id": question.id,
+            "student": submission.student,
+        }
+
+    def _objective(self, submission: Submission, question: Question) -> Grade:
+        max_points = (
+            question.points
+            if question.points is not None
+            else self.settings.default_objective_points
+        )
+        provenance = {
+            "engine": f"grader {__version__}",
+            "multiple_choice_credit": self.settings.multiple_choice_credit.value,
+        }
+        if question.answer is None:
+            return Grade(
+                **self._base(submission, question),
+                status=GradeStatus.NO_KEY,
+                score=None,
+                max_score=max_points,
+                method=Method.NONE,
+                needs_review=True,
+                review_reasons=[ReviewReason(code="no_key", message="the bank has no answer key")],
+                provenance=provenance,
+            )
+        if not submission.answer.strip():
+            return Grade(
+                **self._base(submission, question),
+                status=GradeStatus.GRADED,
+                score=0.0,
+                max_score=max_points,
+                method=Method.RULE,
+                review_reasons=[ReviewReason(code="blank", message="no answer given")],
+                details={"expected": question.answer},
+                provenance=provenance,
+            )
+        result = grade_objective(
+            question, submission.answer, max_points, self.settings.multiple_choice_credit
+        )
         return Grade(
-            **base,
+            **self._base(submission, question),
+            status=GradeStatus.GRADED,
+            score=result.points,
+            max_score=max_points,
+            method=Method.EXACT,
+            confidence=None if result.reasons else 1.0,
+            needs_review=bool(result.reasons),
+            review_reasons=result.reasons,
+            details={
+                "read_as": result.read_as,
+                "expected": question.answer,
+                "correct": result.correct,
+            },
+            provenance=provenance,
+        )
+
+    def _blank(self, submission: Submission, question: Question) -> Grade:
+        rubric = rubric_for(question, self.rubrics)
+        return Grade(
+            **self._base(submission, question),
+            status=GradeStatus.GRADED,
+            score=0.0,
+            max_score=rubric.points,
+            method=Method.RULE,
+            criteria=[
+                CriterionScore(id=c.id, points=0.0, max_points=c.points, rationale="blank answer")
+                for c in rubric.criteria
+            ],
+            confidence=1.0,
+            review_reasons=[
+                ReviewReason(code="blank", message="blank or too short: 0 without the judge")
+            ],
+            provenance={"engine": f"grader {__version__}", "rubric_version": rubric.version},
+        )
+
+    def _needs_judge(self, submission: Submission, question: Question) -> Grade:
+        rubric = rubric_for(question, self.rubrics)
+        return Grade(
+            **self._base(submission, question),
             status=GradeStatus.NEEDS_JUDGE,
             score=None,
-            max_score=question.points,
+            max_score=rubric.points,
             method=Method.NONE,
             review_reasons=[
                 ReviewReason(
                     code="needs_judge",
-                    message=f"{question.type} questions need the LLM judge, none is configured",
+                    message=f"{question.type} questions need the LLM judge; none is configured",
                 )
             ],
-            provenance=_provenance(settings),
+            provenance={"engine": f"grader {__version__}"},
         )
-    max_points = (
-        question.points if question.points is not None else settings.default_objective_points
-    )
-    if question.answer is None:
+
+    # --- the judge -----------------------------------------------------------------------
+
+    def _prepare(self, submission: Submission, question: Question) -> _Work:
+        rubric = rubric_for(question, self.rubrics)
+        item = _Work(submission, question, rubric, injections=find_injections(submission.answer))
+        item.requests = self._requests(item, submission.answer, "raw")
+        if item.injections:
+            item.cleaned_answer = strip_injections(submission.answer, item.injections)
+            if len(item.cleaned_answer.strip()) >= self.settings.min_answer_chars:
+                item.cleaned_requests = self._requests(item, item.cleaned_answer, "cleaned")
+        return item
+
+    def _requests(self, item: _Work, answer: str, variant: str) -> list[JudgeRequest]:
+        prompt = judge_prompt(item.question.language)
+        messages = judge_messages(prompt, item.question, item.rubric, answer, item.rubric.anchors)
+        samples = self.settings.judge_samples
+        return [
+            JudgeRequest(
+                id=f"{item.submission.id}/{variant}/{k}",
+                group=f"{item.question.id}@{item.rubric.version}+{prompt.version}",
+                messages=messages,
+                json_schema=verdict_schema(item.rubric),
+                rubric=item.rubric,
+                answer=answer,
+                max_tokens=self.settings.judge_max_tokens,
+                temperature=self.settings.judge_temperature if samples > 1 else 0.0,
+                seed=self.settings.judge_seed + k,
+            )
+            for k in range(samples)
+        ]
+
+    def _run_judge(self, items: list[_Work]) -> None:
+        requests = [r for item in items for r in (*item.requests, *item.cleaned_requests)]
+        # Same question next to each other: the backend sees shared prefixes back to back.
+        order = sorted(range(len(requests)), key=lambda i: requests[i].group)
+        replies = self.judge.judge([requests[i] for i in order], self.settings.judge_max_reasks)
+        by_id = {requests[i].id: reply for i, reply in zip(order, replies, strict=True)}
+        for item in items:
+            item.replies = [by_id[r.id] for r in item.requests]
+            item.cleaned_replies = [by_id[r.id] for r in item.cleaned_requests]
+
+    def _judged(self, item: _Work) -> Grade:
+        replies, cleaned = item.replies, item.cleaned_replies
+        rubric, answer = item.rubric, item.submission.answer
+        provenance = self._provenance(item, replies + cleaned)
+        good = [r.verdict for r in replies if r.verdict is not None]
+        if not good:
+            reason = next((r.error for r in replies if r.error), "no verdict")
+            transient = all(r.transient for r in replies)
+            return Grade(
+                **self._base(item.submission, item.question),
+                status=GradeStatus.UNSCORED,
+                score=None,
+                max_score=rubric.points,
+                method=Method.JUDGE,
+                needs_review=True,
+                review_reasons=[
+                    ReviewReason(
+                        code="judge_unavailable" if transient else "judge_failed",
+                        message=f"no valid verdict after {replies[0].attempts} attempt(s): {reason}",
+                    )
+                ],
+                provenance=provenance,
+            )
+        reasons: list[ReviewReason] = []
+        criteria, totals, unsupported = _aggregate(good, rubric, answer)
+        if unsupported:
+            reasons.append(
+                ReviewReason(
+                    code="evidence_not_found",
+                    message=f"quoted evidence not in the answer, scored 0: {', '.join(sorted(unsupported))}",
+                )
+            )
+        score = sum(c.points for c in criteria)
+        feedback = good[0].feedback
+
+        if item.injections:
+            codes = sorted({f.code for f in item.injections})
+            reasons.append(
+                ReviewReason(
+                    code="suspected_injection",
+                    message=f"{', '.join(codes)}: {item.injections[0].text[:60]!r}",
+                )
+            )
+            cleaned_good = [r.verdict for r in cleaned if r.verdict is not None]
+            if cleaned_good or not item.cleaned_requests:
+                c_criteria, _, _ = _aggregate(cleaned_good, rubric, item.cleaned_answer or "")
+                c_score = sum(c.points for c in c_criteria)
+                if c_score < score:  # keep the lower score, pending review
+                    criteria, score, feedback = (
+                        c_criteria,
+                        c_score,
+                        (cleaned_good[0].feedback if cleaned_good else ""),
+                    )
+
+        if len(good) < len(replies):
+            reasons.append(
+                ReviewReason(
+                    code="judge_partial",
+                    message=f"{len(replies) - len(good)} of {len(replies)} samples failed",
+                )
+            )
+        spread = (max(totals) - min(totals)) / rubric.points if len(totals) > 1 else 0.0
+        coverage = coverage_points(rubric, answer)
+        gap = abs(score - coverage) / rubric.points
+        confidence = round(max(0.0, min(1.0 - spread, 1.0 - gap)), 3)
+        if gap > COVERAGE_GAP:
+            reasons.append(
+                ReviewReason(
+                    code="coverage_disagreement",
+                    message=f"judge {score:g} vs key-point coverage {coverage:.1f} of {rubric.points:g}",
+                )
+            )
+        if confidence < self.settings.review_below_confidence:
+            reasons.append(
+                ReviewReason(code="low_confidence", message=f"confidence {confidence:.2f}")
+            )
+        if not rubric.reviewed:
+            reasons.append(
+                ReviewReason(
+                    code="unreviewed_rubric", message="rubric derived from the reference answer"
+                )
+            )
+        if item.question.incomplete:
+            reasons.append(
+                ReviewReason(
+                    code="incomplete_question",
+                    message="the paper's question or reference is cut off",
+                )
+            )
         return Grade(
-            **base,
-            status=GradeStatus.NO_KEY,
-            score=None,
-            max_score=max_points,
-            method=Method.NONE,
-            needs_review=True,
-            review_reasons=[ReviewReason(code="no_key", message="the bank has no answer key")],
-            provenance=_provenance(settings),
-        )
-    if not submission.answer.strip():
-        return Grade(
-            **base,
+            **self._base(item.submission, item.question),
             status=GradeStatus.GRADED,
-            score=0.0,
-            max_score=max_points,
-            method=Method.RULE,
-            review_reasons=[ReviewReason(code="blank", message="no answer given")],
-            details={"expected": question.answer},
-            provenance=_provenance(settings),
+            score=round(score, 4),
+            max_score=rubric.points,
+            method=Method.JUDGE,
+            criteria=criteria,
+            feedback=feedback or None,
+            confidence=confidence,
+            needs_review=bool(reasons),
+            review_reasons=reasons,
+            details={
+                "coverage_points": round(coverage, 2),
+                "samples": len(good),
+                "sample_totals": totals,
+            },
+            provenance=provenance,
         )
-    result = grade_objective(
-        question, submission.answer, max_points, settings.multiple_choice_credit
-    )
-    return Grade(
-        **base,
-        status=GradeStatus.GRADED,
-        score=result.points,
-        max_score=max_points,
-        method=Method.EXACT,
-        confidence=1.0 if not result.reasons else None,
-        needs_review=bool(result.reasons),
-        review_reasons=result.reasons,
-        details={"read_as": result.read_as, "expected": question.answer, "correct": result.correct},
-        provenance=_provenance(settings),
-    )
+
+    def _provenance(self, item: _Work, replies: list[JudgeReply]) -> dict:
+        prompt = judge_prompt(item.question.language)
+        return {
+            "engine": f"grader {__version__}",
+            "backend": self.judge.backend if self.judge else None,
+            "model": self.judge.model if self.judge else None,
+            "prompt_version": prompt.version,
+            "rubric_version": item.rubric.version,
+            "rubric_reviewed": item.rubric.reviewed,
+            "sampling": {
+                "samples": self.settings.judge_samples,
+                "temperature": item.requests[0].temperature,
+                "max_tokens": self.settings.judge_max_tokens,
+                "seed": self.settings.judge_seed,
+            },
+            "attempts": sum(r.attempts for r in replies),
+            "prompt_tokens": sum(r.prompt_tokens for r in replies),
+            "completion_tokens": sum(r.completion_tokens for r in replies),
+            "cached_tokens": sum(r.cached_tokens or 0 for r in replies),
+            "latency_s": round(sum(r.latency_s for r in replies), 3),
+        }
 
 
-def _provenance(settings: Settings) -> dict:
-    return {
-        "engine": f"grader {__version__}",
-        "multiple_choice_credit": settings.multiple_choice_credit.value,
-    }
+def evidence_found(evidence: str, answer: str) -> bool:
+    """The quote occurs in the answer, modulo width, case, spaces, script and '…' elisions."""
+    haystack = match_key(answer)
+    pieces = [match_key(p) for p in evidence.replace("...", "…").split("…")]
+    pieces = [p for p in pieces if p]
+    return bool(pieces) and all(p in haystack for p in pieces)
+
+
+def _aggregate(
+    verdicts: list[Verdict], rubric: Rubric, answer: str
+) -> tuple[list[CriterionScore], list[float], set[str]]:
+    """Per criterion the median of the checked sample points; also each sample's total."""
+    unsupported: set[str] = set()
+    checked: list[dict[str, float]] = []
+    for verdict in verdicts:
+        points = {}
+        for c in rubric.criteria:
+            v = verdict.criteria[c.id]
+            if v.points > 0 and not evidence_found(v.evidence, answer):
+                unsupported.add(c.id)
+                points[c.id] = 0.0
+            else:
+                points[c.id] = v.points
+        checked.append(points)
+    scores = []
+    for c in rubric.criteria:
+        first = verdicts[0].criteria[c.id] if verdicts else None
+        points = statistics.median(p[c.id] for p in checked) if checked else 0.0
+        scores.append(
+            CriterionScore(
+                id=c.id,
+                points=float(points),
+                max_points=c.points,
+                evidence=first.evidence if first else "",
+                rationale=(first.rationale if first else "")
+                + (" [evidence not found in the answer]" if c.id in unsupported else ""),
+            )
+        )
+    return scores, [round(sum(p.values()), 4) for p in checked], unsupported

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
 from pydantic import ValidationError
 
 from grader.bank.paper import BankWarning, read_paper
 from grader.errors import BankError
 from grader.models import Bank
+from grader.yamlfile import read_yaml_mapping, write_yaml
 
 
 def paper_slugs(paths: list[Path]) -> list[str]:
@@ -32,46 +32,13 @@ def import_papers(paths: list[Path], name: str) -> tuple[Bank, list[BankWarning]
     return Bank(name=name, papers=[p.name for p in paths], questions=questions), warnings
 
 
-class _Dumper(yaml.SafeDumper):
-    """Multi-line text as literal blocks, so a bank file reads like the paper."""
-
-
-def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
-    style = "|" if "\n" in data else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
-
-
-_Dumper.add_representer(str, _str_representer)
-
-
 def save_bank(bank: Bank, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = bank.model_dump(mode="json", exclude_defaults=False)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(
-        yaml.dump(data, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100),
-        encoding="utf-8",
-    )
-    tmp.replace(path)
+    write_yaml(bank.model_dump(mode="json"), path)
 
 
 def load_bank(path: Path) -> Bank:
     """Read a bank YAML; errors name the file and, where YAML knows it, the line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BankError(f"cannot read bank: {exc.strerror}", file=path) from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise BankError(
-            f"invalid YAML: {getattr(exc, 'problem', exc)}",
-            file=path,
-            line=mark.line + 1 if mark else None,
-        ) from exc
-    if not isinstance(data, dict):
-        raise BankError("a bank file must be a mapping with 'name' and 'questions'", file=path)
+    data, text = read_yaml_mapping(path, BankError, "bank")
     try:
         return Bank.model_validate(data)
     except ValidationError as exc:

@@ -116,13 +116,13 @@ def test_grade_seed_bank_objective_answers_and_rerun(tmp_path, bank_name):
     subs.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n", encoding="utf-8")
     out = tmp_path / "grades.jsonl"
 
-    result = invoke("grade", subs, "--bank", bank_path, "--out", out)
+    result = invoke("grade", subs, "--bank", bank_path, "--out", out, "--judge", "none")
     assert result.exit_code == 0, result.output
     grades = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert {g["submission_id"]: (g["status"], g["score"]) for g in grades} == expected
     assert "per question" in result.output and "per student" in result.output
 
-    rerun = invoke("grade", subs, "--bank", bank_path, "--out", out)
+    rerun = invoke("grade", subs, "--bank", bank_path, "--out", out, "--judge", "none")
     assert rerun.exit_code == 0
     assert f"{len(lines)} of {len(lines)} already graded" in rerun.output
     assert len(out.read_text(encoding="utf-8").splitlines()) == len(lines)

@@ -1,0 +1,45 @@
+"""Judge backends behind one batch-first protocol, chosen by configuration in ``make_judge``.
+
+Backends import their heavy dependencies (vllm, openai) only when built, so ``import grader``
+stays light and works without the optional extras.
+"""
+
+from __future__ import annotations
+
+from grader.config import Settings
+from grader.errors import ConfigError
+from grader.judge.base import Completion, Judge, JudgeReply, JudgeRequest
+
+__all__ = ["Completion", "Judge", "JudgeReply", "JudgeRequest", "make_judge"]
+
+
+def _scripted(settings: Settings) -> Judge:
+    from grader.judge.scripted import ScriptedJudge
+
+    return ScriptedJudge()
+
+
+def _vllm(settings: Settings) -> Judge:
+    from grader.judge.vllm_local import VllmJudge
+
+    return VllmJudge.from_settings(settings)
+
+
+def _openai(settings: Settings) -> Judge:
+    from grader.judge.openai_compat import OpenAIJudge
+
+    return OpenAIJudge.from_settings(settings)
+
+
+_FACTORIES = {"scripted": _scripted, "vllm": _vllm, "openai": _openai}
+
+
+def make_judge(settings: Settings) -> Judge | None:
+    """The configured judge, or None for ``GRADER_JUDGE=none`` (subjective: needs_judge)."""
+    if settings.judge == "none":
+        return None
+    try:
+        factory = _FACTORIES[settings.judge]
+    except KeyError:
+        raise ConfigError(f"unknown judge backend {settings.judge!r}") from None
+    return factory(settings)

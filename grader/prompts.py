@@ -1,0 +1,103 @@
+"""Render the judge prompt from ``prompts/judge/<lang>/{system,user}.j2``.
+
+Layout is for the prefix cache: the system message holds the rules, the rubric, the reference
+answer and the anchors — byte-identical for every answer to one question and rubric version —
+and the user message holds only the student's answer, last, inside delimiters. Templates run
+in Jinja2's sandbox with StrictUndefined; student text enters only as a variable, and any copy
+of the delimiters inside it is defused so it cannot close the answer block early.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from jinja2 import FileSystemLoader, StrictUndefined, TemplateError
+from jinja2.sandbox import SandboxedEnvironment
+
+from grader.errors import PromptError
+from grader.models import Anchor, Question, Rubric
+
+PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+_PARTS = ("system.j2", "user.j2")
+_DELIMITER = re.compile(r"<\s*(/?)\s*student_answer\s*>", re.IGNORECASE)
+
+
+def _points(value: float) -> str:
+    return f"{value:g}"
+
+
+def defuse_delimiters(answer: str) -> str:
+    """``</student_answer>`` inside an answer becomes ``‹/student_answer›``: visible, inert."""
+    return _DELIMITER.sub(lambda m: f"‹{m.group(1)}student_answer›", answer)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A two-part chat prompt (``system.j2`` then ``user.j2``) in one language."""
+
+    name: str
+    language: str
+    version: str
+    folder: Path
+
+    def render(self, **variables: object) -> list[dict[str, str]]:
+        env = _environment(self.folder)
+        try:
+            parts = [
+                env.get_template(f"{self.language}/{part}").render(**variables) for part in _PARTS
+            ]
+        except TemplateError as exc:
+            raise PromptError(f"cannot render {self.folder / self.language}: {exc}") from exc
+        return [{"role": "system", "content": parts[0]}, {"role": "user", "content": parts[1]}]
+
+
+def reference_text(question: Question) -> str:
+    return question.answer if isinstance(question.answer, str) and question.answer else "（无）"
+
+
+def judge_messages(
+    prompt: Prompt, question: Question, rubric: Rubric, answer: str, anchors: list[Anchor]
+) -> list[dict[str, str]]:
+    """The judge conversation: everything but the answer is shared by a question's answers."""
+    return prompt.render(
+        question=question,
+        rubric=rubric,
+        reference=reference_text(question),
+        anchors=anchors,
+        answer=defuse_delimiters(answer),
+    )
+
+
+@lru_cache(maxsize=8)
+def _environment(folder: Path) -> SandboxedEnvironment:
+    env = SandboxedEnvironment(
+        loader=FileSystemLoader(folder),
+        undefined=StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+    env.filters["points"] = _points
+    return env
+
+
+@lru_cache(maxsize=16)
+def load_prompt(name: str, language: str, prompts_dir: Path = PROMPTS_DIR) -> Prompt:
+    """``prompts/<name>/<language>/``; the version is a hash of its template files."""
+    folder = prompts_dir / name
+    digest = hashlib.sha256()
+    for part in _PARTS:
+        path = folder / language / part
+        if not path.is_file():
+            raise PromptError(f"missing prompt template {path}")
+        digest.update(part.encode() + b"\0" + path.read_bytes())
+    return Prompt(name=name, language=language, version=digest.hexdigest()[:12], folder=folder)
+
+
+def judge_prompt(language: str) -> Prompt:
+    return load_prompt("judge", language)

@@ -1,0 +1,53 @@
+"""YAML files instructors edit (banks, rubrics): readable output, errors with file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from grader.errors import _LocatedError
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line text as literal blocks, so a file reads like the paper it came from."""
+
+
+def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _str_representer)
+
+
+def write_yaml(data: Any, path: Path) -> None:
+    """Write atomically: a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(
+        yaml.dump(data, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100),
+        encoding="utf-8",
+    )
+    tmp.replace(path)
+
+
+def read_yaml_mapping(path: Path, error: type[_LocatedError], what: str) -> tuple[dict, str]:
+    """The mapping in ``path`` and its text, or ``error`` naming the file and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise error(f"cannot read {what}: {exc.strerror}", file=path) from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise error(
+            f"invalid YAML: {getattr(exc, 'problem', exc)}",
+            file=path,
+            line=mark.line + 1 if mark else None,
+        ) from exc
+    if not isinstance(data, dict):
+        raise error(f"a {what} file must be a mapping", file=path)
+    return data, text
