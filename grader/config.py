@@ -42,6 +42,7 @@ class Settings(BaseSettings):
 
     # OpenAI-compatible server (e.g. `vllm serve`)
     openai_base_url: str = "http://127.0.0.1:8000/v1"
+    openai_model: str = Field("", description="model name on the server; empty: the first listed")
     openai_api_key: SecretStr = SecretStr("EMPTY")
     openai_concurrency: int = Field(16, ge=1)
     openai_timeout_s: float = Field(120.0, gt=0)

@@ -1,0 +1,99 @@
+"""The OpenAI-compatible backend against a small HTTP server on 127.0.0.1 (a real socket).
+
+It answers like an OpenAI-compatible server and fails on purpose, to test the retry and
+error paths; the integration suite runs the same backend against a real `vllm serve`.
+"""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+pytest.importorskip("openai")
+
+from grader.judge.base import JudgeRequest  # noqa: E402
+from grader.judge.openai_compat import OpenAIJudge  # noqa: E402
+from grader.models import Criterion, Rubric  # noqa: E402
+
+RUBRIC = Rubric(question_id="q", points=1, criteria=[Criterion(id="C1", description="d", points=1)])
+GOOD = '{"C1":{"evidence":"x","rationale":"r","points":1},"feedback":"f"}'
+
+
+class Server:
+    def __init__(self):
+        self.requests: list[dict] = []
+        self.fail_first: dict[str, int] = {}  # answer -> how many 500s before success
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _send(self, code, body):
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                self._send(200, {"object": "list", "data": [{"id": "served-model", "object": "model"}]})
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append(body)
+                answer = body["messages"][-1]["content"]
+                if outer.fail_first.get(answer, 0) > 0:
+                    outer.fail_first[answer] -= 1
+                    return self._send(500, {"error": {"message": "overloaded"}})
+                if answer == "bad request":
+                    return self._send(400, {"error": {"message": "prompt too long"}})
+                self._send(200, {
+                    "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": GOOD}}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15,
+                              "prompt_tokens_details": {"cached_tokens": 8}},
+                })  # fmt: skip
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def request(answer):
+    return JudgeRequest(id=answer, group="g", messages=[{"role": "user", "content": answer}],
+                        json_schema={"type": "object"}, rubric=RUBRIC, answer=answer, max_tokens=50)  # fmt: skip
+
+
+def test_batch_with_retries_and_a_bad_item():
+    with Server() as server:
+        server.fail_first = {"flaky": 2}
+        judge = OpenAIJudge(server.url, concurrency=4, retries=3, backoff_s=0.01)
+        replies = judge.judge([request("ok"), request("flaky"), request("bad request")], max_reasks=0)
+        assert judge.model == "served-model"  # asked the server when none was configured
+        assert replies[0].verdict.criteria["C1"].points == 1
+        assert replies[1].verdict is not None  # recovered after two 500s
+        assert replies[2].verdict is None and "prompt too long" in replies[2].error
+        assert not replies[2].transient
+        assert replies[0].cached_tokens == 8 and replies[0].prompt_tokens == 10
+        sent = server.requests[0]
+        assert sent["response_format"]["type"] == "json_schema"
+        assert sent["response_format"]["json_schema"]["schema"] == {"type": "object"}
+        assert sent["max_tokens"] == 50 and sent["temperature"] == 0.0
+
+
+def test_server_down_is_transient():
+    judge = OpenAIJudge("http://127.0.0.1:9/v1", model="m", retries=1, backoff_s=0.01, timeout_s=2)
+    (reply,) = judge.judge([request("x")])
+    assert reply.verdict is None and reply.transient
