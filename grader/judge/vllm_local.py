@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader.config import Settings
-from grader.errors import ConfigError, JudgeUnavailable
+from grader.errors import ConfigError
 from grader.judge.base import Completion, Judge, JudgeRequest
 
 INSTALL_HINT = (
@@ -24,15 +24,11 @@ INSTALL_HINT = (
 
 def resolve_model(settings: Settings) -> tuple[str, str]:
     """(folder vLLM loads, name for provenance): a packaged model prepared once, or a folder."""
-    from grader.judge.packaged import PACKAGED_MODELS, ModelPrepError, prepare_model
+    from grader.judge.packaged import PACKAGED_MODELS, prepare_model
 
     name = settings.judge_model
     if name in PACKAGED_MODELS:
-        try:
-            folder = prepare_model(name, settings.cache_dir / "models", progress=_say)
-        except ModelPrepError as exc:
-            raise ConfigError(str(exc)) from exc
-        return str(folder), name
+        return str(prepare_model(name, settings.cache_dir / "models", progress=_say)), name
     if Path(name).is_dir():
         return name, Path(name).name
     known = ", ".join(sorted(PACKAGED_MODELS))
@@ -45,6 +41,13 @@ def _say(message: str) -> None:
     import sys
 
     print(f"[grader] {message}", file=sys.stderr, flush=True)
+
+
+def _is_client_error(exc: Exception) -> bool:
+    """Errors about the request itself (too long, bad schema), which retrying cannot cure."""
+    from vllm.exceptions import VLLMClientError
+
+    return isinstance(exc, VLLMClientError | ValueError | TypeError)
 
 
 def _has_cuda() -> bool:
@@ -67,6 +70,7 @@ class VllmJudge(Judge):
         dtype: str = "bfloat16",
         enforce_eager: bool = True,
         kv_cache_gib: int = 3,
+        block_size: int | None = None,
         gpu_memory_utilization: float = 0.85,
         enable_prefix_caching: bool = True,
         load_format: str = "auto",
@@ -94,6 +98,11 @@ class VllmJudge(Judge):
         )
         if _has_cuda():
             options["gpu_memory_utilization"] = gpu_memory_utilization
+        # On CPU, 32-token cache blocks let more of each shared rubric prefix hit the cache than
+        # the default 128 (measured: 1600 vs 1024 of 1749 prompt tokens on a repeated batch).
+        block = block_size or (None if _has_cuda() else 32)
+        if block:
+            options["block_size"] = block
         try:
             self.llm = LLM(**options)
         except Exception as exc:  # vLLM raises many kinds; the caller needs one
@@ -134,22 +143,15 @@ class VllmJudge(Judge):
             outputs = self.llm.chat(
                 [r.messages for r in requests], [self._params(r) for r in requests], use_tqdm=False
             )
-        except (ValueError, TypeError):
-            # One bad item (e.g. a prompt longer than max_model_len) must not fail the batch:
-            # isolate it by running the items one at a time.
-            if len(requests) == 1:
-                raise
-            return [c for r in requests for c in self._complete_one(r)]
         except Exception as exc:
-            raise JudgeUnavailable(f"vLLM failed on a batch of {len(requests)}: {exc}") from exc
+            if len(requests) > 1:
+                # One bad item (a prompt longer than max_model_len, say) must not fail the
+                # batch: find it by running the items one at a time.
+                return [c for r in requests for c in self.complete([r])]
+            return [Completion(error=f"vLLM rejected the request: {exc}",
+                               transient=not _is_client_error(exc))]
         per_item = (time.monotonic() - started) / len(requests)
         return [self._completion(out, per_item) for out in outputs]
-
-    def _complete_one(self, request: JudgeRequest) -> list[Completion]:
-        try:
-            return self.complete([request])
-        except (ValueError, TypeError) as exc:
-            return [Completion(error=f"vLLM rejected the request: {exc}")]
 
     @staticmethod
     def _completion(output, latency_s: float) -> Completion:

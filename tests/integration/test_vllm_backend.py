@@ -1,0 +1,70 @@
+"""The in-process vLLM backend on the CPU build with a tiny random model (plumbing only),
+and on CUDA where present."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.judge.base import JudgeRequest
+from grader.models import Criterion, Rubric
+from grader.verdict import verdict_schema
+
+pytestmark = pytest.mark.slow
+
+RUBRIC = Rubric(question_id="q", points=2, criteria=[Criterion(id="C1", description="d", points=2)])
+SYSTEM = "你是阅卷老师。" + "评分细则：C1 两分，写出梯度累加得分。" * 20  # a long shared prefix
+
+
+def request(i: int, answer: str, system: str = SYSTEM) -> JudgeRequest:
+    return JudgeRequest(
+        id=str(i),
+        group="q",
+        messages=[{"role": "system", "content": system},
+                  {"role": "user", "content": f"<student_answer>\n{answer}\n</student_answer>"}],
+        json_schema=verdict_schema(RUBRIC),
+        rubric=RUBRIC,
+        answer=answer,
+        max_tokens=400,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tiny_judge(tiny_model):
+    from grader.judge.vllm_local import VllmJudge
+
+    judge = VllmJudge(str(tiny_model), max_model_len=2048, kv_cache_gib=1)
+    yield judge
+    judge.close()
+
+
+def test_batch_gives_schema_valid_verdicts_in_order_with_cache_hits(tiny_judge):
+    requests = [request(i, f"第{i}份答案：梯度累加。") for i in range(6)]
+    replies = tiny_judge.judge(requests, max_reasks=1)
+    assert len(replies) == 6
+    valid = [r for r in replies if r.verdict is not None]
+    # random weights, but the grammar makes every reply valid JSON of the schema
+    assert len(valid) == 6, [r.error for r in replies]
+    for reply in valid:
+        assert 0 <= reply.verdict.criteria["C1"].points <= 2
+        assert reply.prompt_tokens > 100 and reply.completion_tokens > 0
+    # the shared system prompt is computed once and then read from the prefix cache
+    assert sum(r.cached_tokens or 0 for r in replies) > 0
+
+
+def test_one_oversized_item_does_not_fail_the_batch(tiny_judge):
+    huge = "很长的答案" * 2000  # far beyond max_model_len
+    completions = tiny_judge.complete([request(0, "短答案"), request(1, huge), request(2, "另一个")])
+    assert completions[0].text and completions[2].text
+    assert completions[1].error and "rejected" in completions[1].error
+
+
+@pytest.mark.gpu
+def test_cuda_batch_with_dummy_weights(tiny_model):
+    from grader.judge.vllm_local import VllmJudge
+
+    judge = VllmJudge(str(tiny_model), load_format="dummy", max_model_len=2048)
+    try:
+        replies = judge.judge([request(i, "梯度累加") for i in range(16)], max_reasks=1)
+        assert sum(r.verdict is not None for r in replies) == 16
+    finally:
+        judge.close()
