@@ -10,6 +10,8 @@ review, so a false positive costs an instructor a glance, not the student points
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -17,6 +19,11 @@ from dataclasses import dataclass
 from grader.text import to_simplified
 
 _INVISIBLE = set("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e")
+# Cyrillic and Greek look-alikes of Latin letters ("Іgnоrе"), folded before matching.
+_CONFUSABLES = str.maketrans(
+    "аеорсухіјѕԁһкмтвпАЕОРСУХІЈЅКМТВНαορνκ", "aeopcyxijsdhkmtbnAEOPCYXIJSKMTBHaopvk"
+)
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 
 # Each pattern is (code, regex on the normalized text).
 _PATTERNS: list[tuple[str, str]] = [
@@ -99,7 +106,10 @@ _PATTERNS: list[tuple[str, str]] = [
         "output_control",
         r"(请|直接|只|必须)\W{0,2}(输出|返回|回复)\W{0,4}(json|分数|得分|满分|points|以下|如下|\{)",
     ),
-    ("fake_verdict", r"[\"'](c\d+|points|score|feedback|evidence)[\"']\s*[:：=]"),
+    (
+        "fake_verdict",
+        r"[\"'](c\d+|points|score|feedback|evidence|verdict|total|grade|marks)[\"']\s*[:：=]",
+    ),
     ("fake_verdict", r"\b(c\d+|points)\s*[:：=]\s*\d"),
     # delimiter spoofing
     (
@@ -108,6 +118,53 @@ _PATTERNS: list[tuple[str, str]] = [
     ),
     ("delimiter_spoof", r"‹\s*/?\s*student_answer\s*›"),
     ("delimiter_spoof", r"(end\W+of\W+(the\W+)?(student\W+)?answer|答案结束|学生答案结束)"),
+    # talk of marks at all: a technical answer has no reason to mention full marks or a score line
+    ("score_request", r"(满分|最高分|全部分数|满点|満点|最高点)"),
+    ("score_request", r"(full|maximum|max|perfect|top)\W+(marks?|points?|score|credit|grade)"),
+    ("score_request", r"(deserves?|earns?)\W+(\w+\W+){0,2}(marks?|points|credit)"),
+    (
+        "score_request",
+        r"(assign|award|give|grant)\W+(\w+\W+){0,4}(maximum|max|full|top|all|highest)\W+(\w+\W+)?(points?|marks?|score|credit)",
+    ),
+    ("score_request", r"(mark|rate|score|grade)\W+(every|each|all)\W+(\w+\W+)?criteri"),
+    ("score_request", r"\b(score|total|grade|marks?|result)\s*[:=]\s*\d+(\.\d+)?\s*/\s*\d+"),
+    ("score_request", r"\btotal\s*[:=]\s*\d+"),
+    ("score_request", r"(评分结果|总分\s*[:：]|评语\s*[:：]|得分\s*[:：]|\d+\s*分\s*/\s*\d+)"),
+    ("fake_authority", r"评分(标准|细则)\W{0,2}(补充|修订|更新|变更|说明)"),
+    (
+        "fake_authority",
+        r"[【\[]\s*(参考答案|标准答案|评分标准|评分细则|reference\W+answer|rubric|marking\W+scheme)",
+    ),
+    (
+        "fake_authority",
+        r"(评分员|阅卷员|阅卷人|评分者|考官|采点者|採点者|grader|examiner|marker)\W{0,2}(指令|注意|须知|说明|instruction|[:：])",
+    ),
+    (
+        "fake_authority",
+        r"note\W+from\W+(the\W+)?(\w+\W+)?(examiner|grader|teacher|instructor|marker|professor)",
+    ),
+    ("fake_authority", r"(命题组|出题人|出题老师|命题人)"),
+    ("hidden_content", r"<!--"),
+    (
+        "fake_authority",
+        r"(override|pre-?approved|already\W+(been\W+)?(graded|approved|verified)|stay\W+in\W+character)",
+    ),
+    ("fake_authority", r"(^|\n)\W*(user|用户|学生|student|assistant|助手|ai|model|模型)\s*[:：]"),
+    (
+        "score_request",
+        r"\b(score|scored|grade|graded)\W{0,3}(of\W+)?\d+(\.\d+)?\s*(/|out\W+of)\s*\d+",
+    ),
+    ("score_request", r"\b(score|points|marks)\s*[=＝]\s*\d"),
+    ("output_control", r"(按|照|依)\W{0,2}(这个|此|以上|上述|上面)的?\W{0,2}(结果|分数|评分|得分)"),
+    (
+        "encoded",
+        r"(解码|decode|decrypt|base64)\W{0,3}(并|and|then)?\W{0,3}(执行|遵守|照做|execute|follow|run|obey)",
+    ),
+    (
+        "encoded",
+        r"(translate|翻译)\W+(\w+\W+){0,3}(and|并|然后)\W+(follow|execute|obey|do|执行|照做|遵守)",
+    ),
+    ("delimiter_spoof", r"\"\"\"|'''|<\|im_(start|end)\|>"),
     # pressure
     (
         "pressure",
@@ -117,10 +174,12 @@ _PATTERNS: list[tuple[str, str]] = [
         "pressure",
         r"(否则|不然|要不然)\W{0,4}(我)?\W{0,2}(就|会)?\W{0,2}(挂科|不及格|被开除|退学|毕不了业|拿不到)",
     ),
+    ("pressure", r"(begging|beg\W+you|求你|求您)"),
     ("pressure", r"(求求|拜托|恳请|恳求)\W{0,3}(你|您|老师|阅卷)?\W{0,3}(给|打|高抬贵手|放过)"),
 ]
 _COMPILED = [(code, re.compile(pattern)) for code, pattern in _PATTERNS]
 _BLOCK = re.compile(r"```.*?(?:```|$)|<!--.*?(?:-->|$)|/\*.*?(?:\*/|$)", re.DOTALL)
+_TRAILING = set("）)」』】]!！?？。.")
 _SENTENCE_END = re.compile(r"[。！？!?\n；;]|[.](?=\s|$)")
 
 
@@ -139,7 +198,7 @@ def _normalize_with_map(text: str) -> tuple[str, list[int]]:
     for i, ch in enumerate(text):
         if ch in _INVISIBLE:
             continue
-        for out in unicodedata.normalize("NFKC", ch).casefold():
+        for out in unicodedata.normalize("NFKC", ch.translate(_CONFUSABLES)).casefold():
             chars.append(out)
             origin.append(i)
     simplified = to_simplified("".join(chars))
@@ -158,8 +217,25 @@ def find_injections(answer: str) -> list[Finding]:
                 continue
             start, end = origin[m.start()], origin[m.end() - 1] + 1
             findings.append(Finding(code, start, end, answer[start:end]))
+    findings.extend(_encoded_findings(answer))
     findings.sort(key=lambda f: (f.start, f.end))
     return findings
+
+
+def _encoded_findings(answer: str) -> list[Finding]:
+    """Base64 that decodes to text with an attempt inside: flag the encoded span itself."""
+    found = []
+    for m in _BASE64.finditer(answer):
+        token = m.group()
+        try:
+            decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+            text = decoded.decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            continue
+        normalized, _ = _normalize_with_map(text)
+        if any(pattern.search(normalized) for _, pattern in _COMPILED):
+            found.append(Finding("encoded", m.start(), m.end(), token))
+    return found
 
 
 def strip_injections(answer: str, findings: list[Finding]) -> str:
@@ -174,8 +250,24 @@ def strip_injections(answer: str, findings: list[Finding]) -> str:
             block = _sentence_around(answer, f.start, f.end)
         for i in range(*block):
             cut[i] = True
-    kept = "".join(ch for ch, drop in zip(answer, cut, strict=True) if not drop)
-    return re.sub(r"[ \t]*\n\s*\n+", "\n", kept).strip()
+    # Rebuild from the kept runs, joining them the way the answer would read without the
+    # insertion: nothing between CJK text, one space between Latin words.
+    pieces: list[str] = []
+    i = 0
+    while i < len(answer):
+        j = i
+        while j < len(answer) and cut[j] == cut[i]:
+            j += 1
+        if not cut[i]:
+            pieces.append(answer[i:j])
+        i = j
+    out = ""
+    for piece in pieces:
+        out, piece = out.rstrip(), piece.lstrip()
+        if out and piece and out[-1].isascii() and piece[0].isascii():
+            out += " "
+        out += piece
+    return out.strip()
 
 
 def _sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
@@ -184,4 +276,7 @@ def _sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
     for m in _SENTENCE_END.finditer(text, 0, start):
         before = m.end()
     after = _SENTENCE_END.search(text, end)
-    return before, (after.end() if after else len(text))
+    stop = after.end() if after else len(text)
+    while stop < len(text) and text[stop] in _TRAILING:  # a dangling "）" or "！" goes too
+        stop += 1
+    return before, stop

@@ -13,6 +13,7 @@ A judge that fails yields ``unscored`` with a reason, never a silent 0.
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from grader import __version__
 from grader.config import Settings
 from grader.coverage import coverage_points
+from grader.evidence import locate
 from grader.injection import find_injections, strip_injections
 from grader.judge.base import Judge, JudgeReply, JudgeRequest
 from grader.models import (
@@ -37,7 +39,6 @@ from grader.models import (
 from grader.objective import grade_objective
 from grader.prompts import judge_messages, judge_prompt
 from grader.rubrics import rubric_for
-from grader.text import match_key
 from grader.verdict import verdict_schema
 
 COVERAGE_GAP = 0.5  # judge and coverage further apart than half the points: review
@@ -224,13 +225,18 @@ class Pipeline:
 
     def _run_judge(self, items: list[_Work]) -> None:
         requests = [r for item in items for r in (*item.requests, *item.cleaned_requests)]
+        # Identical answers to one question (copies, one-word answers, an injection stripped
+        # back to its clean twin) are judged once and share the verdict.
+        unique: dict[str, JudgeRequest] = {}
+        for r in requests:
+            unique.setdefault(_request_key(r), r)
         # Same question next to each other: the backend sees shared prefixes back to back.
-        order = sorted(range(len(requests)), key=lambda i: requests[i].group)
-        replies = self.judge.judge([requests[i] for i in order], self.settings.judge_max_reasks)
-        by_id = {requests[i].id: reply for i, reply in zip(order, replies, strict=True)}
+        batch = sorted(unique.values(), key=lambda r: r.group)
+        replies = self.judge.judge(batch, self.settings.judge_max_reasks)
+        by_key = {_request_key(r): reply for r, reply in zip(batch, replies, strict=True)}
         for item in items:
-            item.replies = [by_id[r.id] for r in item.requests]
-            item.cleaned_replies = [by_id[r.id] for r in item.cleaned_requests]
+            item.replies = [by_key[_request_key(r)] for r in item.requests]
+            item.cleaned_replies = [by_key[_request_key(r)] for r in item.cleaned_requests]
 
     def _judged(self, item: _Work) -> Grade:
         replies, cleaned = item.replies, item.cleaned_replies
@@ -363,12 +369,11 @@ class Pipeline:
         }
 
 
-def evidence_found(evidence: str, answer: str) -> bool:
-    """The quote occurs in the answer, modulo width, case, spaces, script and '…' elisions."""
-    haystack = match_key(answer)
-    pieces = [match_key(p) for p in evidence.replace("...", "…").split("…")]
-    pieces = [p for p in pieces if p]
-    return bool(pieces) and all(p in haystack for p in pieces)
+def _request_key(request: JudgeRequest) -> str:
+    return json.dumps(
+        [request.messages, request.temperature, request.seed, request.max_tokens],
+        ensure_ascii=False,
+    )
 
 
 def _aggregate(
@@ -377,28 +382,32 @@ def _aggregate(
     """Per criterion the median of the checked sample points; also each sample's total."""
     unsupported: set[str] = set()
     checked: list[dict[str, float]] = []
+    quotes: dict[str, str] = {}
     for verdict in verdicts:
         points = {}
         for c in rubric.criteria:
             v = verdict.criteria[c.id]
-            if v.points > 0 and not evidence_found(v.evidence, answer):
+            quote = locate(v.evidence, answer) if v.evidence else None
+            if v.points > 0 and quote is None:
                 unsupported.add(c.id)
                 points[c.id] = 0.0
             else:
                 points[c.id] = v.points
+                if quote:
+                    quotes.setdefault(c.id, quote)
         checked.append(points)
     scores = []
     for c in rubric.criteria:
         first = verdicts[0].criteria[c.id] if verdicts else None
         points = statistics.median(p[c.id] for p in checked) if checked else 0.0
+        note = " [quoted evidence not in the answer]" if c.id in unsupported and not points else ""
         scores.append(
             CriterionScore(
                 id=c.id,
                 points=float(points),
                 max_points=c.points,
-                evidence=first.evidence if first else "",
-                rationale=(first.rationale if first else "")
-                + (" [evidence not found in the answer]" if c.id in unsupported else ""),
+                evidence=quotes.get(c.id, ""),
+                rationale=(first.rationale if first else "") + note,
             )
         )
     return scores, [round(sum(p.values()), 4) for p in checked], unsupported

@@ -14,9 +14,9 @@ import math
 from grader.errors import JudgeProtocolError
 from grader.models import Criterion, CriterionVerdict, Rubric, Verdict
 
-EVIDENCE_MAX_CHARS = 60
-RATIONALE_MAX_CHARS = 60
-FEEDBACK_MAX_CHARS = 100
+EVIDENCE_MAX_CHARS = 40
+RATIONALE_MAX_CHARS = 40
+FEEDBACK_MAX_CHARS = 60
 
 
 def point_choices(criterion: Criterion) -> list[float | int]:

@@ -148,8 +148,11 @@ class VllmJudge(Judge):
                 # One bad item (a prompt longer than max_model_len, say) must not fail the
                 # batch: find it by running the items one at a time.
                 return [c for r in requests for c in self.complete([r])]
-            return [Completion(error=f"vLLM rejected the request: {exc}",
-                               transient=not _is_client_error(exc))]
+            return [
+                Completion(
+                    error=f"vLLM rejected the request: {exc}", transient=not _is_client_error(exc)
+                )
+            ]
         per_item = (time.monotonic() - started) / len(requests)
         return [self._completion(out, per_item) for out in outputs]
 

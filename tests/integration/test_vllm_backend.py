@@ -53,7 +53,9 @@ def test_batch_gives_schema_valid_verdicts_in_order_with_cache_hits(tiny_judge):
 
 def test_one_oversized_item_does_not_fail_the_batch(tiny_judge):
     huge = "很长的答案" * 2000  # far beyond max_model_len
-    completions = tiny_judge.complete([request(0, "短答案"), request(1, huge), request(2, "另一个")])
+    completions = tiny_judge.complete(
+        [request(0, "短答案"), request(1, huge), request(2, "另一个")]
+    )
     assert completions[0].text and completions[2].text
     assert completions[1].error and "rejected" in completions[1].error
 

@@ -40,13 +40,16 @@ def test_choice_letters_by_option_text():
     assert choice_letters("MXNet", options) is None
 
 
-@pytest.mark.parametrize("text", ["√", "✓", "✔", "对", "對", "正确", "正確", "T", "true", "True", "（√）"])
+@pytest.mark.parametrize(
+    "text", ["√", "✓", "✔", "对", "對", "正确", "正確", "T", "true", "True", "（√）"]
+)
 def test_true_marks(text):
     assert true_false(text) is True
 
 
 @pytest.mark.parametrize(
-    "text", ["×", "✗", "✘", "错", "錯", "错误", "錯誤", "不正确", "不正確", "F", "false", "(×)", "x"]
+    "text",
+    ["×", "✗", "✘", "错", "錯", "错误", "錯誤", "不正确", "不正確", "F", "false", "(×)", "x"],
 )
 def test_false_marks(text):
     assert true_false(text) is False

@@ -33,7 +33,17 @@ def test_bank_import_and_show(tmp_path, seeds_dir):
     questions = json.loads(shown.output)
     assert len(questions) == 46
     first = questions[0]
-    assert {"id", "number", "section", "type", "stem", "options", "answer", "points", "incomplete"} <= set(first)
+    assert {
+        "id",
+        "number",
+        "section",
+        "type",
+        "stem",
+        "options",
+        "answer",
+        "points",
+        "incomplete",
+    } <= set(first)
     mc = next(q for q in questions if q["type"] == "multiple_choice")
     assert mc["answer"] == "AB" and mc["options"]["A"] == "減少內存消耗"
     table = invoke("bank", "show", out)
@@ -42,7 +52,9 @@ def test_bank_import_and_show(tmp_path, seeds_dir):
 
 def test_bank_import_strict_fails_on_warnings_and_writes_nothing(tmp_path, seeds_dir):
     out = tmp_path / "bank.yaml"
-    result = invoke("bank", "import", seeds_dir / "004_06153bb6e740fef5.txt", "--out", out, "--strict")
+    result = invoke(
+        "bank", "import", seeds_dir / "004_06153bb6e740fef5.txt", "--out", out, "--strict"
+    )
     assert result.exit_code == 1
     assert not out.exists()
 
@@ -66,7 +78,9 @@ def test_bank_import_several_papers_into_one_bank(tmp_path, seeds_dir):
 
 def test_load_bank_errors_name_file_and_line(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text("name: x\nquestions:\n- id: q1\n  number: '1'\n  section: s\n  type: essay\n  stem: s\n")
+    bad.write_text(
+        "name: x\nquestions:\n- id: q1\n  number: '1'\n  section: s\n  type: essay\n  stem: s\n"
+    )
     result = invoke("bank", "show", bad)
     assert result.exit_code == 2
     assert "bad.yaml:3" in result.output and "questions.0.type" in result.output
@@ -95,7 +109,9 @@ def _wrong(q):
     return "完全不对的答案"
 
 
-@pytest.mark.parametrize("bank_name", ["ai_trainer_l2", "llm_trainer_solutions", "grad_accum_engineer"])
+@pytest.mark.parametrize(
+    "bank_name", ["ai_trainer_l2", "llm_trainer_solutions", "grad_accum_engineer"]
+)
 def test_grade_seed_bank_objective_answers_and_rerun(tmp_path, bank_name):
     bank_path = RUBRICS / f"{bank_name}.yaml"
     bank = load_bank(bank_path)
@@ -103,7 +119,9 @@ def test_grade_seed_bank_objective_answers_and_rerun(tmp_path, bank_name):
     for i, q in enumerate(bank.questions):
         points = q.points or 1.0
         if not q.type.objective:
-            lines.append({"id": f"e{i}", "question_id": q.id, "answer": "我的回答", "student": "s1"})
+            lines.append(
+                {"id": f"e{i}", "question_id": q.id, "answer": "我的回答", "student": "s1"}
+            )
             expected[f"e{i}"] = ("needs_judge", None)
             continue
         styles = CORRECT_STYLES[q.type.value]
@@ -113,7 +131,9 @@ def test_grade_seed_bank_objective_answers_and_rerun(tmp_path, bank_name):
         expected[f"r{i}"] = ("graded", points)
         expected[f"w{i}"] = ("graded", 0.0)
     subs = tmp_path / "subs.jsonl"
-    subs.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n", encoding="utf-8")
+    subs.write_text(
+        "\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n", encoding="utf-8"
+    )
     out = tmp_path / "grades.jsonl"
 
     result = invoke("grade", subs, "--bank", bank_path, "--out", out, "--judge", "none")
@@ -132,7 +152,11 @@ def test_grade_resumes_after_a_torn_write(tmp_path):
     bank_path = RUBRICS / "grad_accum_engineer.yaml"
     subs = tmp_path / "subs.jsonl"
     subs.write_text(
-        "\n".join(json.dumps({"id": f"s{i}", "question_id": f"004-s2-q{i}", "answer": "C"}) for i in range(1, 6)) + "\n"
+        "\n".join(
+            json.dumps({"id": f"s{i}", "question_id": f"004-s2-q{i}", "answer": "C"})
+            for i in range(1, 6)
+        )
+        + "\n"
     )
     out = tmp_path / "grades.jsonl"
     assert invoke("grade", subs, "--bank", bank_path, "--out", out).exit_code == 0
@@ -147,7 +171,9 @@ def test_grade_by_printed_number_when_unique(tmp_path):
     subs = tmp_path / "subs.jsonl"
     subs.write_text(json.dumps({"id": "x", "question": 31, "answer": "BCD"}) + "\n")
     out = tmp_path / "g.jsonl"
-    assert invoke("grade", subs, "--bank", RUBRICS / "ai_trainer_l2.yaml", "--out", out).exit_code == 0
+    assert (
+        invoke("grade", subs, "--bank", RUBRICS / "ai_trainer_l2.yaml", "--out", out).exit_code == 0
+    )
     grade = json.loads(out.read_text())
     assert grade["question_id"] == "000-s2-q31" and grade["score"] == 2.0
 
@@ -156,15 +182,26 @@ def test_grade_by_printed_number_when_unique(tmp_path):
     ("line", "message"),
     [
         ("{not json", "subs.jsonl:2: invalid JSON"),
-        ('{"id": "b", "question_id": "nope", "answer": "A"}', "subs.jsonl:2: unknown question_id 'nope'"),
-        ('{"id": "b", "question": "1", "answer": "A"}', "subs.jsonl:2: question number '1' is ambiguous"),
+        (
+            '{"id": "b", "question_id": "nope", "answer": "A"}',
+            "subs.jsonl:2: unknown question_id 'nope'",
+        ),
+        (
+            '{"id": "b", "question": "1", "answer": "A"}',
+            "subs.jsonl:2: question number '1' is ambiguous",
+        ),
         ('{"id": "b", "question_id": "004-s2-q1"}', "subs.jsonl:2: answer: Field required"),
-        ('{"id": "a", "question_id": "004-s2-q2", "answer": "B"}', "subs.jsonl:2: submission id 'a' already used on line 1"),
+        (
+            '{"id": "a", "question_id": "004-s2-q2", "answer": "B"}',
+            "subs.jsonl:2: submission id 'a' already used on line 1",
+        ),
     ],
 )
 def test_bad_submission_lines_are_reported_and_nothing_is_graded(tmp_path, line, message):
     subs = tmp_path / "subs.jsonl"
-    subs.write_text(json.dumps({"id": "a", "question_id": "004-s2-q1", "answer": "C"}) + "\n" + line + "\n")
+    subs.write_text(
+        json.dumps({"id": "a", "question_id": "004-s2-q1", "answer": "C"}) + "\n" + line + "\n"
+    )
     out = tmp_path / "g.jsonl"
     result = invoke("grade", subs, "--bank", RUBRICS / "grad_accum_engineer.yaml", "--out", out)
     assert result.exit_code == 2

@@ -93,7 +93,9 @@ def test_fill_blank_normalization(key, given):
     assert grade_objective(q, given, 1).points == 1, (fill_key(key), fill_key(given))
 
 
-@pytest.mark.parametrize(("key", "given"), [("4", "8"), ("4倍", "4%"), ("梯度", "学习率"), ("INT8", "INT4")])
+@pytest.mark.parametrize(
+    ("key", "given"), [("4", "8"), ("4倍", "4%"), ("梯度", "学习率"), ("INT8", "INT4")]
+)
 def test_fill_blank_rejects_different_answers(key, given):
     q = question(QuestionType.FILL_BLANK, key, blanks=[[key]])
     assert grade_objective(q, given, 1).points == 0

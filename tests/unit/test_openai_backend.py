@@ -12,9 +12,9 @@ import pytest
 
 pytest.importorskip("openai")
 
-from grader.judge.base import JudgeRequest  # noqa: E402
-from grader.judge.openai_compat import OpenAIJudge  # noqa: E402
-from grader.models import Criterion, Rubric  # noqa: E402
+from grader.judge.base import JudgeRequest
+from grader.judge.openai_compat import OpenAIJudge
+from grader.models import Criterion, Rubric
 
 RUBRIC = Rubric(question_id="q", points=1, criteria=[Criterion(id="C1", description="d", points=1)])
 GOOD = '{"C1":{"evidence":"x","rationale":"r","points":1},"feedback":"f"}'
@@ -39,7 +39,9 @@ class Server:
                 self.wfile.write(data)
 
             def do_GET(self):
-                self._send(200, {"object": "list", "data": [{"id": "served-model", "object": "model"}]})
+                self._send(
+                    200, {"object": "list", "data": [{"id": "served-model", "object": "model"}]}
+                )
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -80,7 +82,9 @@ def test_batch_with_retries_and_a_bad_item():
     with Server() as server:
         server.fail_first = {"flaky": 2}
         judge = OpenAIJudge(server.url, concurrency=4, retries=3, backoff_s=0.01)
-        replies = judge.judge([request("ok"), request("flaky"), request("bad request")], max_reasks=0)
+        replies = judge.judge(
+            [request("ok"), request("flaky"), request("bad request")], max_reasks=0
+        )
         assert judge.model == "served-model"  # asked the server when none was configured
         assert replies[0].verdict.criteria["C1"].points == 1
         assert replies[1].verdict is not None  # recovered after two 500s

@@ -22,7 +22,9 @@ def test_run_together_simplified_paper_with_inline_answers():
     )
     result = parse(paper)
     qs = result.questions
-    assert [q.type for q in qs] == [T.SINGLE_CHOICE] * 2 + [T.MULTIPLE_CHOICE] + [T.TRUE_FALSE] * 2 + [T.FILL_BLANK]
+    assert [q.type for q in qs] == [T.SINGLE_CHOICE] * 2 + [T.MULTIPLE_CHOICE] + [
+        T.TRUE_FALSE
+    ] * 2 + [T.FILL_BLANK]
     assert qs[0].stem == "在A100上训练时，显存最大的是"  # "A100" is not option A
     assert qs[0].options == {"A": "80GB", "B": "40GB", "C": "16GB", "D": "8GB"}
     assert qs[0].answer == "A" and qs[0].explanation == "A100有80GB版本。" and qs[0].points == 2
@@ -92,7 +94,13 @@ B.model.to()方法
 
 @pytest.mark.parametrize(
     ("marker", "answer"),
-    [("【答案】", "C"), ("参考答案：", "C"), ("答案:", "C"), ("【参考答案】", "C"), ("正确答案：", "C")],
+    [
+        ("【答案】", "C"),
+        ("参考答案：", "C"),
+        ("答案:", "C"),
+        ("【参考答案】", "C"),
+        ("正确答案：", "C"),
+    ],
 )
 def test_answer_marker_variants(marker, answer):
     paper = f"一、单项选择题\n1.题干\nA.甲\nB.乙\nC.丙\n{marker}{answer}\n【解析】因为丙。"
@@ -116,7 +124,9 @@ def test_traditional_headers_and_points():
 
 
 def test_points_from_total_and_count_and_inline_points():
-    paper = "一、简答题（共2题，共20分）\n1.（12分）说明A。\n答案：A是…。\n2.说明B。\n答案：B是…。\n"
+    paper = (
+        "一、简答题（共2题，共20分）\n1.（12分）说明A。\n答案：A是…。\n2.说明B。\n答案：B是…。\n"
+    )
     q1, q2 = parse(paper).questions
     assert (q1.points, q2.points) == (12, 10)
     assert q1.stem == "说明A。"
@@ -180,7 +190,7 @@ def test_pinyin_is_removed_everywhere():
 @pytest.mark.parametrize(
     ("tail", "incomplete"),
     [
-        ("答案：1)配置：```json{\"zero_optimization\":{\"", True),
+        ('答案：1)配置：```json{"zero_optimization":{"', True),
         ("答案：因为它们通", True),
         ("答案：可适当降低学习率，", True),
         ("答案：可适当降低学习率。", False),

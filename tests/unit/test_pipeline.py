@@ -5,10 +5,11 @@ import json
 import pytest
 
 from grader.config import Settings
+from grader.evidence import locate
 from grader.judge.base import Completion
 from grader.judge.scripted import ScriptedJudge
 from grader.models import Bank, Criterion, Question, QuestionType, Rubric, Submission
-from grader.pipeline import Pipeline, evidence_found
+from grader.pipeline import Pipeline
 
 Q = Question(id="q1", number="1", section="简答题", type=QuestionType.SHORT_ANSWER,
              stem="简述梯度累积。", answer="累加多个小批次的梯度，再更新参数。", points=4)  # fmt: skip
@@ -33,7 +34,9 @@ def reply(c1=2, c2=2, e1="累加梯度", e2="更新参数", feedback="好"):
 
 
 def pipeline(script=None, **settings):
-    return Pipeline(BANK, {"q1": RUBRIC}, ScriptedJudge(script), Settings(judge="scripted", **settings))
+    return Pipeline(
+        BANK, {"q1": RUBRIC}, ScriptedJudge(script), Settings(judge="scripted", **settings)
+    )
 
 
 def sub(answer, i="s1", qid="q1"):
@@ -67,7 +70,9 @@ def test_judge_failure_is_unscored_with_a_reason_never_zero():
 
 
 def test_unavailable_backend_is_marked_transient():
-    (grade,) = pipeline(lambda r: Completion(error="down", transient=True)).grade_many([sub("累加梯度")])
+    (grade,) = pipeline(lambda r: Completion(error="down", transient=True)).grade_many(
+        [sub("累加梯度")]
+    )
     assert grade.status == "unscored" and grade.review_reasons[0].code == "judge_unavailable"
 
 
@@ -82,7 +87,17 @@ def test_invented_evidence_scores_zero():
     [("累加梯度", True), ("累加 梯度。", True), ("累加梯度…更新参数", True), ("纍加梯度", True), ("梯度爆炸", False), ("", False)],
 )  # fmt: skip
 def test_evidence_matching(evidence, found):
-    assert evidence_found(evidence, "先累加梯度，然后更新参数。") is found
+    assert (locate(evidence, "先累加梯度，然后更新参数。") is not None) is found
+
+
+def test_rubric_wording_pasted_as_evidence_maps_to_the_answer_sentence():
+    answer = "先清零。每个micro-batch计算loss后除以累积步数accum_steps，再反向传播。"
+    # the judge pasted the rubric's key points instead of quoting the student
+    assert (
+        locate("loss / accum_steps；loss除以累积步数", answer)
+        == "每个micro-batch计算loss后除以累积步数accum_steps"
+    )
+    assert locate("no_sync()；GradScaler；clip_grad_norm_", answer) is None
 
 
 def test_injection_is_flagged_and_the_lower_score_kept():
@@ -122,7 +137,12 @@ def test_self_consistency_spread_sets_confidence():
 
 def test_batch_is_grouped_by_question_and_objective_never_reaches_the_judge():
     p = pipeline(lambda r: reply())
-    subs = [sub("累加梯度a", "a"), sub("累加梯度b", "b", "q2"), sub("B", "c", "c1"), sub("累加梯度d", "d")]
+    subs = [
+        sub("累加梯度a", "a"),
+        sub("累加梯度b", "b", "q2"),
+        sub("B", "c", "c1"),
+        sub("累加梯度d", "d"),
+    ]
     grades = p.grade_many(subs)
     assert [g.submission_id for g in grades] == ["a", "b", "c", "d"]
     assert grades[2].method == "exact" and grades[2].score == 1
@@ -130,6 +150,15 @@ def test_batch_is_grouped_by_question_and_objective_never_reaches_the_judge():
     groups = [r.group for r in batch]
     assert groups == sorted(groups) and len(batch) == 3
     assert len({r.messages[0]["content"] for r in batch if r.group.startswith("q1@")}) == 1
+
+
+def test_identical_answers_are_judged_once():
+    p = pipeline(lambda r: reply())
+    grades = p.grade_many(
+        [sub("累加梯度，更新参数", "a"), sub("累加梯度，更新参数", "b"), sub("别的", "c")]
+    )
+    assert [g.score for g in grades][:2] == [4, 4]
+    assert len(p.judge.calls[0]) == 2
 
 
 def test_derived_rubric_and_incomplete_question_go_to_review():
@@ -146,6 +175,8 @@ def test_no_judge_means_needs_judge():
 
 
 def test_coverage_disagreement_is_flagged():
-    (gullible,) = pipeline(lambda r: reply(e1="天气", e2="天气")).grade_many([sub("今天天气很好。")])
+    (gullible,) = pipeline(lambda r: reply(e1="天气", e2="天气")).grade_many(
+        [sub("今天天气很好。")]
+    )
     assert gullible.score == 4
     assert any(r.code == "coverage_disagreement" for r in gullible.review_reasons)

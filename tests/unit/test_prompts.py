@@ -49,7 +49,9 @@ def test_golden(language):
     path = GOLDEN / f"judge_{language}.txt"
     if os.environ.get("GRADER_UPDATE_GOLDEN"):
         path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8"), "run with GRADER_UPDATE_GOLDEN=1 after a deliberate change"
+    assert text == path.read_text(encoding="utf-8"), (
+        "run with GRADER_UPDATE_GOLDEN=1 after a deliberate change"
+    )
 
 
 def test_shared_prefix_is_byte_identical_and_answer_comes_last():

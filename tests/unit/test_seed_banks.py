@@ -103,5 +103,9 @@ def test_committed_bank_matches_a_fresh_import(imported):
 def test_explanations_are_kept(imported):
     paper, bank, _ = imported
     with_explanation = [q for q in bank.questions if q.explanation]
-    expected = {"000_c6a4a222620dd943.txt": 50, "001_90443b3f2f8725e0.txt": 35, "004_06153bb6e740fef5.txt": 0}
+    expected = {
+        "000_c6a4a222620dd943.txt": 50,
+        "001_90443b3f2f8725e0.txt": 35,
+        "004_06153bb6e740fef5.txt": 0,
+    }
     assert len(with_explanation) == expected[paper]

@@ -17,7 +17,9 @@ def test_strip_pinyin_removes_annotations(raw, expected):
     assert strip_pinyin(raw) == expected
 
 
-@pytest.mark.parametrize("kept", ["特征(BERT/GPT)", "量化(int8)", "O(N)", "(8×8×4)", "bubble=(p–1)"])
+@pytest.mark.parametrize(
+    "kept", ["特征(BERT/GPT)", "量化(int8)", "O(N)", "(8×8×4)", "bubble=(p–1)"]
+)
 def test_strip_pinyin_keeps_real_parentheticals(kept):
     assert strip_pinyin(kept) == kept
 

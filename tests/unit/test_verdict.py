@@ -25,7 +25,12 @@ def test_schema_is_compact_and_bounded():
     assert schema["properties"]["C1"]["properties"]["points"] == {"enum": [0, 1, 2, 3]}
     assert schema["properties"]["C2"]["properties"]["points"] == {"enum": [0, 1, 2]}
     assert list(schema["properties"]["C1"]["properties"]) == ["evidence", "rationale", "points"]
-    strings = [p for c in ("C1", "C2") for p in schema["properties"][c]["properties"].values() if p.get("type") == "string"]
+    strings = [
+        p
+        for c in ("C1", "C2")
+        for p in schema["properties"][c]["properties"].values()
+        if p.get("type") == "string"
+    ]
     assert all(0 < s["maxLength"] <= 100 for s in strings)
     assert schema["additionalProperties"] is False
 
@@ -35,8 +40,13 @@ def test_half_point_criteria_allow_halves():
 
 
 def test_parse_clips_points_to_the_criterion_range():
-    reply = json.dumps({"C1": {"evidence": "e", "rationale": "r", "points": 7},
-                        "C2": {"evidence": "", "rationale": "", "points": -1}, "feedback": "f"})
+    reply = json.dumps(
+        {
+            "C1": {"evidence": "e", "rationale": "r", "points": 7},
+            "C2": {"evidence": "", "rationale": "", "points": -1},
+            "feedback": "f",
+        }
+    )
     verdict = parse_verdict(reply, RUBRIC)
     assert verdict.criteria["C1"].points == 3 and verdict.criteria["C2"].points == 0
     assert verdict.feedback == "f"
