@@ -146,7 +146,8 @@ def grade(
         bank = load_bank(bank_path)
         rubrics = load_rubrics(bank_path, bank)
         pending = read_submissions(submissions, bank)
-        done = {g.submission_id for g in read_grades(out)}
+        # A grade left unscored because the judge was unreachable is tried again.
+        done = {g.submission_id for g in read_grades(out) if not _retryable(g)}
     except GraderError as exc:
         raise _fail(exc) from exc
     except ValueError as exc:  # settings validation
@@ -293,8 +294,13 @@ def rubric_draft(
     )
 
 
+def _retryable(grade) -> bool:
+    return any(r.code == "judge_unavailable" for r in grade.review_reasons)
+
+
 def _summary(grades: list, submission_ids: set[str]) -> None:
-    grades = [g for g in grades if g.submission_id in submission_ids]
+    latest = {g.submission_id: g for g in grades if g.submission_id in submission_ids}
+    grades = list(latest.values())  # a retried submission: its last record counts
     by_question: dict[str, list] = defaultdict(list)
     by_student: dict[str, list] = defaultdict(list)
     for g in grades:

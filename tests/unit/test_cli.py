@@ -216,3 +216,58 @@ def test_blank_answer_scores_zero_with_reason(tmp_path):
     invoke("grade", subs, "--bank", RUBRICS / "grad_accum_engineer.yaml", "--out", out)
     grade = json.loads(out.read_text())
     assert grade["score"] == 0 and grade["review_reasons"][0]["code"] == "blank"
+
+
+def test_grade_the_example_exam_with_the_scripted_judge(tmp_path):
+    out = tmp_path / "g.jsonl"
+    examples = RUBRICS.parent / "examples" / "grad_accum_engineer.submissions.jsonl"
+    result = invoke(
+        "grade",
+        examples,
+        "--bank",
+        RUBRICS / "grad_accum_engineer.yaml",
+        "--out",
+        out,
+        "--judge",
+        "scripted",
+    )
+    assert result.exit_code == 0, result.output
+    grades = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    essays = [
+        g
+        for g in grades
+        if g["method"] in ("judge", "rule")
+        and g["question_id"].startswith("004-s5")
+        or g["question_id"].startswith("004-s6")
+    ]
+    assert len(essays) == 24
+    for g in essays:
+        assert g["status"] == "graded" and g["criteria"] and g["provenance"]["rubric_version"]
+        assert g["provenance"].get("backend") in ("scripted", None)  # None: blank, scored by rule
+
+
+def test_unreachable_judge_is_unscored_and_retried_on_rerun(tmp_path, monkeypatch):
+    pytest.importorskip("openai")
+    monkeypatch.setenv("GRADER_OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("GRADER_OPENAI_MODEL", "m")
+    monkeypatch.setenv("GRADER_OPENAI_RETRIES", "0")
+    subs = tmp_path / "subs.jsonl"
+    subs.write_text(
+        json.dumps({"id": "e", "question_id": "004-s5-q1", "answer": "梯度累加后再更新。"}) + "\n"
+    )
+    out = tmp_path / "g.jsonl"
+    for _ in range(2):
+        result = invoke(
+            "grade",
+            subs,
+            "--bank",
+            RUBRICS / "grad_accum_engineer.yaml",
+            "--out",
+            out,
+            "--judge",
+            "openai",
+        )
+        assert result.exit_code == 0, result.output
+    records = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["status"] for r in records] == ["unscored", "unscored"]  # tried again, nothing lost
+    assert records[0]["review_reasons"][0]["code"] == "judge_unavailable"
