@@ -66,7 +66,7 @@ def draft_rubric(question: Question, judge: Judge, max_tokens: int = 700) -> Rub
     if completion.error:
         raise JudgeProtocolError(f"drafting {question.id} failed: {completion.error}")
     try:
-        proposed = json.loads(completion.text or "")["criteria"]
+        proposed = json.loads(completion.text or "")["criteria"][:max_criteria]
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
         raise JudgeProtocolError(f"drafting {question.id}: reply is not a rubric draft") from exc
     shares = _rescale([float(c["points"]) for c in proposed], points)
