@@ -337,6 +337,15 @@ def _summary(grades: list, submission_ids: set[str]) -> None:
             str(len(items) - len(scored)),
         )
     console.print(table)
+    flagged = [g for g in grades if g.needs_review]
+    if flagged:
+        table = Table(title=f"needs review ({len(flagged)}; first 10)")
+        for column in ("submission", "score", "why"):
+            table.add_column(column, overflow="fold")
+        for g in flagged[:10]:
+            score = "—" if g.score is None else f"{g.score:g}/{g.max_score:g}"
+            table.add_row(g.submission_id, score, "; ".join(r.message for r in g.review_reasons)[:160])
+        console.print(table)
     statuses: dict[str, int] = defaultdict(int)
     for g in grades:
         statuses[g.status.value] += 1
