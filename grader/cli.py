@@ -344,7 +344,9 @@ def _summary(grades: list, submission_ids: set[str]) -> None:
             table.add_column(column, overflow="fold")
         for g in flagged[:10]:
             score = "—" if g.score is None else f"{g.score:g}/{g.max_score:g}"
-            table.add_row(g.submission_id, score, "; ".join(r.message for r in g.review_reasons)[:160])
+            table.add_row(
+                g.submission_id, score, "; ".join(r.message for r in g.review_reasons)[:160]
+            )
         console.print(table)
     statuses: dict[str, int] = defaultdict(int)
     for g in grades:

@@ -320,7 +320,7 @@ class Pipeline:
                     code="unreviewed_rubric", message="rubric derived from the reference answer"
                 )
             )
-        if item.question.incomplete:
+        if item.question.incomplete and not rubric.reviewed:  # a reviewed rubric completes it
             reasons.append(
                 ReviewReason(
                     code="incomplete_question",
