@@ -29,7 +29,9 @@ class Settings(BaseSettings):
     cache_dir: Path = Path.home() / ".cache" / "grader"
     judge_samples: int = Field(1, ge=1, le=9, description="self-consistency: samples per answer")
     judge_temperature: float = Field(0.7, ge=0, description="temperature when samples > 1")
-    judge_max_tokens: int = Field(400, ge=16)
+    judge_max_tokens: int = Field(
+        2048, ge=16, description="cap; each request gets what its rubric's schema can need"
+    )
     judge_max_reasks: int = Field(2, ge=0, le=5)
     judge_seed: int = 0
 

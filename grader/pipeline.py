@@ -39,7 +39,7 @@ from grader.models import (
 from grader.objective import grade_objective
 from grader.prompts import judge_messages, judge_prompt
 from grader.rubrics import rubric_for
-from grader.verdict import verdict_schema
+from grader.verdict import token_budget, verdict_schema
 
 COVERAGE_GAP = 0.5  # judge and coverage further apart than half the points: review
 
@@ -216,7 +216,7 @@ class Pipeline:
                 json_schema=verdict_schema(item.rubric),
                 rubric=item.rubric,
                 answer=answer,
-                max_tokens=self.settings.judge_max_tokens,
+                max_tokens=min(self.settings.judge_max_tokens, token_budget(item.rubric)),
                 temperature=self.settings.judge_temperature if samples > 1 else 0.0,
                 seed=self.settings.judge_seed + k,
             )
@@ -358,7 +358,7 @@ class Pipeline:
             "sampling": {
                 "samples": self.settings.judge_samples,
                 "temperature": item.requests[0].temperature,
-                "max_tokens": self.settings.judge_max_tokens,
+                "max_tokens": item.requests[0].max_tokens,
                 "seed": self.settings.judge_seed,
             },
             "attempts": sum(r.attempts for r in replies),

@@ -29,6 +29,13 @@ def point_choices(criterion: Criterion) -> list[float | int]:
     return [int(v) if v == int(v) else v for v in values]
 
 
+def token_budget(rubric: Rubric) -> int:
+    """Enough tokens for the longest reply the schema allows (a CJK character can be a token),
+    so a verdict is never cut off mid-JSON and re-asked for nothing."""
+    per_criterion = 24 + EVIDENCE_MAX_CHARS + RATIONALE_MAX_CHARS
+    return 16 + per_criterion * len(rubric.criteria) + FEEDBACK_MAX_CHARS
+
+
 def verdict_schema(rubric: Rubric) -> dict:
     criterion_schema = {
         c.id: {
