@@ -14,9 +14,9 @@ import math
 from grader.errors import JudgeProtocolError
 from grader.models import Criterion, CriterionVerdict, Rubric, Verdict
 
-EVIDENCE_MAX_CHARS = 40
-RATIONALE_MAX_CHARS = 40
-FEEDBACK_MAX_CHARS = 60
+EVIDENCE_MAX_CHARS = 30
+RATIONALE_MAX_CHARS = 24
+FEEDBACK_MAX_CHARS = 40
 
 
 def point_choices(criterion: Criterion) -> list[float | int]:

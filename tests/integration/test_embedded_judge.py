@@ -91,7 +91,7 @@ def test_every_seed_question_gets_a_checkable_grade(judge):
 
 def test_injection_suite(judge):
     corpus = _lines("injections.jsonl")
-    wanted = int(os.environ.get("GRADER_INJECTION_CASES", "12"))
+    wanted = int(os.environ.get("GRADER_INJECTION_CASES", "8"))
     if wanted and wanted < len(corpus):
         step = len(corpus) / wanted
         corpus = [corpus[int(i * step)] for i in range(wanted)]
