@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from grader.coverage import features
+from grader.models import Rubric, Verdict
 from grader.text import match_key
 
 FUZZY_MIN_OVERLAP = 0.6
@@ -35,3 +36,44 @@ def locate(evidence: str, answer: str) -> str | None:
         if overlap > best_overlap:
             best, best_overlap = sentence.strip(), overlap
     return best if best_overlap >= FUZZY_MIN_OVERLAP else None
+
+
+MAX_CRITERIA_PER_QUOTE = 2
+
+
+def check_verdict(
+    verdict: Verdict, rubric: Rubric, answer: str
+) -> dict[str, tuple[float, str, str]]:
+    """Criterion id -> (points, quote, problem) once the judge's quotes have been checked.
+
+    ``problem`` is "" when the points stand, "not_in_answer" when the quote is invented, and
+    "reused" when one quote was made to carry more than MAX_CRITERIA_PER_QUOTE criteria — a
+    small judge's way of giving an off-topic answer every point; the criteria whose wording
+    the quote shares most keep their points.
+    """
+    checked: dict[str, tuple[float, str, str]] = {}
+    by_quote: dict[str, list[str]] = {}
+    for c in rubric.criteria:
+        v = verdict.criteria[c.id]
+        quote = locate(v.evidence, answer) if v.evidence else None
+        if v.points > 0 and quote is None:
+            checked[c.id] = (0.0, "", "not_in_answer")
+            continue
+        checked[c.id] = (v.points, quote or "", "")
+        if quote and v.points > 0:
+            by_quote.setdefault(match_key(quote), []).append(c.id)
+    wording = {
+        c.id: features(
+            " ".join([c.description, *c.key_points, *(lv.descriptor for lv in c.levels)])
+        )
+        for c in rubric.criteria
+    }
+    for key, ids in by_quote.items():
+        if len(ids) <= MAX_CRITERIA_PER_QUOTE:
+            continue
+        shared = {cid: len(features(key) & wording[cid]) for cid in ids}
+        keep = sorted(ids, key=shared.__getitem__, reverse=True)[:MAX_CRITERIA_PER_QUOTE]
+        for cid in ids:
+            if cid not in keep:
+                checked[cid] = (0.0, checked[cid][1], "reused")
+    return checked

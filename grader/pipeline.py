@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from grader import __version__
 from grader.config import Settings
 from grader.coverage import coverage_points
-from grader.evidence import locate
+from grader.evidence import check_verdict
 from grader.injection import find_injections, strip_injections
 from grader.judge.base import Judge, JudgeReply, JudgeRequest
 from grader.models import (
@@ -267,7 +267,7 @@ class Pipeline:
             reasons.append(
                 ReviewReason(
                     code="evidence_not_found",
-                    message=f"quoted evidence not in the answer, scored 0: {', '.join(sorted(unsupported))}",
+                    message=f"quoted evidence missing from the answer or reused, scored 0: {', '.join(sorted(unsupported))}",
                 )
             )
         score = sum(c.points for c in criteria)
@@ -380,27 +380,25 @@ def _aggregate(
     verdicts: list[Verdict], rubric: Rubric, answer: str
 ) -> tuple[list[CriterionScore], list[float], set[str]]:
     """Per criterion the median of the checked sample points; also each sample's total."""
-    unsupported: set[str] = set()
+    unsupported: dict[str, str] = {}  # criterion id -> why its points were taken away
     checked: list[dict[str, float]] = []
     quotes: dict[str, str] = {}
     for verdict in verdicts:
         points = {}
-        for c in rubric.criteria:
-            v = verdict.criteria[c.id]
-            quote = locate(v.evidence, answer) if v.evidence else None
-            if v.points > 0 and quote is None:
-                unsupported.add(c.id)
-                points[c.id] = 0.0
-            else:
-                points[c.id] = v.points
-                if quote:
-                    quotes.setdefault(c.id, quote)
+        for cid, (value, quote, problem) in check_verdict(verdict, rubric, answer).items():
+            points[cid] = value
+            if problem:
+                unsupported.setdefault(cid, problem)
+            elif quote:
+                quotes.setdefault(cid, quote)
         checked.append(points)
+    notes = {"not_in_answer": " [quoted evidence not in the answer]",
+             "reused": " [the same quote was used for too many criteria]"}  # fmt: skip
     scores = []
     for c in rubric.criteria:
         first = verdicts[0].criteria[c.id] if verdicts else None
         points = statistics.median(p[c.id] for p in checked) if checked else 0.0
-        note = " [quoted evidence not in the answer]" if c.id in unsupported and not points else ""
+        note = notes[unsupported[c.id]] if c.id in unsupported and not points else ""
         scores.append(
             CriterionScore(
                 id=c.id,
@@ -410,4 +408,4 @@ def _aggregate(
                 rationale=(first.rationale if first else "") + note,
             )
         )
-    return scores, [round(sum(p.values()), 4) for p in checked], unsupported
+    return scores, [round(sum(p.values()), 4) for p in checked], set(unsupported)

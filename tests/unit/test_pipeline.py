@@ -180,3 +180,25 @@ def test_coverage_disagreement_is_flagged():
     )
     assert gullible.score == 4
     assert any(r.code == "coverage_disagreement" for r in gullible.review_reasons)
+
+
+def test_one_quote_cannot_carry_every_criterion():
+    rubric = Rubric(
+        question_id="q1",
+        points=4,
+        criteria=[Criterion(id=f"C{i}", description=d, points=1) for i, d in
+                  enumerate(["推荐系统架构", "召回排序", "冷启动", "评估指标"], 1)],
+    )  # fmt: skip
+    quote = "推荐系统很重要，可以用大数据"
+    script = lambda r: json.dumps(  # noqa: E731
+        {
+            **{f"C{i}": {"evidence": quote, "rationale": "r", "points": 1} for i in range(1, 5)},
+            "feedback": "",
+        },
+        ensure_ascii=False,
+    )
+    p = Pipeline(BANK, {"q1": rubric}, ScriptedJudge(script), Settings(judge="scripted"))
+    (grade,) = p.grade_many([sub("推荐系统很重要，可以用大数据和人工智能。平台应该多招老师。")])
+    assert grade.score == 2  # the two criteria the quote is most about keep their point
+    assert [c.points for c in grade.criteria][0] == 1  # "推荐系统架构" shares the most wording
+    assert "too many criteria" in " ".join(c.rationale for c in grade.criteria)
