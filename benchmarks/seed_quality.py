@@ -16,6 +16,7 @@ import argparse
 import json
 import math
 import statistics
+import subprocess
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -116,6 +117,20 @@ def bank_paths() -> dict[str, Path]:
         for question in load_bank(path).questions:
             where[question.id] = path
     return where
+
+
+def code_version() -> dict:
+    """The commit graded with, and whether grader/, prompts/ or rubrics/ differ from it."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    try:
+        changed = git("status", "--porcelain", "--", "grader", "prompts", "rubrics")
+        return {"commit": git("rev-parse", "HEAD"), "dirty": bool(changed)}
+    except (OSError, subprocess.CalledProcessError):
+        return {"commit": None, "dirty": None}
 
 
 def grade_all(seeds: list[dict], settings: Settings) -> tuple[dict[str, Grade], dict]:
@@ -226,7 +241,9 @@ def criterion_agreement(seeds: list[dict], grades: dict[str, Grade]) -> dict:
     }
 
 
-def build_report(seeds: list[dict], grades: dict[str, Grade], timing: dict, model: str) -> dict:
+def build_report(
+    seeds: list[dict], grades: dict[str, Grade], timing: dict, model: str, code: dict
+) -> dict:
     graded = [s for s in seeds if grades[s["id"]].status is GradeStatus.GRADED]
     human = [float(s["human_total"]) for s in graded]
     max_scores = [grades[s["id"]].max_score for s in graded]
@@ -251,13 +268,17 @@ def build_report(seeds: list[dict], grades: dict[str, Grade], timing: dict, mode
         for key in ("prompt_tokens", "completion_tokens", "cached_tokens", "attempts")
     }
     judged = [g for g in grades.values() if g.method.value == "judge"]
-    settings_seen = judged[0].provenance if judged else {}
+    sampling = {json.dumps(g.provenance["sampling"], sort_keys=True) for g in judged}
     return {
         "benchmark": "seed_quality",
         "model": model,
-        "backend": settings_seen.get("backend"),
-        "sampling": settings_seen.get("sampling"),
+        "code": code,
+        "backend": judged[0].provenance["backend"] if judged else None,
+        "sampling": [json.loads(item) for item in sorted(sampling)],
         "prompt_versions": sorted({g.provenance["prompt_version"] for g in judged}),
+        "rubric_versions": dict(
+            sorted((g.question_id, g.provenance["rubric_version"]) for g in judged)
+        ),
         "answers": len(seeds),
         "graded": len(graded),
         "judged": len(judged),
@@ -331,9 +352,10 @@ def main() -> None:
     args = parser.parse_args()
 
     settings = Settings(judge="vllm", judge_model=args.model)
+    code = code_version()  # before grading: a checkout edited meanwhile must not be credited
     seeds = read_seeds(args.limit)
     grades, timing = grade_all(seeds, settings)
-    report = build_report(seeds, grades, timing, args.model)
+    report = build_report(seeds, grades, timing, args.model, code)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     print_report(report)
