@@ -200,5 +200,5 @@ def test_one_quote_cannot_carry_every_criterion():
     p = Pipeline(BANK, {"q1": rubric}, ScriptedJudge(script), Settings(judge="scripted"))
     (grade,) = p.grade_many([sub("推荐系统很重要，可以用大数据和人工智能。平台应该多招老师。")])
     assert grade.score == 2  # the two criteria the quote is most about keep their point
-    assert [c.points for c in grade.criteria][0] == 1  # "推荐系统架构" shares the most wording
+    assert grade.criteria[0].points == 1  # "推荐系统架构" shares the most wording
     assert "too many criteria" in " ".join(c.rationale for c in grade.criteria)
