@@ -50,6 +50,25 @@ class Settings(BaseSettings):
     openai_timeout_s: float = Field(120.0, gt=0)
     openai_retries: int = Field(3, ge=0)
 
+    # answer embeddings (the thresholds are on multilingual-e5-small's compressed cosine scale)
+    embed_model: str = Field(
+        "multilingual-e5-small",
+        description="a packaged embedding model, a sentence-transformers folder, or 'none'",
+    )
+    embed_batch_size: int = Field(16, ge=1)
+    offtopic_margin: float = Field(
+        0.025, description="answers closer than this to unrelated text score 0 without the judge"
+    )
+    coverage_span: float = Field(
+        0.12, gt=0, description="cosine above unrelated text at which a key point counts covered"
+    )
+    duplicate_cosine: float = Field(0.97, gt=0, le=1, description="near-duplicate answers")
+    duplicate_min_chars: int = Field(
+        20, ge=0, description="shorter answers are too generic to call copies"
+    )
+    group_cosine: float = Field(0.90, gt=0, le=1, description="answer groups: mean cosine within")
+    anchors_k: int = Field(3, ge=0, description="anchor answers shown to the judge, most similar")
+
     # review
     min_answer_chars: int = Field(2, ge=0, description="shorter answers are blank: 0, no judge")
     review_below_confidence: float = Field(0.6, ge=0, le=1)

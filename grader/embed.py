@@ -45,6 +45,7 @@ __all__ = [
     "EmbedModelError",
     "EmbedStats",
     "Embedder",
+    "make_embedder",
     "paired_similarity",
     "similarity",
 ]
@@ -231,6 +232,29 @@ class Embedder:
         except Exception as exc:
             raise EmbedModelError(f"cannot load the embedding model in {folder}: {exc}") from exc
         return self._model
+
+
+def make_embedder(settings, progress: Callable[[str], None] | None = None) -> Embedder | None:
+    """The configured embedder, or None when ``embed_model`` is 'none'.
+
+    Fails early, with the install command, when sentence-transformers is missing: a grader that
+    silently skipped off-topic and duplicate checks would look the same as one that found none.
+    """
+    if settings.embed_model == "none":
+        return None
+    try:
+        import sentence_transformers  # noqa: F401
+    except ImportError as exc:
+        raise EmbedModelError(
+            f"answer embeddings need sentence-transformers ({exc}). Install with: "
+            f"{_INSTALL_HINT}, or set GRADER_EMBED_MODEL=none to grade without them"
+        ) from exc
+    return Embedder(
+        settings.embed_model,
+        cache_dir=settings.cache_dir,
+        batch_size=settings.embed_batch_size,
+        progress=progress,
+    )
 
 
 def similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -182,6 +182,40 @@ class CriterionScore(_Model):
     rationale: str = ""
 
 
+class KeyPointMatch(_Model):
+    """The answer's sentence closest in meaning to one rubric key point."""
+
+    criterion: str
+    key_point: str
+    sentence: str = Field(description="Best-matching sentence of the answer ('' if none).")
+    similarity: float
+    coverage: float = Field(ge=0, le=1, description="0: no closer than unrelated text; 1: covered.")
+
+
+class NearDuplicate(_Model):
+    """Another student's answer to the same question that is nearly the same text."""
+
+    submission_id: str
+    student: str | None = None
+    similarity: float
+
+
+class AnswerSignals(_Model):
+    """What answer embeddings say, beside the judge: an instructor checks these in seconds."""
+
+    reference_similarity: float = Field(description="Cosine with the reference answer.")
+    topic_margin: float = Field(
+        description="How far above unrelated text the answer sits, near question and reference."
+    )
+    off_topic: bool = False
+    key_points: list[KeyPointMatch] = Field(default_factory=list)
+    coverage_points: float = Field(
+        description="Points if each criterion paid out by its key points' semantic coverage."
+    )
+    near_duplicates: list[NearDuplicate] = Field(default_factory=list)
+    group: str | None = Field(default=None, description="Answer group within the question.")
+
+
 class Grade(_Model):
     """The record exam platforms code against; one per submission."""
 
@@ -198,6 +232,7 @@ class Grade(_Model):
     needs_review: bool = False
     review_reasons: list[ReviewReason] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict)
+    signals: AnswerSignals | None = None
     provenance: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")

@@ -1,11 +1,14 @@
 """``Pipeline.grade_many``: the one entry point that turns submissions into grades, batch-first.
 
 1. objective questions are graded exactly (``grader.objective``);
-2. blank subjective answers score 0 by rule, before any model call;
-3. every other answer becomes judge requests — one per self-consistency sample, plus a second
+2. blank and non-answers ("不知道") to subjective questions score 0 by rule, before any model;
+3. with an embedder, each question's answers are compared with each other and with the
+   reference (``grader.signals``): off-topic answers score 0 by rule and go to review,
+   near-duplicates are flagged, answers are grouped, and each group gets its closest anchors;
+4. every other answer becomes judge requests — one per self-consistency sample, plus a second
    one with the suspicious span removed when the answer looks like an injection attempt —
-   sorted by question so answers sharing a rubric prefix run together in one batch;
-4. verdicts are checked (each criterion's quote must occur in the answer, or it scores 0),
+   sorted by question and group so answers sharing a prompt prefix run together in one batch;
+5. verdicts are checked (each criterion's quote must occur in the answer, or it scores 0),
    aggregated, compared with key-point coverage, and turned into confidence and review flags.
 
 A judge that fails yields ``unscored`` with a reason, never a silent 0.
@@ -17,14 +20,18 @@ import json
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from grader import __version__
+from grader.anchors import choose_anchors
 from grader.config import Settings
 from grader.coverage import coverage_points
 from grader.evidence import check_verdict
 from grader.injection import find_injections, strip_injections
 from grader.judge.base import Judge, JudgeReply, JudgeRequest
 from grader.models import (
+    Anchor,
+    AnswerSignals,
     Bank,
     CriterionScore,
     Grade,
@@ -39,9 +46,15 @@ from grader.models import (
 from grader.objective import grade_objective
 from grader.prompts import judge_messages, judge_prompt
 from grader.rubrics import rubric_for
+from grader.signals import QuestionAnalysis, analyze_question, blank_reason
 from grader.verdict import token_budget, verdict_schema
 
+if TYPE_CHECKING:
+    from grader.embed import Embedder
+
 COVERAGE_GAP = 0.5  # judge and coverage further apart than half the points: review
+COVERED = 0.5  # a key point at least this covered counts as present
+HIGH, LOW = 0.6, 0.2  # judge shares of the points that contradict "no key point" / "most"
 
 
 @dataclass
@@ -51,6 +64,9 @@ class _Work:
     submission: Submission
     question: Question
     rubric: Rubric
+    signals: AnswerSignals | None = None
+    anchors: list[Anchor] = field(default_factory=list)
+    prefix_group: str = ""  # answers with the same anchors share a prompt prefix
     injections: list = field(default_factory=list)
     requests: list[JudgeRequest] = field(default_factory=list)  # samples on the raw answer
     cleaned_requests: list[JudgeRequest] = field(default_factory=list)  # samples, span removed
@@ -68,27 +84,46 @@ class Pipeline:
         rubrics: dict[str, Rubric] | None = None,
         judge: Judge | None = None,
         settings: Settings | None = None,
+        embedder: Embedder | None = None,
     ):
         self.bank = bank
         self.rubrics = rubrics or {}
         self.judge = judge
         self.settings = settings or Settings()
+        self.embedder = embedder
         self._questions = {q.id: q for q in bank.questions}
+        self._analyses: dict[tuple, QuestionAnalysis] = {}
 
-    def grade_many(self, submissions: Sequence[Submission]) -> list[Grade]:
-        """One grade per submission, same order. Question ids must exist in the bank."""
+    def grade_many(
+        self, submissions: Sequence[Submission], cohort: Sequence[Submission] = ()
+    ) -> list[Grade]:
+        """One grade per submission, same order. Question ids must exist in the bank.
+
+        ``cohort``: other answers to the same questions (say, the whole exam) that off-topic,
+        near-duplicate and group signals compare against; the batch is always part of it.
+        """
         grades: dict[int, Grade] = {}
-        work: dict[int, _Work] = {}
+        subjective: dict[int, Submission] = {}
         for i, submission in enumerate(submissions):
             question = self._questions[submission.question_id]
             if question.type.objective:
                 grades[i] = self._objective(submission, question)
-            elif len(submission.answer.strip()) < self.settings.min_answer_chars:
-                grades[i] = self._blank(submission, question)
-            elif self.judge is None:
-                grades[i] = self._needs_judge(submission, question)
+            elif why := blank_reason(submission.answer, self.settings.min_answer_chars):
+                grades[i] = self._blank(submission, question, why)
             else:
-                work[i] = self._prepare(submission, question)
+                subjective[i] = submission
+        analyses = self._analyze(list(subjective.values()), cohort)
+        work: dict[int, _Work] = {}
+        for i, submission in subjective.items():
+            question = self._questions[submission.question_id]
+            analysis = analyses.get(question.id)
+            signals = analysis.signals[submission.id] if analysis else None
+            if signals is not None and signals.off_topic:
+                grades[i] = self._off_topic(submission, question, signals)
+            elif self.judge is None:
+                grades[i] = self._needs_judge(submission, question, signals)
+            else:
+                work[i] = self._prepare(submission, question, analysis)
         if work:
             self._run_judge(list(work.values()))
             for i, item in work.items():
@@ -156,8 +191,12 @@ class Pipeline:
             provenance=provenance,
         )
 
-    def _blank(self, submission: Submission, question: Question) -> Grade:
+    def _blank(self, submission: Submission, question: Question, why: str) -> Grade:
         rubric = rubric_for(question, self.rubrics)
+        message = {
+            "blank": "blank or too short: 0 without the judge",
+            "non_answer": "says it has no answer: 0 without the judge",
+        }[why]
         return Grade(
             **self._base(submission, question),
             status=GradeStatus.GRADED,
@@ -169,13 +208,46 @@ class Pipeline:
                 for c in rubric.criteria
             ],
             confidence=1.0,
-            review_reasons=[
-                ReviewReason(code="blank", message="blank or too short: 0 without the judge")
-            ],
+            review_reasons=[ReviewReason(code=why, message=message)],
             provenance={"engine": f"grader {__version__}", "rubric_version": rubric.version},
         )
 
-    def _needs_judge(self, submission: Submission, question: Question) -> Grade:
+    def _off_topic(
+        self, submission: Submission, question: Question, signals: AnswerSignals
+    ) -> Grade:
+        """0 by rule, but always to review: the decision came from similarity, not reading."""
+        rubric = rubric_for(question, self.rubrics)
+        return Grade(
+            **self._base(submission, question),
+            status=GradeStatus.GRADED,
+            score=0.0,
+            max_score=rubric.points,
+            method=Method.RULE,
+            criteria=[
+                CriterionScore(id=c.id, points=0.0, max_points=c.points, rationale="off topic")
+                for c in rubric.criteria
+            ],
+            confidence=0.5,
+            needs_review=True,
+            review_reasons=[
+                ReviewReason(
+                    code="off_topic",
+                    message=f"no closer to the question and reference than unrelated text "
+                    f"(margin {signals.topic_margin:+.3f}): 0 without the judge",
+                ),
+                *_duplicate_reasons(signals),
+            ],
+            signals=signals,
+            provenance={
+                "engine": f"grader {__version__}",
+                "rubric_version": rubric.version,
+                "embed_model": self.embedder.name if self.embedder else None,
+            },
+        )
+
+    def _needs_judge(
+        self, submission: Submission, question: Question, signals: AnswerSignals | None
+    ) -> Grade:
         rubric = rubric_for(question, self.rubrics)
         return Grade(
             **self._base(submission, question),
@@ -187,16 +259,56 @@ class Pipeline:
                 ReviewReason(
                     code="needs_judge",
                     message=f"{question.type} questions need the LLM judge; none is configured",
-                )
+                ),
+                *(_duplicate_reasons(signals) if signals else []),
             ],
+            signals=signals,
             provenance={"engine": f"grader {__version__}"},
         )
 
+    # --- embeddings ----------------------------------------------------------------------
+
+    def _analyze(
+        self, submissions: list[Submission], cohort: Sequence[Submission]
+    ) -> dict[str, QuestionAnalysis]:
+        """Per question, the signals of the batch's answers within their whole cohort."""
+        if self.embedder is None or not submissions:
+            return {}
+        wanted = {s.question_id for s in submissions}
+        members: dict[str, dict[str, Submission]] = {qid: {} for qid in wanted}
+        for s in cohort:
+            if (
+                s.question_id in wanted
+                and blank_reason(s.answer, self.settings.min_answer_chars) is None
+            ):
+                members[s.question_id][s.id] = s
+        for s in submissions:  # the batch's own version wins over a stale cohort copy
+            members[s.question_id][s.id] = s
+        analyses = {}
+        for qid, by_id in members.items():
+            question = self._questions[qid]
+            rubric = rubric_for(question, self.rubrics)
+            ordered = sorted(by_id.values(), key=lambda s: s.id)
+            key = (qid, rubric.version, tuple((s.id, s.answer, s.student) for s in ordered))
+            if key not in self._analyses:
+                if len(self._analyses) >= 64:  # one exam's questions; a service sees many
+                    self._analyses.clear()
+                self._analyses[key] = analyze_question(
+                    question, rubric, ordered, self.embedder, self.settings
+                )
+            analyses[qid] = self._analyses[key]
+        return analyses
+
     # --- the judge -----------------------------------------------------------------------
 
-    def _prepare(self, submission: Submission, question: Question) -> _Work:
+    def _prepare(
+        self, submission: Submission, question: Question, analysis: QuestionAnalysis | None
+    ) -> _Work:
         rubric = rubric_for(question, self.rubrics)
         item = _Work(submission, question, rubric, injections=find_injections(submission.answer))
+        item.anchors, item.prefix_group = self._anchors_for(submission, rubric, analysis)
+        if analysis is not None:
+            item.signals = analysis.signals[submission.id]
         item.requests = self._requests(item, submission.answer, "raw")
         if item.injections:
             item.cleaned_answer = strip_injections(submission.answer, item.injections)
@@ -204,14 +316,27 @@ class Pipeline:
                 item.cleaned_requests = self._requests(item, item.cleaned_answer, "cleaned")
         return item
 
+    def _anchors_for(
+        self, submission: Submission, rubric: Rubric, analysis: QuestionAnalysis | None
+    ) -> tuple[list[Anchor], str]:
+        """The anchors for this answer's group, and a key shared by answers that get the same."""
+        k = self.settings.anchors_k
+        group = analysis.group_of(submission.id) if analysis else None
+        if len(rubric.anchors) <= k or group is None or self.embedder is None:
+            anchors = choose_anchors(rubric.anchors, k)
+        else:
+            vectors = self.embedder.encode([a.answer for a in rubric.anchors])
+            anchors = choose_anchors(rubric.anchors, k, vectors, analysis.centre(group))
+        return anchors, ",".join(a.id for a in anchors)
+
     def _requests(self, item: _Work, answer: str, variant: str) -> list[JudgeRequest]:
         prompt = judge_prompt(item.question.language)
-        messages = judge_messages(prompt, item.question, item.rubric, answer, item.rubric.anchors)
+        messages = judge_messages(prompt, item.question, item.rubric, answer, item.anchors)
         samples = self.settings.judge_samples
         return [
             JudgeRequest(
                 id=f"{item.submission.id}/{variant}/{k}",
-                group=f"{item.question.id}@{item.rubric.version}+{prompt.version}",
+                group=f"{item.question.id}@{item.rubric.version}+{prompt.version}#{item.prefix_group}",
                 messages=messages,
                 json_schema=verdict_schema(item.rubric),
                 rubric=item.rubric,
@@ -301,15 +426,22 @@ class Pipeline:
             )
         spread = (max(totals) - min(totals)) / rubric.points if len(totals) > 1 else 0.0
         coverage = coverage_points(rubric, answer)
-        gap = abs(score - coverage) / rubric.points
+        # Wording (n-grams) and meaning (embeddings) fail on different answers: use both.
+        model_free = (
+            coverage if item.signals is None else (coverage + item.signals.coverage_points) / 2
+        )
+        gap = abs(score - model_free) / rubric.points
         confidence = round(max(0.0, min(1.0 - spread, 1.0 - gap)), 3)
         if gap > COVERAGE_GAP:
             reasons.append(
                 ReviewReason(
                     code="coverage_disagreement",
-                    message=f"judge {score:g} vs key-point coverage {coverage:.1f} of {rubric.points:g}",
+                    message=f"judge {score:g} vs key-point coverage {model_free:.1f} of {rubric.points:g}",
                 )
             )
+        if item.signals is not None:
+            reasons.extend(_semantic_reasons(score / rubric.points, item.signals))
+            reasons.extend(_duplicate_reasons(item.signals))
         if confidence < self.settings.review_below_confidence:
             reasons.append(
                 ReviewReason(code="low_confidence", message=f"confidence {confidence:.2f}")
@@ -343,6 +475,7 @@ class Pipeline:
                 "samples": len(good),
                 "sample_totals": totals,
             },
+            signals=item.signals,
             provenance=provenance,
         )
 
@@ -355,6 +488,8 @@ class Pipeline:
             "prompt_version": prompt.version,
             "rubric_version": item.rubric.version,
             "rubric_reviewed": item.rubric.reviewed,
+            "anchors": [a.id for a in item.anchors],
+            "embed_model": self.embedder.name if self.embedder else None,
             "sampling": {
                 "samples": self.settings.judge_samples,
                 "temperature": item.requests[0].temperature,
@@ -367,6 +502,37 @@ class Pipeline:
             "cached_tokens": sum(r.cached_tokens or 0 for r in replies),
             "latency_s": round(sum(r.latency_s for r in replies), 3),
         }
+
+
+def _semantic_reasons(share: float, signals: AnswerSignals) -> list[ReviewReason]:
+    """A high score with no key point in sight, or a low one with most of them there."""
+    if not signals.key_points:
+        return []
+    covered = sum(m.coverage >= COVERED for m in signals.key_points)
+    total = len(signals.key_points)
+    if share >= HIGH and covered == 0:
+        message = f"judge gave {share:.0%} of the points but no key point is covered in meaning"
+    elif share <= LOW and covered * 3 >= total * 2:
+        message = f"judge gave {share:.0%} of the points but {covered} of {total} key points are covered in meaning"
+    else:
+        return []
+    return [ReviewReason(code="semantic_disagreement", message=message)]
+
+
+def _duplicate_reasons(signals: AnswerSignals) -> list[ReviewReason]:
+    if not signals.near_duplicates:
+        return []
+    others = ", ".join(
+        f"{d.submission_id}" + (f" ({d.student})" if d.student else "") + f" {d.similarity:.3f}"
+        for d in signals.near_duplicates[:3]
+    )
+    more = len(signals.near_duplicates) - 3
+    return [
+        ReviewReason(
+            code="near_duplicate",
+            message=f"nearly the same as {others}" + (f" and {more} more" if more > 0 else ""),
+        )
+    ]
 
 
 def _request_key(request: JudgeRequest) -> str:

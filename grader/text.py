@@ -79,3 +79,19 @@ def language_of(text: str) -> str:
 
 def has_cjk(text: str) -> bool:
     return bool(_CJK.search(text))
+
+
+# Sentence ends, line breaks and clause commas: key points are often one clause of a sentence.
+_SENTENCE_END = re.compile(r"(?<=[。；;！!？?，,\n])|(?<=[.．])(?=\s)")
+_CONTENT = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]")
+
+
+def sentences_of(text: str, min_chars: int = 2) -> list[str]:
+    """The text's sentences and clauses, stripped, dropping fragments shorter than ``min_chars``."""
+    parts = (p.strip(" \t\r\n，,。；;：:、") for p in _SENTENCE_END.split(text))
+    return [p for p in parts if len(p) >= min_chars]
+
+
+def content_chars(text: str) -> int:
+    """Letters, digits and CJK characters: punctuation and spaces are not an answer."""
+    return len(_CONTENT.findall(text))

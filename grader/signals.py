@@ -1,0 +1,192 @@
+"""What answer embeddings say about the answers to one question, before and beside the judge.
+
+For each answer: its similarity to the reference; how far above *unrelated* text it sits near
+the question and reference (off-topic when barely above); for each rubric key point the
+closest sentence and how well it covers the point; near-duplicates among other students'
+answers; and its answer group.
+
+E5 cosines are compressed (unrelated texts still score ~0.8), so raw cosines are never
+compared with fixed thresholds. Each question is calibrated against a few everyday sentences
+in the answer's language: "unrelated" is how close those get to the question, reference or key
+point, and an answer's margin above that is what counts. Comparing within the answer's own
+language keeps an English answer to a Chinese question (cross-lingual cosines run lower) from
+looking off-topic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from grader.cohort import AnswerGroup, DuplicatePair, centroid, group_answers, near_duplicates
+from grader.config import Settings
+from grader.models import AnswerSignals, KeyPointMatch, NearDuplicate, Question, Rubric, Submission
+from grader.prompts import reference_text
+from grader.text import content_chars, language_of, match_key, sentences_of
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from grader.embed import Embedder
+
+# Everyday sentences that answer no exam question: the per-question zero of the cosine scale.
+UNRELATED = {
+    "zh": (
+        "今天食堂的饭菜很好吃。",
+        "明天可能会下雨，记得带伞。",
+        "周末我和朋友去看了一场电影。",
+        "这件衣服打折以后很便宜。",
+        "我家的猫每天睡十几个小时。",
+        "火车晚点了半个小时。",
+        "他每天早上跑步五公里。",
+        "这本小说的结局让人意外。",
+    ),
+    "en": (
+        "The food in the cafeteria was good today.",
+        "It might rain tomorrow, so bring an umbrella.",
+        "I watched a movie with friends last weekend.",
+        "This shirt is cheap after the discount.",
+        "My cat sleeps more than ten hours a day.",
+        "The train was half an hour late.",
+        "He runs five kilometers every morning.",
+        "The ending of this novel was surprising.",
+    ),
+}
+
+# Answers that say "no answer" in words; compared on match keys without punctuation.
+NON_ANSWERS = frozenset(
+    {
+        *("不知道", "不会", "不会做", "不清楚", "不懂", "忘了", "略", "无", "没有", "空"),
+        *("pass", "skip", "idk", "n/a", "na", "none", "idon'tknow", "dontknow", "noidea"),
+    }
+)
+
+_SENTENCE_CHARS = 80  # a key point's matching sentence, as shown on the grade
+
+
+def blank_reason(answer: str, min_chars: int) -> str | None:
+    """'blank' (too little text), 'non_answer' ("不知道", "I don't know") or None."""
+    if content_chars(answer) < min_chars:
+        return "blank"
+    bare = "".join(ch for ch in match_key(answer) if ch.isalnum() or ch in "'/")
+    return "non_answer" if bare in NON_ANSWERS else None
+
+
+@dataclass
+class QuestionAnalysis:
+    """Signals for a cohort of answers to one question, plus what grouping and anchors need."""
+
+    question_id: str
+    submissions: list[Submission]
+    vectors: np.ndarray  # one unit vector per submission, same order
+    signals: dict[str, AnswerSignals]  # by submission id
+    groups: list[AnswerGroup]
+    duplicates: list[DuplicatePair]
+
+    def group_of(self, submission_id: str) -> AnswerGroup | None:
+        index = self._index().get(submission_id)
+        return next((g for g in self.groups if index in g.members), None)
+
+    def centre(self, group: AnswerGroup) -> np.ndarray:
+        return centroid(self.vectors[group.members])
+
+    def _index(self) -> dict[str, int]:
+        return {s.id: i for i, s in enumerate(self.submissions)}
+
+
+def analyze_question(
+    question: Question,
+    rubric: Rubric,
+    submissions: Sequence[Submission],
+    embedder: Embedder,
+    settings: Settings,
+) -> QuestionAnalysis:
+    """Embeds everything the question's answers are compared with in one batch, then scores."""
+    import numpy as np
+
+    submissions = list(submissions)
+    answers = [s.answer for s in submissions]
+    sentences = [sentences_of(a) or [a] for a in answers]
+    key_points = [(c.id, p) for c in rubric.criteria for p in (c.key_points or [c.description])]
+    topics = [question.stem]
+    reference = reference_text(question)
+    if reference != "（无）":
+        topics.append(reference)
+    texts = [
+        *answers,
+        *topics,
+        *(p for _, p in key_points),
+        *UNRELATED["zh"],
+        *UNRELATED["en"],
+        *(s for ss in sentences for s in ss),
+    ]
+    vectors = embedder.encode(texts)
+    cut = np.cumsum([len(answers), len(topics), len(key_points), len(UNRELATED["zh"])])
+    answer_v, topic_v, point_v, zh_v, rest = np.split(vectors, cut)
+    unrelated_v = {"zh": zh_v, "en": rest[: len(UNRELATED["en"])]}
+    sentence_v = rest[len(UNRELATED["en"]) :]
+
+    # The zero of each scale, per language: how close unrelated text gets.
+    topic_zero = {lang: float((v @ topic_v.T).max()) for lang, v in unrelated_v.items()}
+    point_zero = {lang: (point_v @ v.T).max(axis=1) for lang, v in unrelated_v.items()}
+    criterion_points = {c.id: c.points for c in rubric.criteria}
+    per_criterion = {c.id: sum(1 for cid, _ in key_points if cid == c.id) for c in rubric.criteria}
+
+    signals: dict[str, AnswerSignals] = {}
+    start = 0
+    for i, submission in enumerate(submissions):
+        lang = language_of(submission.answer)
+        own = np.vstack([sentence_v[start : start + len(sentences[i])], answer_v[i : i + 1]])
+        start += len(sentences[i])
+        closeness = point_v @ own.T  # key point x (sentences + whole answer)
+        best = closeness.argmax(axis=1)
+        best_sim = closeness[np.arange(len(key_points)), best]
+        coverage = np.clip((best_sim - point_zero[lang]) / settings.coverage_span, 0.0, 1.0)
+        matches = [
+            KeyPointMatch(
+                criterion=cid,
+                key_point=point,
+                sentence=(
+                    sentences[i][best[k]] if best[k] < len(sentences[i]) else submission.answer
+                )[:_SENTENCE_CHARS],
+                similarity=round(float(best_sim[k]), 4),
+                coverage=round(float(coverage[k]), 3),
+            )
+            for k, (cid, point) in enumerate(key_points)
+        ]
+        covered_points = sum(
+            criterion_points[m.criterion] * m.coverage / per_criterion[m.criterion] for m in matches
+        )
+        topic = float((answer_v[i] @ topic_v.T).max())
+        margin = topic - topic_zero[lang]
+        signals[submission.id] = AnswerSignals(
+            reference_similarity=round(float(answer_v[i] @ topic_v[-1]), 4)
+            if len(topics) > 1
+            else round(topic, 4),
+            topic_margin=round(margin, 4),
+            off_topic=margin < settings.offtopic_margin,
+            key_points=matches,
+            coverage_points=round(covered_points, 3),
+        )
+
+    duplicates = near_duplicates(
+        answer_v,
+        [s.student for s in submissions],
+        settings.duplicate_cosine,
+        eligible=[content_chars(a) >= settings.duplicate_min_chars for a in answers],
+    )
+    for pair in duplicates:
+        for me, other in ((pair.first, pair.second), (pair.second, pair.first)):
+            signals[submissions[me].id].near_duplicates.append(
+                NearDuplicate(
+                    submission_id=submissions[other].id,
+                    student=submissions[other].student,
+                    similarity=pair.similarity,
+                )
+            )
+    groups = group_answers(answer_v, settings.group_cosine)
+    for group in groups:
+        for member in group.members:
+            signals[submissions[member].id].group = group.id
+    return QuestionAnalysis(question.id, submissions, answer_v, signals, groups, duplicates)
