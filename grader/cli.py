@@ -267,10 +267,15 @@ def groups(
     if question is None:
         err.print(f"[bold red]error:[/] no question {question_id!r} in {bank_path}")
         raise typer.Exit(code=2)
-    answers = sorted((s for s in pending if s.question_id == question_id), key=lambda s: s.id)
-    if not answers:
+    from grader.signals import blank_reason
+
+    mine = sorted((s for s in pending if s.question_id == question_id), key=lambda s: s.id)
+    if not mine:
         err.print(f"[bold red]error:[/] {submissions} has no answers to {question_id}")
         raise typer.Exit(code=2)
+    answers = [s for s in mine if blank_reason(s.answer, settings.min_answer_chars) is None]
+    if len(answers) < len(mine):
+        err.print(f"{len(mine) - len(answers)} blank or non-answer(s) left out of the groups")
     try:
         vectors = embedder.encode([s.answer for s in answers])
     except GraderError as exc:

@@ -88,7 +88,7 @@ _CONTENT = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]")
 
 def sentences_of(text: str, min_chars: int = 2) -> list[str]:
     """The text's sentences and clauses, stripped, dropping fragments shorter than ``min_chars``."""
-    parts = (p.strip(" \t\r\n，,。；;：:、") for p in _SENTENCE_END.split(text))
+    parts = (p.strip(" \t\r\n，,。.．；;：:、") for p in _SENTENCE_END.split(text))
     return [p for p in parts if len(p) >= min_chars]
 
 
