@@ -22,7 +22,7 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.model_selection import KFold
 
 from grader.calibrate.metrics import Agreement, agreement
-from grader.calibrate.tables import ScorePair
+from grader.calibrate.tables import ScorePair, question_order
 from grader.errors import CalibrationError
 from grader.models import Grade
 
@@ -212,4 +212,4 @@ def _by_question(pairs: list[ScorePair]) -> dict[str, list[ScorePair]]:
     grouped: dict[str, list[ScorePair]] = defaultdict(list)
     for pair in pairs:
         grouped[pair.question_id].append(pair)
-    return dict(sorted(grouped.items()))
+    return dict(sorted(grouped.items(), key=lambda kv: question_order(kv[0])))

@@ -18,7 +18,7 @@ from jinja2 import Environment, StrictUndefined
 from grader.calibrate.mapping import MappingCheck
 from grader.calibrate.metrics import Agreement, to_labels
 from grader.calibrate.summary import Calibration, Comparison
-from grader.calibrate.tables import ScorePair
+from grader.calibrate.tables import ScorePair, question_order
 
 PER_PAGE = 20  # heatmaps per PNG page
 MAX_PAGES = 10  # beyond 200 questions, the per-question table still lists them all
@@ -95,7 +95,10 @@ def _draw_heatmap(ax, pairs: list[ScorePair], max_score: float, annotate: bool) 
             if value:
                 color = "white" if norm(value) > 0.6 else "black"
                 ax.text(col, row, str(value), ha="center", va="center", fontsize=7, color=color)
-    ticks = labels if len(labels) <= 11 else labels[:: math.ceil(len(labels) / 10)]
+    if annotate:
+        ticks = labels if len(labels) <= 11 else labels[:: math.ceil(len(labels) / 10)]
+    else:  # small multiples: the ends of the scale are enough, and drawing ticks is slow
+        ticks = [labels[0], labels[-1]]
     ax.set_xticks(ticks)
     ax.set_yticks(ticks)
 
@@ -136,7 +139,7 @@ def _question_heatmaps(
     for pair in pairs:
         by_question[pair.question_id].append(pair)
     qwk = {q.question_id: q.qwk.value for q in calibration.questions}
-    ids = sorted(by_question)
+    ids = sorted(by_question, key=question_order)
     shown = ids[: PER_PAGE * MAX_PAGES]
     images = []
     for page, start in enumerate(range(0, len(shown), PER_PAGE), 1):
@@ -153,9 +156,10 @@ def _question_heatmaps(
             ax.tick_params(labelsize=6)
         fig.supxlabel("judge", fontsize=8)
         fig.supylabel("instructor", fontsize=8)
+        fig.subplots_adjust(left=0.06, right=0.98, bottom=0.08, top=0.94, wspace=0.3, hspace=0.45)
         name = f"heatmaps_questions_{page}.png"
         caption = f"Per question, page {page}: {chunk[0]} to {chunk[-1]}"
-        images.append((_save(fig, folder, name), caption))
+        images.append((_save(fig, folder, name, tight=False), caption))
     if len(ids) > len(shown):
         images[-1] = (images[-1][0], images[-1][1] + f" (first {len(shown)} of {len(ids)})")
     return images
@@ -191,8 +195,9 @@ def _agreement_bars(
     qwk = np.array([np.nan if f.qwk.value is None else f.qwk.value for f in figures])
     low = np.array([np.nan if f.qwk.low is None else f.qwk.low for f in figures])
     high = np.array([np.nan if f.qwk.high is None else f.qwk.high for f in figures])
-    errors = np.nan_to_num(np.vstack([qwk - low, high - qwk]), nan=0.0).clip(min=0)
-    left.barh(y, np.nan_to_num(qwk), xerr=errors, color="#4c72b0", error_kw={"lw": 0.6})
+    left.barh(y, np.nan_to_num(qwk), color="#4c72b0")
+    known = np.isfinite(low) & np.isfinite(high)
+    left.hlines(y[known], low[known], high[known], color="black", lw=0.8)  # 95 % interval
     left.set_xlim(-1, 1)
     left.axvline(0, color="0.5", lw=0.6)
     left.set_xlabel("quadratic weighted kappa")
@@ -206,8 +211,9 @@ def _agreement_bars(
     return _save(fig, folder, filename)
 
 
-def _save(fig, folder: Path, name: str) -> str:
-    fig.tight_layout()
+def _save(fig, folder: Path, name: str, tight: bool = True) -> str:
+    if tight:
+        fig.tight_layout()
     fig.savefig(folder / name, dpi=100)
     return name
 

@@ -8,7 +8,7 @@ from collections import defaultdict
 from pydantic import BaseModel, ConfigDict, Field
 
 from grader.calibrate.metrics import Agreement, agreement
-from grader.calibrate.tables import CriterionPair, Pairing, ScorePair
+from grader.calibrate.tables import CriterionPair, Pairing, ScorePair, question_order
 
 
 class QuestionAgreement(Agreement):
@@ -94,7 +94,7 @@ def calibrate(
                 seed=seed,
             ).model_dump(),
         )
-        for qid, items in sorted(by_question.items())
+        for qid, items in sorted(by_question.items(), key=lambda kv: question_order(kv[0]))
     ]
     return Calibration(
         overall=overall,
@@ -116,7 +116,7 @@ def _criteria(
 ) -> list[CriterionAgreement]:
     """Per criterion of each question, over the answers the instructor scored per criterion."""
     results = []
-    for qid, items in sorted(by_question.items()):
+    for qid, items in sorted(by_question.items(), key=lambda kv: question_order(kv[0])):
         scored: dict[str, list[CriterionPair]] = defaultdict(list)
         for pair in items:
             for criterion in pair.criteria:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -93,6 +94,11 @@ class Pairing(_Model):
         return self.model_copy(
             update={"pairs": [p for p in self.pairs if p.submission_id in submission_ids]}
         )
+
+
+def question_order(question_id: str) -> list[str | int]:
+    """Sort key that puts '2.10' after '2.9' and 'q10' after 'q9'."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", question_id)]
 
 
 def read_human_scores(path: Path) -> list[HumanScore]:
