@@ -350,7 +350,8 @@ def calibrate_run(
     save_mapping: Annotated[
         Path | None,
         typer.Option(
-            help="Save the mapping (JSON) for `grader calibrate apply`; implies --mapping."
+            help="Save the mapping (JSON) for `grader calibrate apply`; implies --mapping. "
+            "Questions where it does not lower the cross-validated MAE keep the judge's scores."
         ),
     ] = None,
     folds: Annotated[int, typer.Option(min=2, help="Cross-validation folds for --mapping.")] = 5,
@@ -402,7 +403,7 @@ def calibrate_run(
     if mapping or save_mapping:
         checks = cross_validate(pairing.pairs, folds=folds, seed=seed)
         if save_mapping:
-            learned = fit_mapping(pairing.pairs)
+            learned = fit_mapping(pairing.pairs, checks=checks)
             write_mapping(learned, save_mapping)
             err.print(
                 f"wrote {save_mapping}: mappings for {len(learned.questions)} question(s), "

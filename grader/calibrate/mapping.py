@@ -101,14 +101,39 @@ def fit_question(pairs: list[ScorePair], step: float | None = None) -> QuestionM
     )
 
 
-def fit_mapping(pairs: list[ScorePair], *, min_pairs: int = MIN_PAIRS) -> ScoreMapping:
-    """One mapping per question with at least ``min_pairs`` answers scored by both."""
+def fit_mapping(
+    pairs: list[ScorePair],
+    *,
+    min_pairs: int = MIN_PAIRS,
+    checks: list[MappingCheck] | None = None,
+) -> ScoreMapping:
+    """One mapping per question with at least ``min_pairs`` answers scored by both.
+
+    With ``checks`` (from ``cross_validate``), a question whose held-out mean absolute error
+    gets worse with the mapping keeps the judge's scores: the fit follows the mean of the
+    instructor's scores, which on a skewed question can miss the score they usually give.
+    """
+    worse = {
+        c.question_id: c
+        for c in checks or []
+        if c.question_id is not None
+        and c.mapped
+        and c.raw.mae.value is not None
+        and c.with_mapping.mae.value is not None
+        and c.with_mapping.mae.value > c.raw.mae.value
+    }
     questions, skipped = {}, {}
     for qid, items in _by_question(pairs).items():
         if len(items) < min_pairs:
             skipped[qid] = f"{len(items)} answer(s) scored by both; a mapping needs {min_pairs}"
-            continue
-        questions[qid] = fit_question(items)
+        elif qid in worse:
+            check = worse[qid]
+            skipped[qid] = (
+                f"cross-validated MAE worse with the mapping "
+                f"({check.with_mapping.mae.value:.3f} vs {check.raw.mae.value:.3f})"
+            )
+        else:
+            questions[qid] = fit_question(items)
     return ScoreMapping(questions=questions, skipped=skipped)
 
 

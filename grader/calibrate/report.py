@@ -207,7 +207,7 @@ def _agreement_bars(
     right.set_xlabel("exact agreement")
     left.set_yticks(y)
     left.set_yticklabels(names, fontsize=6)
-    left.invert_yaxis()
+    left.set_ylim(len(names) - 0.5, -0.5)  # first question on top, no empty margin
     return _save(fig, folder, filename)
 
 

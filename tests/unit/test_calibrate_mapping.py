@@ -121,3 +121,14 @@ def test_load_mapping_errors_name_the_file(tmp_path):
     path.write_text(json.dumps({"questions": {"q1": {"question_id": "q1"}}}), encoding="utf-8")
     with pytest.raises(CalibrationError, match=r"m.json: questions.q1.max_score"):
         load_mapping(path)
+
+
+def test_questions_the_mapping_makes_worse_keep_the_judge_scores():
+    # q3: the judge is already exact; a mean fit on a skewed question would pull 5s down to 4.
+    exact = pairs("q3", [5, 5, 5, 5, 5, 5, 5, 5, 0, 5], [5, 5, 5, 5, 5, 5, 5, 5, 0, 0])
+    checks = cross_validate(LENIENT + exact, folds=5, seed=0)
+    by_id = {c.question_id: c for c in checks}
+    assert by_id["q3"].with_mapping.mae.value > by_id["q3"].raw.mae.value
+    mapping = fit_mapping(LENIENT + exact, checks=checks)
+    assert list(mapping.questions) == ["q1"]
+    assert "cross-validated MAE worse" in mapping.skipped["q3"]
