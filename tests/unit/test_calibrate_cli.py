@@ -224,23 +224,50 @@ def test_promote_refuses_totals_without_criteria(exam):
 
 
 def test_save_mapping_and_apply(exam):
+    # A judge one point too lenient (capped at 5): a mapping can learn that.
+    lenient = exam["dir"] / "lenient.jsonl"
+    with GradeWriter(lenient) as writer:
+        writer.write(
+            Grade(
+                submission_id=sid,
+                question_id="q1",
+                status=GradeStatus.GRADED,
+                score=min(5, h1 + h2 + 1),
+                max_score=5,
+                method=Method.JUDGE,
+            )
+            for sid, h1, h2, *_ in ANSWERS
+        )
     mapping = exam["dir"] / "mapping.json"
-    result = invoke("calibrate", "--human", exam["human"], "--grades", exam["grades"],
+    result = invoke("calibrate", "--human", exam["human"], "--grades", lenient,
                     "--save-mapping", mapping, "--bootstrap", "0", "--folds", "3")  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "3-fold" in result.output
+    assert "3-fold" in result.output and "mappings for 1 question(s)" in result.output
     out = exam["dir"] / "mapped.jsonl"
-    result = invoke("calibrate", "apply", exam["grades"], "--mapping", mapping, "--out", out)
+    result = invoke("calibrate", "apply", lenient, "--mapping", mapping, "--out", out)
     assert result.exit_code == 0, result.output
     mapped = read_grades(out)
-    assert len(mapped) == len(ANSWERS)
-    for grade, raw in zip(mapped, read_grades(exam["grades"]), strict=True):
-        assert grade.details["raw_score"] == raw.score
-        assert 0 <= grade.score <= 5 and grade.provenance["score_mapping"]["method"] == "isotonic"
+    assert [g.details["raw_score"] for g in mapped] == [g.score for g in read_grades(lenient)]
+    assert [g.score for g in mapped] == [4, 3, 1, 0, 4, 4]  # 5 <- {5, 4, 4}: 4.33, whole points
+    assert all(g.provenance["score_mapping"]["method"] == "isotonic" for g in mapped)
     result = invoke(
         "calibrate", "apply", out, "--mapping", mapping, "--out", exam["dir"] / "x.jsonl"
     )
     assert result.exit_code == 2 and "already mapped" in result.output
+
+
+def test_a_mapping_that_does_not_help_is_not_saved(exam):
+    mapping = exam["dir"] / "mapping.json"
+    result = invoke("calibrate", "--human", exam["human"], "--grades", exam["grades"],
+                    "--save-mapping", mapping, "--bootstrap", "0", "--folds", "3")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "mappings for 0 question(s)" in result.output
+    out = exam["dir"] / "same.jsonl"
+    assert (
+        invoke("calibrate", "apply", exam["grades"], "--mapping", mapping, "--out", out).exit_code
+        == 0
+    )
+    assert read_grades(out) == read_grades(exam["grades"])
 
 
 def _bank(exam):
