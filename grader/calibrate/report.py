@@ -294,10 +294,10 @@ helps only where the mapped row is better.</p>
 {% endif %}
 <h2>Largest disagreements</h2>
 {% for d in c.disagreements %}
-<h3>{{ d.submission_id }} ({{ d.question_id }}): instructor {{ d.human|round(2) }}, judge {{ d.judge|round(2) }} of {{ d.max_score|round(2) }}</h3>
+<h3>{{ d.submission_id }} ({{ d.question_id }}): instructor {{ "%g"|format(d.human) }}, judge {{ "%g"|format(d.judge) }} of {{ "%g"|format(d.max_score) }}</h3>
 {% if d.answer is not none %}<div class="answer">{{ d.answer }}</div>{% endif %}
 {% if d.criteria %}<table><tr><th class="l">criterion</th><th>instructor</th><th>judge</th><th class="l">judge's evidence</th><th class="l">why</th></tr>
-{% for k in d.criteria %}<tr><td class="l">{{ k.id }}</td><td>{{ "—" if k.human is none else k.human }}</td><td>{{ k.judge }} / {{ k.max_points }}</td><td class="l">{{ k.evidence }}</td><td class="l">{{ k.rationale }}</td></tr>
+{% for k in d.criteria %}<tr><td class="l">{{ k.id }}</td><td>{{ "—" if k.human is none else "%g"|format(k.human) }}</td><td>{{ "%g"|format(k.judge) }} / {{ "%g"|format(k.max_points) }}</td><td class="l">{{ k.evidence }}</td><td class="l">{{ k.rationale }}</td></tr>
 {% endfor %}</table>{% endif %}
 {% if d.feedback %}<p>Judge's feedback: {{ d.feedback }}</p>{% endif %}
 {% else %}<p>None: the two agree on every answer.</p>
