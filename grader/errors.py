@@ -6,6 +6,7 @@
      ├── RubricError          a rubric file is invalid
      ├── SubmissionError      a submissions file line is invalid (carries file and line)
      ├── PromptError          a prompt template cannot be rendered
+     ├── CalibrationError     human scores or a score mapping cannot be used (carries file and line)
      └── JudgeError
           ├── JudgeUnavailable    transient: retry later
           └── JudgeProtocolError  the judge replied, but not with a usable verdict
@@ -53,6 +54,10 @@ class SubmissionError(_LocatedError):
 
 class RubricError(_LocatedError):
     """A rubric file is invalid (points do not add up, duplicate ids, ...)."""
+
+
+class CalibrationError(_LocatedError):
+    """Human scores, grades or a score mapping cannot be used for calibration."""
 
 
 class PromptError(GraderError):
