@@ -1,0 +1,44 @@
+"""The Celery app: Redis broker, late acknowledgement, two queues.
+
+``grade`` runs ``grade_batch`` (the judge; one process per GPU), ``io`` runs webhooks. A task
+is acknowledged only after it has finished (``acks_late``), and a task whose worker process
+died is requeued (``reject_on_worker_lost``): a SIGKILLed worker's batch is graded again by
+another, and the store's idempotent writes keep one grade per submission. On Redis an
+unacknowledged message is redelivered after ``visibility_timeout``
+(``GRADER_VISIBILITY_TIMEOUT_S``), so it must exceed the longest batch.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from grader.config import Settings
+
+
+def make_app(settings: Settings) -> Celery:
+    app = Celery("grader", broker=settings.redis_url, include=["workers.tasks"])
+    app.conf.update(
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_ignore_result=True,  # results live in the store
+        task_serializer="json",
+        accept_content=["json"],
+        task_default_queue="grade",
+        task_routes={
+            "workers.tasks.grade_batch": {"queue": "grade"},
+            "workers.tasks.deliver_webhook": {"queue": "io"},
+        },
+        worker_prefetch_multiplier=1,  # a busy process does not sit on batches others could run
+        broker_transport_options={"visibility_timeout": settings.visibility_timeout_s},
+        broker_connection_retry_on_startup=True,
+        broker_connection_max_retries=None,  # keep reconnecting while Redis restarts
+        worker_cancel_long_running_tasks_on_connection_loss=True,
+        worker_hijack_root_logger=False,
+    )
+    return app
+
+
+settings = Settings()
+app = make_app(settings)
+
+import workers.signals  # noqa: E402, F401 - connects the worker's start-up hooks
