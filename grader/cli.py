@@ -480,5 +480,17 @@ def worker(
     from workers.app import app as celery_app
 
     celery_app.worker_main(
-        ["worker", "-Q", queues, "-c", str(concurrency), "-P", pool, "--loglevel", loglevel]
+        [
+            "worker",
+            "-Q",
+            queues,
+            "-c",
+            str(concurrency),
+            "-P",
+            pool,
+            "--loglevel",
+            loglevel,
+            "--without-mingle",
+            "--without-gossip",
+        ]
     )

@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     )
     judge_max_reasks: int = Field(2, ge=0, le=5)
     judge_seed: int = 0
+    scripted_latency_s: float = Field(
+        0.0, ge=0, description="the scripted judge's time per batch, standing in for a model"
+    )
 
     # in-process vLLM
     vllm_max_model_len: int = 4096

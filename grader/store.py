@@ -568,19 +568,43 @@ class Store:
                 .values(**values)
             )
 
-    def due_deliveries(self, late_by: timedelta = timedelta(0), limit: int = 1000) -> list[int]:
-        """Pending deliveries whose next attempt is at least ``late_by`` overdue."""
-        cutoff = utcnow() - late_by
+    def due_deliveries(self, limit: int = 1000) -> list[int]:
+        """Pending deliveries whose next attempt is due."""
         with self.engine.connect() as conn:
             return list(
                 conn.execute(
                     sa.select(webhook_deliveries.c.id)
                     .where(
                         webhook_deliveries.c.status == "pending",
-                        webhook_deliveries.c.next_attempt_at <= cutoff,
+                        webhook_deliveries.c.next_attempt_at <= utcnow(),
                     )
                     .order_by(webhook_deliveries.c.id)
                     .limit(limit)
+                ).scalars()
+            )
+
+    def claim_overdue_deliveries(self, late_by: timedelta, limit: int = 10_000) -> list[int]:
+        """Pending deliveries ``late_by`` past their time (their task is likely lost), claimed
+        by moving their time to now, so the next sweep leaves them to the task sent now."""
+        now = utcnow()
+        with self.engine.begin() as conn:
+            return sorted(
+                conn.execute(
+                    webhook_deliveries.update()
+                    .where(
+                        webhook_deliveries.c.id.in_(
+                            sa.select(webhook_deliveries.c.id)
+                            .where(
+                                webhook_deliveries.c.status == "pending",
+                                webhook_deliveries.c.next_attempt_at <= now - late_by,
+                            )
+                            .limit(limit)
+                            .scalar_subquery()
+                        ),
+                        webhook_deliveries.c.next_attempt_at <= now - late_by,
+                    )
+                    .values(next_attempt_at=now)
+                    .returning(webhook_deliveries.c.id)
                 ).scalars()
             )
 

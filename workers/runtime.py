@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from functools import cached_property
 
+import httpx
+
 from grader.config import Settings
 from grader.exams import Graders
 from grader.store import Store
@@ -22,6 +24,11 @@ class Runtime:
     @cached_property
     def graders(self) -> Graders:
         return Graders.load(self.settings)
+
+    @cached_property
+    def http(self) -> httpx.Client:
+        """One client per process for webhooks: building one costs tens of milliseconds."""
+        return httpx.Client(timeout=self.settings.webhook_timeout_s)
 
 
 _runtime: Runtime | None = None

@@ -41,7 +41,7 @@ class Sweeper:
         stale = self.store.claim_stale(after)
         for ids in chunks(stale, self.settings.batch_size):
             self.app.send_task("workers.tasks.grade_batch", args=[ids], queue="grade")
-        overdue = self.store.due_deliveries(late_by=after)
+        overdue = self.store.claim_overdue_deliveries(after)
         for delivery_id in overdue:
             self.app.send_task("workers.tasks.deliver_webhook", args=[delivery_id], queue="io")
         if stale or overdue:

@@ -50,12 +50,14 @@ def grade_batch(self, ids: list[int]) -> int:
 @app.task(bind=True)
 def deliver_webhook(self, delivery_id: int) -> None:
     """One attempt; a failure schedules the next with backoff (the store keeps the count)."""
+    rt = runtime()
     wait = deliver(
-        runtime().store,
+        rt.store,
         delivery_id,
         retries=settings.webhook_retries,
         timeout_s=settings.webhook_timeout_s,
         backoff_s=settings.retry_backoff_s,
+        client=rt.http,
     )
     if wait is not None:
         deliver_webhook.apply_async((delivery_id,), countdown=min(wait, _retry_in(99)), queue="io")

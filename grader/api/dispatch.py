@@ -13,6 +13,8 @@ import time
 from datetime import timedelta
 from typing import Protocol
 
+import httpx
+
 from grader.config import Settings
 from grader.exams import Graders
 from grader.grading import chunks, grade_stored
@@ -130,6 +132,7 @@ class InlineDispatcher:
     def __init__(self, settings: Settings, store: Store, graders: Graders, poll_s: float = 1.0):
         self.settings, self.store, self.graders = settings, store, graders
         self._poll_s = poll_s
+        self._http = httpx.Client(timeout=settings.webhook_timeout_s)
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="inline-grader", daemon=True)
@@ -148,6 +151,7 @@ class InlineDispatcher:
         self._stop.set()
         self._wake.set()
         self._thread.join(timeout=30)
+        self._http.close()
         self.graders.close()
 
     def _run(self) -> None:
@@ -170,6 +174,7 @@ class InlineDispatcher:
             deliver(
                 self.store,
                 delivery_id,
+                client=self._http,
                 retries=self.settings.webhook_retries,
                 timeout_s=self.settings.webhook_timeout_s,
                 backoff_s=self.settings.retry_backoff_s,
