@@ -19,7 +19,14 @@ from grader.api.keys import new_key
 from grader.config import Settings
 from grader.exams import load_exams
 from grader.store import Store, grades, webhook_deliveries
-from tests.integration.service import ROOT, RedisServer, WebhookReceiver, Worker, wait_for
+from tests.integration.service import (
+    ROOT,
+    RedisServer,
+    SharedRedis,
+    WebhookReceiver,
+    Worker,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -121,7 +128,14 @@ class Service:
 
 
 @pytest.fixture
-def redis(tmp_path):
+def redis(tmp_path, request):
+    """The redis-server .ci/run started (GRADER_TEST_REDIS_URL), emptied; or one of our own,
+    always for a test that restarts it (parametrized "own")."""
+    shared = os.environ.get("GRADER_TEST_REDIS_URL")
+    if shared and getattr(request, "param", "shared") == "shared":
+        SharedRedis(shared).flush()
+        yield SharedRedis(shared)
+        return
     server = RedisServer(tmp_path)
     server.start()
     yield server
@@ -198,6 +212,7 @@ def test_sigkill_mid_batch_loses_and_duplicates_nothing(service):
     assert service.grade_rows() == (600, 600)
 
 
+@pytest.mark.parametrize("redis", ["own"], indirect=True)
 @pytest.mark.parametrize("service", [{"scripted_latency_s": 0.1}], indirect=True)
 def test_redis_restart_mid_run_loses_nothing(service, redis):
     first, second = submissions(400, "r1", True), submissions(100, "r2")
