@@ -3,7 +3,7 @@
 from alembic import context
 from sqlalchemy import engine_from_config, pool
 
-from grader.store import metadata
+from grader.store.schema import metadata
 
 config = context.config
 

@@ -18,7 +18,8 @@ from grader.api.dispatch import CeleryDispatcher
 from grader.api.keys import new_key
 from grader.config import Settings
 from grader.exams import load_exams
-from grader.store import Store, grades, webhook_deliveries
+from grader.store import Store
+from grader.store.schema import grades, webhook_deliveries
 from tests.integration.service import (
     ROOT,
     RedisServer,

@@ -8,16 +8,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from grader.models import Grade, GradeStatus, Method, ReviewReason
-from grader.store import (
-    IdConflict,
-    NewSubmission,
-    Store,
-    grades,
-    metadata,
-    review_queue,
-    submissions,
-    webhook_deliveries,
-)
+from grader.store import IdConflict, NewSubmission, Store
+from grader.store.schema import grades, metadata, review_queue, submissions, webhook_deliveries
 
 
 @pytest.fixture

@@ -9,11 +9,8 @@ brings a database to the head revision.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -21,172 +18,38 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 from grader.models import Grade
-
-metadata = sa.MetaData()
-
-platforms = sa.Table(
-    "platforms",
+from grader.store.records import (
+    GRADE_EVENT,
+    Delivery,
+    IdConflict,
+    NewSubmission,
+    Platform,
+    StoredSubmission,
+    body_hash,
+    utcnow,
+)
+from grader.store.schema import (
+    dead_letters,
+    grades,
     metadata,
-    sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("name", sa.String(100), nullable=False, unique=True),
-    sa.Column("key_id", sa.String(32), nullable=False, unique=True),
-    sa.Column("key_hash", sa.String(64), nullable=False),
-    sa.Column("webhook_url", sa.String(2000)),
-    sa.Column("webhook_secret", sa.String(100), nullable=False),
-    sa.Column("created_at", sa.DateTime, nullable=False),
+    platform_exams,
+    platforms,
+    review_queue,
+    submissions,
+    webhook_deliveries,
 )
 
-platform_exams = sa.Table(
-    "platform_exams",
-    metadata,
-    sa.Column("platform_id", sa.ForeignKey("platforms.id"), primary_key=True),
-    sa.Column("exam", sa.String(200), primary_key=True),
-)
-
-submissions = sa.Table(
-    "submissions",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("platform_id", sa.ForeignKey("platforms.id"), nullable=False),
-    sa.Column("external_id", sa.String(200), nullable=False),
-    sa.Column("exam", sa.String(200), nullable=False),
-    sa.Column("question_id", sa.String(200), nullable=False),
-    sa.Column("student", sa.String(200)),
-    sa.Column("answer", sa.Text, nullable=False),
-    sa.Column("body_hash", sa.String(64), nullable=False),
-    sa.Column("status", sa.String(16), nullable=False),  # queued, graded, failed
-    sa.Column("enqueued_at", sa.DateTime, nullable=False),
-    sa.Column("created_at", sa.DateTime, nullable=False),
-    sa.Column("graded_at", sa.DateTime),
-    sa.Column("error", sa.Text),
-    sa.UniqueConstraint("platform_id", "external_id", name="uq_submissions_platform_external"),
-    sa.Index("ix_submissions_status_enqueued", "status", "enqueued_at"),
-    sa.Index("ix_submissions_platform_exam", "platform_id", "exam"),
-)
-
-grades = sa.Table(
-    "grades",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("submission_id", sa.ForeignKey("submissions.id"), nullable=False),
-    sa.Column("rubric_version", sa.String(64), nullable=False),  # "" for objective questions
-    sa.Column("status", sa.String(16), nullable=False),
-    sa.Column("score", sa.Float),
-    sa.Column("needs_review", sa.Boolean, nullable=False),
-    sa.Column("judge_latency_s", sa.Float),
-    sa.Column("record", sa.JSON, nullable=False),
-    sa.Column("created_at", sa.DateTime, nullable=False),
-    sa.UniqueConstraint("submission_id", "rubric_version", name="uq_grades_submission_rubric"),
-)
-
-review_queue = sa.Table(
-    "review_queue",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("submission_id", sa.ForeignKey("submissions.id"), nullable=False),
-    sa.Column("rubric_version", sa.String(64), nullable=False),
-    sa.Column("reasons", sa.JSON, nullable=False),
-    sa.Column("created_at", sa.DateTime, nullable=False),
-    sa.Column("resolved_at", sa.DateTime),
-    sa.UniqueConstraint("submission_id", "rubric_version", name="uq_review_submission_rubric"),
-)
-
-webhook_deliveries = sa.Table(
-    "webhook_deliveries",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("platform_id", sa.ForeignKey("platforms.id"), nullable=False),
-    sa.Column("submission_id", sa.ForeignKey("submissions.id"), nullable=False),
-    sa.Column("event", sa.String(50), nullable=False),
-    sa.Column("status", sa.String(16), nullable=False),  # pending, delivered, failed
-    sa.Column("attempts", sa.Integer, nullable=False),
-    sa.Column("next_attempt_at", sa.DateTime, nullable=False),
-    sa.Column("last_error", sa.Text),
-    sa.Column("delivered_at", sa.DateTime),
-    sa.Column("created_at", sa.DateTime, nullable=False),
-    sa.UniqueConstraint("submission_id", "event", name="uq_deliveries_submission_event"),
-    sa.Index("ix_deliveries_status_next", "status", "next_attempt_at"),
-)
-
-dead_letters = sa.Table(
-    "dead_letters",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("task", sa.String(200), nullable=False),
-    sa.Column("submission_ids", sa.JSON, nullable=False),
-    sa.Column("error", sa.Text, nullable=False),
-    sa.Column("created_at", sa.DateTime, nullable=False),
-)
-
-GRADE_EVENT = "grade.completed"
-
-
-def utcnow() -> datetime:
-    """Naive UTC: SQLite keeps no time zone, so every timestamp is UTC by convention."""
-    return datetime.now(UTC).replace(tzinfo=None)
-
-
-def body_hash(exam: str, question_id: str, answer: str, student: str | None) -> str:
-    """What makes two posts of one submission id "the same body"."""
-    blob = json.dumps([exam, question_id, answer, student], ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-@dataclass(frozen=True)
-class Platform:
-    id: int
-    name: str
-    key_hash: str
-    webhook_url: str | None
-    webhook_secret: str
-    exams: frozenset[str]
-
-
-@dataclass(frozen=True)
-class NewSubmission:
-    external_id: str
-    exam: str
-    question_id: str
-    answer: str
-    student: str | None = None
-
-    @property
-    def body_hash(self) -> str:
-        return body_hash(self.exam, self.question_id, self.answer, self.student)
-
-
-@dataclass(frozen=True)
-class StoredSubmission:
-    id: int
-    platform_id: int
-    external_id: str
-    exam: str
-    question_id: str
-    answer: str
-    student: str | None
-    status: str
-    created_at: datetime
-    graded_at: datetime | None
-    error: str | None
-    grade: Grade | None = None
-
-
-@dataclass(frozen=True)
-class Delivery:
-    id: int
-    status: str
-    attempts: int
-    url: str | None
-    secret: str
-    payload: dict
-
-
-class IdConflict(Exception):
-    """Submission ids already stored with a different body; nothing of the request was stored."""
-
-    def __init__(self, external_ids: list[str]):
-        self.external_ids = external_ids
-        super().__init__(f"already submitted with a different body: {', '.join(external_ids)}")
+__all__ = [
+    "Delivery",
+    "IdConflict",
+    "NewSubmission",
+    "Platform",
+    "Store",
+    "StoredSubmission",
+    "body_hash",
+    "metadata",
+    "utcnow",
+]
 
 
 class Store:
@@ -654,7 +517,7 @@ def alembic_config(url: str):
     from alembic.config import Config
 
     config = Config()
-    config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    config.set_main_option("script_location", str(Path(__file__).parents[1] / "migrations"))
     config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     return config
 
