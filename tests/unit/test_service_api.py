@@ -110,8 +110,11 @@ def _bad_requests(keys):
 
 
 @pytest.mark.parametrize("case", list(_bad_requests({"a": {}})))
-def test_bad_input_gets_a_clear_4xx_and_stores_nothing(service, case):
+def test_bad_input_gets_a_clear_4xx_and_changes_nothing(service, case):
     client, store, keys = service
+    earlier = client.post("/v1/submissions", json=item(0), headers=keys["a"])
+    assert earlier.status_code == 202
+    wait_for(lambda: store.counts()["submissions"].get("graded") == 1, 10, "the earlier grade")
     status, loc, kwargs = _bad_requests(keys)[case]
     response = client.post("/v1/submissions", **kwargs)
     assert response.status_code == status, response.text
@@ -121,7 +124,8 @@ def test_bad_input_gets_a_clear_4xx_and_stores_nothing(service, case):
         assert all(d["msg"] for d in detail)
     else:
         assert loc in detail
-    assert stored(store) == 0
+    assert stored(store) == 1  # nothing new stored, nothing earlier lost
+    assert client.get("/v1/submissions/s0", headers=keys["a"]).json()["status"] == "graded"
 
 
 def test_a_platform_sees_only_its_own_submissions_and_exams(service):
