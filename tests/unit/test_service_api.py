@@ -169,3 +169,31 @@ def test_health_metrics_and_openapi(service):
     schema = client.get("/openapi.json").json()
     body = schema["paths"]["/v1/submissions"]["post"]["requestBody"]["content"]["application/json"]
     assert {"object", "array"} == {s.get("type") for s in body["schema"]["oneOf"]}
+
+
+def test_with_the_broker_down_posts_are_stored_and_health_says_so(tmp_path):
+    from grader.api.dispatch import CeleryDispatcher
+    from grader.exams import load_exams
+
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'grader.db'}",
+        redis_url="redis://127.0.0.1:1/0",  # nothing listens there
+        banks=[RUBRICS / f"{EXAM}.yaml"],
+        batch_wait_ms=0,
+    )
+    store = Store(settings.database_url)
+    store.migrate()
+    key = new_key()
+    store.add_platform("a", [EXAM], key.key_id, key.key_hash, "secret")
+    dispatcher = CeleryDispatcher(settings)
+    client = TestClient(create_app(settings, store, load_exams(settings.banks), dispatcher))
+    try:
+        health = client.get("/healthz")
+        assert health.status_code == 503 and health.json()["broker"] == "unreachable"
+        posted = client.post(
+            "/v1/submissions", json=item(1), headers={"Authorization": f"Bearer {key.key}"}
+        )
+        assert posted.status_code == 202
+        assert store.counts()["submissions"] == {"queued": 1}  # the sweeper will send it
+    finally:
+        dispatcher.close()
