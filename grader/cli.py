@@ -402,11 +402,23 @@ def platform_add(
     if store.platform_by_name(name) is not None:
         err.print(f"[bold red]error:[/] platform {name!r} exists")
         raise typer.Exit(code=2)
+    served = _served_exams()
+    for name in sorted(set(exam) - served):
+        err.print(
+            f"[yellow]warning:[/] exam {name!r} is not among the banks served ({', '.join(sorted(served))})"
+        )
     key, secret = new_key(), new_secret()
     store.add_platform(name, exam, key.key_id, key.key_hash, secret, webhook_url)
     console.print(f"platform {name} may post to: {', '.join(sorted(set(exam)))}")
     print(f"api_key={key.key}")
     print(f"webhook_secret={secret}")
+
+
+def _served_exams() -> set[str]:
+    from grader.bank.files import load_bank
+    from grader.config import Settings
+
+    return {load_bank(path).name for path in Settings().banks if Path(path).exists()}
 
 
 @platform_app.command("list")

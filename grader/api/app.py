@@ -272,6 +272,12 @@ CSV_COLUMNS = [
 ]  # fmt: skip
 
 
+def _cell(text: str | None) -> str:
+    """Platform-supplied text that a spreadsheet would run as a formula is quoted with '."""
+    text = text or ""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
 def _csv(rows: Iterator[StoredSubmission]) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -280,7 +286,7 @@ def _csv(rows: Iterator[StoredSubmission]) -> Iterator[str]:
         g = s.grade
         writer.writerow(
             [
-                s.external_id, s.exam, s.question_id, s.student or "", s.status,
+                _cell(s.external_id), s.exam, s.question_id, _cell(s.student), s.status,
                 "" if g is None or g.score is None else g.score,
                 "" if g is None or g.max_score is None else g.max_score,
                 g.method.value if g else "", "" if g is None or g.confidence is None else g.confidence,

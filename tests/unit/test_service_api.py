@@ -143,9 +143,8 @@ def test_a_platform_sees_only_its_own_submissions_and_exams(service):
 
 def test_export_as_jsonl_and_csv(service):
     client, store, keys = service
-    client.post(
-        "/v1/submissions", json=[item(1, answer="A"), item(2, answer="C")], headers=keys["a"]
-    )
+    items = [item(1, answer="A"), {**item(2, answer="C"), "student": "=HYPERLINK(1)"}]
+    client.post("/v1/submissions", json=items, headers=keys["a"])
     wait_for(lambda: store.counts()["submissions"].get("graded") == 2, 10, "2 grades")
     lines = client.get(f"/v1/exams/{EXAM}/grades", headers=keys["a"]).text.splitlines()
     records = [json.loads(line) for line in lines]
@@ -154,6 +153,7 @@ def test_export_as_jsonl_and_csv(service):
     text = client.get(f"/v1/exams/{EXAM}/grades?format=csv", headers=keys["a"]).text
     rows = list(csv.DictReader(io.StringIO(text)))
     assert [r["submission_id"] for r in rows] == ["s1", "s2"] and rows[0]["status"] == "graded"
+    assert rows[1]["student"] == "'=HYPERLINK(1)"  # not a formula in a spreadsheet
     assert client.get(f"/v1/exams/{EXAM}/grades?format=xml", headers=keys["a"]).status_code == 422
 
 

@@ -24,6 +24,8 @@ def test_platform_add_prints_the_key_once_and_stores_its_hash(tmp_path, monkeypa
     assert platform.key_hash == hash_key(key) and key not in (
         tmp_path / "g.db"
     ).read_bytes().decode("latin-1")
+    unknown = runner.invoke(app, ["platform", "add", "other", "--exam", "no_such_exam"])
+    assert unknown.exit_code == 0 and "not among the banks served" in unknown.output
     again = runner.invoke(app, ["platform", "add", "acme", "--exam", "x"])
     assert again.exit_code == 2 and "exists" in again.output
     listed = runner.invoke(app, ["platform", "list"])
