@@ -228,3 +228,39 @@ def test_redis_restart_mid_run_loses_nothing(service, redis):
     redis.start()
     wait_for(lambda: service.graded() == 500, 120, "every submission after the restart")
     assert service.grade_rows() == (500, 500)
+
+
+@pytest.mark.parametrize(
+    "service",
+    [
+        {
+            # A judge server that is down: every subjective answer is a transient failure.
+            "judge": "openai",
+            "openai_base_url": "http://127.0.0.1:9/v1",
+            "openai_model": "absent",
+            "openai_retries": 0,
+            "task_retries": 2,
+        }
+    ],
+    indirect=True,
+)
+def test_an_unreachable_judge_is_retried_then_dead_lettered(service):
+    items = submissions(40, "obj") + submissions(20, "essay", subjective_only=True)
+    # Subjective answers need the judge; a blank one scores 0 by rule without it.
+    subjective = {i["id"] for i in items
+                  if i["question_id"].startswith(("004-s5", "004-s6")) and len(i["answer"].strip()) >= 2}  # fmt: skip
+    assert len(subjective) >= 15
+    service.start_worker()
+    service.post(items)
+    wait_for(lambda: service.store.counts()["submissions"].get("failed", 0) == len(subjective),
+             60, "the subjective answers to be dead-lettered")  # fmt: skip
+    counts = service.store.counts()
+    assert counts["submissions"] == {"graded": 60 - len(subjective), "failed": len(subjective)}
+    assert counts["totals"]["dead_letters"] >= 1
+    failed = service.client.get(
+        f"/v1/submissions/{min(subjective)}", headers=service.headers
+    ).json()
+    assert failed["status"] == "failed" and "judge unavailable" in failed["error"]
+    assert failed["grade"] is None  # no silent score
+    logs = service.logs(tail=None)
+    assert logs.count("grade_batch") and "Retry in" in logs
