@@ -96,3 +96,49 @@ def test_the_gatherer_flushes_a_full_batch_at_once():
     wait_for(lambda: sent, 5, "a full batch to go without waiting 60 s")
     assert sent == [[1, 2, 3]]
     gatherer.close()
+
+
+def test_two_tasks_grading_the_same_batch_at_once_store_one_grade_each(store):
+    """What a redelivery racing the original run looks like: both grade, one grade is kept."""
+    stored = submit(store, 12)
+    ids = [s.id for s in stored]
+    outcomes = []
+    threads = [
+        threading.Thread(target=lambda: outcomes.append(grade_stored(store, graders(), ids)))
+        for _ in range(2)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(outcomes) == 2
+    counts = store.counts()
+    assert counts["totals"]["grades"] == 12 and counts["submissions"] == {"graded": 12}
+
+
+def test_the_sweeper_re_enqueues_lost_work_once(store):
+    from datetime import timedelta
+
+    from workers.sweeper import Sweeper
+
+    stored = submit(store, 3)
+
+    class Broker:  # the process boundary: what would go to Redis
+        def __init__(self):
+            self.sent = []
+
+        def send_task(self, name, args, queue):
+            self.sent.append((name, args, queue))
+
+    settings = Settings(database_url=store.url, sweep_after_s=60, batch_size=2)
+    broker = Broker()
+    sweeper = Sweeper(broker, settings)
+    assert sweeper.sweep() == (0, 0)  # just stored: their tasks may still be on the way
+    with store.engine.begin() as conn:  # pretend an hour passed
+        conn.exec_driver_sql(
+            "UPDATE submissions SET enqueued_at = datetime(enqueued_at, '-1 hour')"
+        )
+    assert sweeper.sweep() == (3, 0)
+    assert sorted(i for _, args, _ in broker.sent for i in args[0]) == [s.id for s in stored]
+    assert all(q == "grade" and len(args[0]) <= 2 for _, args, q in broker.sent)
+    assert store.claim_stale(timedelta(minutes=1)) == []  # claimed: not sent again soon
