@@ -37,6 +37,10 @@ def make_app(settings: Settings) -> Celery:
             # seconds (default 100 s); scan every quarter timeout (at most a minute) instead.
             "unacked_restore_interval": max(1, min(60, settings.visibility_timeout_s // 4)),
             "unacked_restore_throttle": 1,
+            # The scan holds a Redis lock; a worker killed while holding it would stop every
+            # other worker's scans until the lock expires (default 300 s). A scan takes
+            # milliseconds.
+            "unacked_mutex_expire": max(5, min(30, settings.visibility_timeout_s // 4)),
             "socket_connect_timeout": 5,
         },
         broker_connection_retry_on_startup=True,

@@ -98,7 +98,7 @@ class Worker:
     def kill(self, sig: int = signal.SIGKILL) -> None:
         if self.process.poll() is None:
             os.killpg(self.process.pid, sig)
-            self.process.wait(30)
+            self.process.wait(5)
 
     def stop(self) -> None:
         """Warm shutdown, then force: teardown must not leave processes behind."""
@@ -106,7 +106,7 @@ class Worker:
             return
         self.process.terminate()
         try:
-            self.process.wait(20)
+            self.process.wait(5)
         except subprocess.TimeoutExpired:
             self.kill()
 
