@@ -228,6 +228,7 @@ def test_redis_restart_mid_run_loses_nothing(service, redis):
     redis.start()
     wait_for(lambda: service.graded() == 500, 120, "every submission after the restart")
     assert service.grade_rows() == (500, 500)
+    assert service.workers[0].process.poll() is None, "the worker must survive the restart"
 
 
 @pytest.mark.parametrize(
