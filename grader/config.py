@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     )
     judge_max_reasks: int = Field(2, ge=0, le=5)
     judge_seed: int = 0
+    scripted_latency_s: float = Field(
+        0.0, ge=0, description="the scripted judge's time per batch, standing in for a model"
+    )
 
     # in-process vLLM
     vllm_max_model_len: int = 4096
@@ -72,3 +75,29 @@ class Settings(BaseSettings):
     # review
     min_answer_chars: int = Field(2, ge=0, description="shorter answers are blank: 0, no judge")
     review_below_confidence: float = Field(0.6, ge=0, le=1)
+
+    # the grading service (`grader serve`, `grader worker`)
+    database_url: str = Field(
+        "sqlite:///grader.db", description="SQLAlchemy URL; postgresql+psycopg://... in production"
+    )
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    banks: list[Path] = Field(
+        default_factory=lambda: sorted(Path("rubrics").glob("*.yaml")),
+        description="bank files the service serves; each bank is an exam, named by its name",
+    )
+    batch_size: int = Field(32, ge=1, description="submissions per grading task (one grade_many)")
+    batch_wait_ms: int = Field(200, ge=0, description="how long the API gathers single posts")
+    bulk_limit: int = Field(1000, ge=1, description="most submissions in one POST")
+    max_answer_chars: int = Field(20000, ge=1)
+    max_body_bytes: int = Field(8 * 1024 * 1024, ge=1024)
+    visibility_timeout_s: int = Field(
+        3600, ge=1, description="an unacknowledged task is redelivered after this (Redis)"
+    )
+    sweep_interval_s: float = Field(30.0, gt=0, description="how often workers look for lost work")
+    sweep_after_s: float = Field(
+        600.0, gt=0, description="a submission queued this long is enqueued again"
+    )
+    task_retries: int = Field(5, ge=0, description="retries of a grading task (transient errors)")
+    retry_backoff_s: float = Field(2.0, gt=0, description="first retry delay; doubles each time")
+    webhook_retries: int = Field(8, ge=0)
+    webhook_timeout_s: float = Field(10.0, gt=0)

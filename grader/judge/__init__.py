@@ -16,7 +16,7 @@ __all__ = ["Completion", "Judge", "JudgeReply", "JudgeRequest", "make_judge"]
 def _scripted(settings: Settings) -> Judge:
     from grader.judge.scripted import ScriptedJudge
 
-    return ScriptedJudge()
+    return ScriptedJudge(latency_s=settings.scripted_latency_s)
 
 
 def _vllm(settings: Settings) -> Judge:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Sequence
 
 from grader.coverage import criterion_coverage, features, point_coverage
@@ -42,13 +43,18 @@ def coverage_script(request: JudgeRequest) -> str:
 class ScriptedJudge(Judge):
     backend = "scripted"
 
-    def __init__(self, script: Script | None = None, model: str = "coverage-script"):
+    def __init__(
+        self, script: Script | None = None, model: str = "coverage-script", latency_s: float = 0.0
+    ):
         self.script = script or coverage_script
         self.model = model
+        self.latency_s = latency_s  # per batch: stands in for model time in queue tests
         self.calls: list[list[JudgeRequest]] = []  # every batch received, for tests
 
     def complete(self, requests: Sequence[JudgeRequest]) -> list[Completion]:
         self.calls.append(list(requests))
+        if self.latency_s:
+            time.sleep(self.latency_s)
         out = []
         for request in requests:
             try:

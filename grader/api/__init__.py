@@ -1,0 +1,1 @@
+"""The grading service's HTTP intake (FastAPI). Imported only by `grader serve` and tests."""

@@ -1,0 +1,43 @@
+"""Platform API keys: shown once, stored only as a hash.
+
+A key reads ``gk_<key id>_<secret>``. The key id finds the platform; the SHA-256 of the whole
+key is compared in constant time with the stored hash. The secret is 256 random bits, so a
+plain hash (no slow KDF) is enough: there is nothing to brute-force.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+
+PREFIX = "gk"
+
+
+@dataclass(frozen=True)
+class NewKey:
+    key: str  # give to the platform once; never stored
+    key_id: str
+    key_hash: str
+
+
+def new_key() -> NewKey:
+    key_id = secrets.token_hex(8)
+    key = f"{PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
+    return NewKey(key, key_id, hash_key(key))
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def key_id_of(key: str) -> str | None:
+    parts = key.split("_", 2)
+    if len(parts) != 3 or parts[0] != PREFIX or not parts[1] or not parts[2]:
+        return None
+    return parts[1]
+
+
+def matches(key: str, key_hash: str) -> bool:
+    return hmac.compare_digest(hash_key(key), key_hash)

@@ -1,0 +1,60 @@
+"""Prometheus metrics, read from the store at scrape time so API and workers on any host agree.
+
+``grader_graded_total`` is a counter: graded/s is ``rate(grader_graded_total[1m])``.
+"""
+
+from __future__ import annotations
+
+from fastapi import Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
+
+from grader.store import Store
+
+
+class _StoreCollector:
+    def __init__(self, store: Store, dispatcher):
+        self.store, self.dispatcher = store, dispatcher
+
+    def collect(self):
+        counts = self.store.counts()
+        totals = counts["totals"]
+        submissions = GaugeMetricFamily(
+            "grader_submissions", "submissions by status", labels=["status"]
+        )
+        for status in ("queued", "graded", "failed"):
+            submissions.add_metric([status], counts["submissions"].get(status, 0))
+        yield submissions
+        depth = GaugeMetricFamily(
+            "grader_queue_depth", "messages waiting in the broker", labels=["queue"]
+        )
+        try:
+            for queue, n in self.dispatcher.queue_depth().items():
+                depth.add_metric([queue], n)
+        except Exception:  # broker down: report what the store knows
+            pass
+        yield depth
+        yield CounterMetricFamily("grader_graded", "grades stored", value=totals["grades"])
+        yield CounterMetricFamily(
+            "grader_dead_letters", "grading tasks that exhausted their retries",
+            value=totals["dead_letters"],
+        )  # fmt: skip
+        yield SummaryMetricFamily(
+            "grader_judge_latency_seconds", "judge time per judged answer",
+            count_value=totals["judged"], sum_value=totals["judge_latency_s"],
+        )  # fmt: skip
+        yield GaugeMetricFamily(
+            "grader_open_reviews", "grades waiting for a human", value=totals["open_reviews"]
+        )
+        deliveries = GaugeMetricFamily(
+            "grader_webhook_deliveries", "webhook deliveries by status", labels=["status"]
+        )
+        for status in ("pending", "delivered", "failed"):
+            deliveries.add_metric([status], counts["deliveries"].get(status, 0))
+        yield deliveries
+
+
+def metrics_response(store: Store, dispatcher) -> Response:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_StoreCollector(store, dispatcher))
+    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

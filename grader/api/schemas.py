@@ -1,0 +1,55 @@
+"""What platforms send and get back: the HTTP contract, validated at the boundary."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from grader.models import Grade
+
+
+class SubmissionIn(BaseModel):
+    """One answer to grade. ``id`` is the platform's own id: posting it again is safe."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+    id: str = Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f]+$")
+    exam: str = Field(min_length=1, max_length=200, description="the bank's name")
+    question_id: str = Field(min_length=1, max_length=200)
+    answer: str
+    student: str | None = Field(default=None, max_length=200)
+
+
+class Accepted(BaseModel):
+    id: str
+    status: Literal["queued", "graded", "failed"]
+    duplicate: bool = Field(description="this id was posted before with the same body")
+
+
+class SubmitResponse(BaseModel):
+    submissions: list[Accepted]
+
+
+class SubmissionOut(BaseModel):
+    id: str
+    exam: str
+    question_id: str
+    student: str | None
+    status: Literal["queued", "graded", "failed"]
+    submitted_at: datetime
+    graded_at: datetime | None
+    error: str | None = None
+    grade: Grade | None = None
+
+
+class ExamOut(BaseModel):
+    name: str
+    questions: int
+    subjective: int
+
+
+class Health(BaseModel):
+    database: str
+    broker: str

@@ -1,0 +1,100 @@
+"""The service's tables. Alembic migrations (``grader/migrations``) create them; a test checks
+that migrating an empty database gives exactly this."""
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+platforms = sa.Table(
+    "platforms",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(100), nullable=False, unique=True),
+    sa.Column("key_id", sa.String(32), nullable=False, unique=True),
+    sa.Column("key_hash", sa.String(64), nullable=False),
+    sa.Column("webhook_url", sa.String(2000)),
+    sa.Column("webhook_secret", sa.String(100), nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+)
+
+platform_exams = sa.Table(
+    "platform_exams",
+    metadata,
+    sa.Column("platform_id", sa.ForeignKey("platforms.id"), primary_key=True),
+    sa.Column("exam", sa.String(200), primary_key=True),
+)
+
+submissions = sa.Table(
+    "submissions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("platform_id", sa.ForeignKey("platforms.id"), nullable=False),
+    sa.Column("external_id", sa.String(200), nullable=False),
+    sa.Column("exam", sa.String(200), nullable=False),
+    sa.Column("question_id", sa.String(200), nullable=False),
+    sa.Column("student", sa.String(200)),
+    sa.Column("answer", sa.Text, nullable=False),
+    sa.Column("body_hash", sa.String(64), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),  # queued, graded, failed
+    sa.Column("enqueued_at", sa.DateTime, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("graded_at", sa.DateTime),
+    sa.Column("error", sa.Text),
+    sa.UniqueConstraint("platform_id", "external_id", name="uq_submissions_platform_external"),
+    sa.Index("ix_submissions_status_enqueued", "status", "enqueued_at"),
+    sa.Index("ix_submissions_platform_exam", "platform_id", "exam"),
+)
+
+grades = sa.Table(
+    "grades",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("submission_id", sa.ForeignKey("submissions.id"), nullable=False),
+    sa.Column("rubric_version", sa.String(64), nullable=False),  # "" for objective questions
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("score", sa.Float),
+    sa.Column("needs_review", sa.Boolean, nullable=False),
+    sa.Column("judge_latency_s", sa.Float),
+    sa.Column("record", sa.JSON, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.UniqueConstraint("submission_id", "rubric_version", name="uq_grades_submission_rubric"),
+)
+
+review_queue = sa.Table(
+    "review_queue",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("submission_id", sa.ForeignKey("submissions.id"), nullable=False),
+    sa.Column("rubric_version", sa.String(64), nullable=False),
+    sa.Column("reasons", sa.JSON, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("resolved_at", sa.DateTime),
+    sa.UniqueConstraint("submission_id", "rubric_version", name="uq_review_submission_rubric"),
+)
+
+webhook_deliveries = sa.Table(
+    "webhook_deliveries",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("platform_id", sa.ForeignKey("platforms.id"), nullable=False),
+    sa.Column("submission_id", sa.ForeignKey("submissions.id"), nullable=False),
+    sa.Column("event", sa.String(50), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),  # pending, delivered, failed
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("next_attempt_at", sa.DateTime, nullable=False),
+    sa.Column("last_error", sa.Text),
+    sa.Column("delivered_at", sa.DateTime),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.UniqueConstraint("submission_id", "event", name="uq_deliveries_submission_event"),
+    sa.Index("ix_deliveries_status_next", "status", "next_attempt_at"),
+)
+
+dead_letters = sa.Table(
+    "dead_letters",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("task", sa.String(200), nullable=False),
+    sa.Column("submission_ids", sa.JSON, nullable=False),
+    sa.Column("error", sa.Text, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+)

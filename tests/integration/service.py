@@ -1,0 +1,166 @@
+"""Real processes for the grading-service tests: redis-server, Celery workers, a webhook
+receiver. Every wait is bounded; every process is killed in teardown."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from grader.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(predicate: Callable[[], object], timeout: float, what: str, every: float = 0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise TimeoutError(f"timed out after {timeout:g}s waiting for {what}")
+
+
+class RedisServer:
+    """A redis-server with AOF on, in its own folder; restartable on the same port."""
+
+    def __init__(self, folder: Path):
+        self.folder, self.port = folder, free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+             "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
+             "--dir", str(self.folder), "--daemonize", "no"],
+            stdout=(self.folder / "redis.log").open("a"), stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        wait_for(self._pings, 10, "redis-server to answer")
+
+    def kill(self) -> None:
+        """SIGKILL: no chance to flush, what AOF has not synced is gone."""
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+
+    def _pings(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
+                s.sendall(b"PING\r\n")
+                return s.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+
+class SharedRedis:
+    """A redis-server someone else runs (CI): only its URL, and a way to empty our database."""
+
+    def __init__(self, url: str):
+        self.url = url
+
+    def flush(self) -> None:
+        import redis
+
+        client = redis.Redis.from_url(self.url, socket_timeout=5)
+        try:
+            client.flushdb()
+        finally:
+            client.close()
+
+
+class Worker:
+    """``grader worker`` as a process group of its own, so it can be SIGKILLed whole."""
+
+    def __init__(self, env: dict[str, str], log: Path, concurrency: int = 2):
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "grader", "worker", "--concurrency", str(concurrency),
+             "--pool", "prefork", "--loglevel", "INFO"],
+            cwd=ROOT, env=env, stdout=log.open("a"), stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, sig)
+            self.process.wait(5)
+
+    def stop(self) -> None:
+        """Warm shutdown, then force: teardown must not leave processes behind."""
+        if self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
+class WebhookReceiver:
+    """A platform's endpoint on 127.0.0.1: checks each signature; refuses some first tries
+    (503) so the retries are exercised."""
+
+    def __init__(self, secret: str, refuse_first: Callable[[str], bool] = lambda _: False):
+        self.secret, self.refuse_first = secret, refuse_first
+        self.received: list[dict] = []
+        self.refused: set[str] = set()
+        self.lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                payload = json.loads(body)
+                sid = payload["submission_id"]
+                with receiver.lock:
+                    if receiver.refuse_first(sid) and sid not in receiver.refused:
+                        receiver.refused.add(sid)
+                        self.send_response(503)
+                        self.end_headers()
+                        return
+                    receiver.received.append(
+                        {
+                            "submission_id": sid,
+                            "delivery": self.headers[DELIVERY_HEADER],
+                            "valid": verify(
+                                receiver.secret,
+                                self.headers[TIMESTAMP_HEADER],
+                                body,
+                                self.headers[SIGNATURE_HEADER],
+                            ),
+                            "payload": payload,
+                        }
+                    )
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def ids(self) -> set[str]:
+        with self.lock:
+            return {r["submission_id"] for r in self.received}
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,32 @@
+"""Service commands: migrate, register a platform (key shown once, only its hash kept)."""
+
+from typer.testing import CliRunner
+
+from grader.api.keys import hash_key, key_id_of
+from grader.cli import app
+from grader.store import Store
+
+runner = CliRunner()
+
+
+def test_platform_add_prints_the_key_once_and_stores_its_hash(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    monkeypatch.setenv("GRADER_DATABASE_URL", url)
+    assert runner.invoke(app, ["db", "upgrade"]).exit_code == 0
+    result = runner.invoke(
+        app, ["platform", "add", "acme", "--exam", "grad_accum_engineer",
+              "--webhook-url", "https://acme.example/hook"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    key = next(line for line in result.output.splitlines() if line.startswith("api_key="))[8:]
+    platform = Store(url).platform_by_key_id(key_id_of(key))
+    assert platform.name == "acme" and platform.exams == {"grad_accum_engineer"}
+    assert platform.key_hash == hash_key(key) and key not in (
+        tmp_path / "g.db"
+    ).read_bytes().decode("latin-1")
+    unknown = runner.invoke(app, ["platform", "add", "other", "--exam", "no_such_exam"])
+    assert unknown.exit_code == 0 and "not among the banks served" in unknown.output
+    again = runner.invoke(app, ["platform", "add", "acme", "--exam", "x"])
+    assert again.exit_code == 2 and "exists" in again.output
+    listed = runner.invoke(app, ["platform", "list"])
+    assert "acme" in listed.output and key not in listed.output

@@ -1,0 +1,128 @@
+"""The service store on a real SQLite file: migrations, idempotent writes, claims."""
+
+from datetime import timedelta
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from grader.models import Grade, GradeStatus, Method, ReviewReason
+from grader.store import IdConflict, NewSubmission, Store
+from grader.store.schema import grades, metadata, review_queue, submissions, webhook_deliveries
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(f"sqlite:///{tmp_path / 'grader.db'}")
+    s.migrate()
+    return s
+
+
+@pytest.fixture
+def platform(store):
+    return store.add_platform("p", ["exam1"], "kid", "hash", "secret", "http://127.0.0.1:9/hook")
+
+
+def new(i, answer="B", question="q1"):
+    return NewSubmission(f"s{i}", "exam1", question, answer, "stu")
+
+
+def grade(stored, review=False):
+    return Grade(
+        submission_id=stored.external_id,
+        question_id=stored.question_id,
+        status=GradeStatus.GRADED,
+        score=1.0,
+        max_score=2.0,
+        method=Method.JUDGE,
+        needs_review=review,
+        review_reasons=[ReviewReason(code="low_confidence", message="0.4")] if review else [],
+        provenance={"rubric_version": "abc123", "latency_s": 0.5},
+    )
+
+
+def count(store, table):
+    with store.engine.connect() as conn:
+        return conn.execute(sa.select(sa.func.count()).select_from(table)).scalar()
+
+
+def test_migrating_an_empty_file_gives_the_declared_schema(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'empty.db'}")
+    store.migrate()
+    store.migrate()  # a second run is a no-op
+    with store.engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+        mode = conn.execute(sa.text("PRAGMA journal_mode")).scalar()
+    assert mode == "wal"
+
+
+def test_submit_twice_returns_the_stored_submission(store, platform):
+    first = store.submit(platform, [new(1), new(2)])
+    assert [created for _, created in first] == [True, True]
+    again = store.submit(platform, [new(2), new(1)])
+    assert [(s.id, created) for s, created in again] == [
+        (first[1][0].id, False),
+        (first[0][0].id, False),
+    ]
+    assert count(store, submissions) == 2
+
+
+def test_a_changed_body_is_a_conflict_and_nothing_of_the_request_is_stored(store, platform):
+    store.submit(platform, [new(1)])
+    with pytest.raises(IdConflict) as caught:
+        store.submit(platform, [new(3), new(1, answer="C")])
+    assert caught.value.external_ids == ["s1"]
+    with pytest.raises(IdConflict):  # the same id twice in one request, two bodies
+        store.submit(platform, [new(4), new(4, answer="C")])
+    assert count(store, submissions) == 1
+
+
+def test_ids_are_per_platform(store, platform):
+    other = store.add_platform("q", ["exam1"], "kid2", "hash2", "secret2")
+    store.submit(platform, [new(1)])
+    ((stored, created),) = store.submit(other, [new(1, answer="different")])
+    assert created and store.submission(platform, "s1").answer == "B"
+    assert store.submission(other, "s1").id == stored.id
+
+
+def test_recording_a_grade_twice_stores_it_once(store, platform):
+    ((stored, _),) = store.submit(platform, [new(1)])
+    first = store.record([(stored, grade(stored, review=True))])
+    second = store.record([(stored, grade(stored, review=True))])  # a redelivered task
+    assert first == second and len(first) == 1
+    assert (count(store, grades), count(store, review_queue), count(store, webhook_deliveries)) == (
+        1,
+        1,
+        1,
+    )
+    found = store.submission(platform, "s1")
+    assert found.status == "graded" and found.grade.score == 1.0
+    assert store.queued([stored.id]) == []  # a redelivered task finds nothing left to grade
+    assert store.counts()["totals"]["judge_latency_s"] == 0.5
+
+
+def test_stale_submissions_are_claimed_once(store, platform):
+    store.submit(platform, [new(1), new(2)])
+    claimed = store.claim_stale(timedelta(0))
+    assert [s.external_id for s in claimed] == ["s1", "s2"]
+    assert store.claim_stale(timedelta(minutes=5)) == []  # just claimed: not stale again
+
+
+def test_dead_letter_fails_the_submissions(store, platform):
+    ((stored, _),) = store.submit(platform, [new(1)])
+    store.dead_letter("workers.tasks.grade_batch", [stored.id], "JudgeUnavailable: down")
+    found = store.submission(platform, "s1")
+    assert found.status == "failed" and "down" in found.error
+    assert store.counts()["totals"]["dead_letters"] == 1
+
+
+def test_export_lists_each_submission_once_with_its_grade(store, platform):
+    pairs = store.submit(platform, [new(1), new(2)])
+    store.record([(pairs[0][0], grade(pairs[0][0]))])
+    rows = list(store.export(platform, "exam1"))
+    assert [(r.external_id, r.status, r.grade is not None) for r in rows] == [
+        ("s1", "graded", True),
+        ("s2", "queued", False),
+    ]
+    assert list(store.export(platform, "other")) == []

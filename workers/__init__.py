@@ -1,0 +1,1 @@
+"""Celery workers of the grading service: ``celery -A workers.app worker`` or ``grader worker``."""

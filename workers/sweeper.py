@@ -1,0 +1,59 @@
+"""Finds work whose message may be lost and enqueues it again.
+
+The API stores a submission before it sends its task, and a task can still vanish: Redis
+restarted before persisting it, or the API died between commit and send. A submission still
+``queued`` after ``GRADER_SWEEP_AFTER_S`` gets a new task; so does a webhook delivery that is
+that much overdue. Claims in the store keep two sweepers from doubling the work, and a
+duplicate task is harmless anyway: grading skips submissions already graded.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import timedelta
+
+from celery import Celery
+
+from grader.config import Settings
+from grader.grading import chunks
+from grader.store import Store
+
+log = logging.getLogger(__name__)
+
+
+class Sweeper:
+    def __init__(self, app: Celery, settings: Settings):
+        self.app, self.settings = app, settings
+        self.store = Store(settings.database_url)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sweeper", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def sweep(self) -> tuple[int, int]:
+        """One pass: (submissions, deliveries) enqueued again."""
+        after = timedelta(seconds=self.settings.sweep_after_s)
+        stale = self.store.claim_stale(after)
+        for ids in chunks(stale, self.settings.batch_size):
+            self.app.send_task("workers.tasks.grade_batch", args=[ids], queue="grade")
+        overdue = self.store.claim_overdue_deliveries(after)
+        for delivery_id in overdue:
+            self.app.send_task("workers.tasks.deliver_webhook", args=[delivery_id], queue="io")
+        if stale or overdue:
+            log.warning(
+                "sweeper re-enqueued %d submission(s), %d webhook(s)", len(stale), len(overdue)
+            )
+        return len(stale), len(overdue)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.sweep()
+            except Exception:  # the broker or the database is down: try again next round
+                log.exception("sweep failed")
+            self._stop.wait(self.settings.sweep_interval_s)
