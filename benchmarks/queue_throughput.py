@@ -43,6 +43,7 @@ def run(n: int, batch_size: int, latency: float, workdir: Path) -> dict:
         "GRADER_REDIS_URL": redis.url,
         "GRADER_BANKS": json.dumps([str(ROOT / "rubrics" / f"{EXAM}.yaml")]),
         "GRADER_JUDGE": "scripted",
+        "GRADER_EMBED_MODEL": "none",  # the service's own overhead, not the embedding model's
         "GRADER_SCRIPTED_LATENCY_S": str(latency),
         "GRADER_BATCH_SIZE": str(batch_size),
     }

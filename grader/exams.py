@@ -8,6 +8,7 @@ from pathlib import Path
 
 from grader.bank.files import load_bank
 from grader.config import Settings
+from grader.embed import Embedder, make_embedder
 from grader.errors import ConfigError
 from grader.judge import Judge, make_judge
 from grader.models import Bank, Rubric
@@ -43,21 +44,27 @@ def load_exams(paths: Sequence[Path]) -> dict[str, Exam]:
 
 @dataclass
 class Graders:
-    """One judge per process and a pipeline per exam sharing it: built once, after fork."""
+    """One judge and one embedder per process, and a pipeline per exam sharing them: built
+    once, after fork (the embedding model loads on first use, only if an answer needs it)."""
 
     exams: dict[str, Exam]
     settings: Settings
     judge: Judge | None = None
+    embedder: Embedder | None = None
     _pipelines: dict[str, Pipeline] = field(default_factory=dict)
 
     @classmethod
     def load(cls, settings: Settings) -> Graders:
-        return cls(load_exams(settings.banks), settings, make_judge(settings))
+        return cls(
+            load_exams(settings.banks), settings, make_judge(settings), make_embedder(settings)
+        )
 
     def pipeline(self, exam: str) -> Pipeline:
         if exam not in self._pipelines:
             e = self.exams[exam]
-            self._pipelines[exam] = Pipeline(e.bank, e.rubrics, self.judge, self.settings)
+            self._pipelines[exam] = Pipeline(
+                e.bank, e.rubrics, self.judge, self.settings, self.embedder
+            )
         return self._pipelines[exam]
 
     def close(self) -> None:

@@ -271,6 +271,23 @@ class Store:
             ).all()
         return [_stored(row) for row in rows]
 
+    def answers(
+        self, platform_id: int, exam: str, question_ids: Sequence[str]
+    ) -> list[StoredSubmission]:
+        """A platform's answers to some questions of an exam, graded or not: the cohort that
+        off-topic, near-duplicate and group signals compare a new answer with."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                submissions.select()
+                .where(
+                    submissions.c.platform_id == platform_id,
+                    submissions.c.exam == exam,
+                    submissions.c.question_id.in_(list(question_ids)),
+                )
+                .order_by(submissions.c.id)
+            ).all()
+        return [_stored(row) for row in rows]
+
     def record(self, results: Sequence[tuple[StoredSubmission, Grade]]) -> list[int]:
         """Store grades and mark their submissions graded, in one transaction; idempotent.
 

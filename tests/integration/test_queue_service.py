@@ -72,6 +72,7 @@ class Service:
             "redis_url": redis.url,
             "banks": [str(BANK)],
             "judge": "scripted",
+            "embed_model": "none",  # durability, not signals: no model in every worker
             "batch_size": 25,
             "batch_wait_ms": 50,
             "visibility_timeout_s": 8,
