@@ -201,14 +201,14 @@ def submissions_of(rows: list[dict]) -> list[Submission]:
 
 
 def code_version() -> dict:
-    """The commit graded with, and whether grader/ or prompts/ differ from it."""
+    """The commit graded with, and whether grader/, prompts/ or this script differ from it."""
 
     def git(*args: str) -> str:
         done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
         return done.stdout.strip()
 
     try:
-        changed = git("status", "--porcelain", "--", "grader", "prompts", "benchmarks")
+        changed = git("status", "--porcelain", "--", "grader", "prompts", __file__)
         return {"commit": git("rev-parse", "HEAD"), "dirty": bool(changed)}
     except (OSError, subprocess.CalledProcessError):
         return {"commit": None, "dirty": None}
