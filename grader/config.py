@@ -44,6 +44,10 @@ class Settings(BaseSettings):
     vllm_enforce_eager: bool = True
     vllm_dtype: str = "bfloat16"
     vllm_gpu_memory_utilization: float = 0.85
+    vllm_enable_prefix_caching: bool = Field(True, description="off only for benchmarks")
+    vllm_load_format: str = Field(
+        "auto", description='"dummy": random weights from config.json, for throughput runs'
+    )
 
     # OpenAI-compatible server (e.g. `vllm serve`)
     openai_base_url: str = "http://127.0.0.1:8000/v1"

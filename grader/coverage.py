@@ -9,6 +9,7 @@ a large gap between them sends the grade to review.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from grader.models import Criterion, Rubric
 from grader.text import match_key
@@ -19,7 +20,10 @@ _CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
 
 def features(text: str) -> set[str]:
     key = match_key(text)
-    grams = {w for w in _WORD.findall(key) if len(w) > 1}
+    # Words come from the text with its spaces kept: the match key drops spaces, which glued
+    # every English sentence into one "word" and left English coverage at 0.
+    spaced = unicodedata.normalize("NFKC", text).casefold()
+    grams = {w for w in _WORD.findall(spaced) if len(w) > 1}
     for run in _CJK_RUN.findall(key):
         grams.update(run[i : i + 2] for i in range(len(run) - 1))
         if len(run) == 1:

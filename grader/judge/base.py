@@ -31,6 +31,13 @@ class JudgeRequest(BaseModel):
     rubric: Rubric | None = Field(default=None, description="what the reply is checked against")
     answer: str = ""
     max_tokens: int = 512
+    min_tokens: int = Field(
+        default=0, ge=0, description="generate at least this many tokens: fixed-length benchmarks"
+    )
+    structured_output: bool = Field(
+        default=True,
+        description="decode constrained to json_schema; off only to measure what it costs",
+    )
     temperature: float = 0.0
     seed: int | None = None
 

@@ -105,14 +105,7 @@ class OpenAIJudge(Judge):
                         max_tokens=request.max_tokens,
                         temperature=request.temperature,
                         seed=request.seed,
-                        response_format={
-                            "type": "json_schema",
-                            "json_schema": {
-                                "name": "verdict",
-                                "schema": request.json_schema,
-                                "strict": True,
-                            },
-                        },
+                        **_decoding_options(request),
                     )
                 except transient as exc:
                     if attempt == self.retries:
@@ -123,6 +116,19 @@ class OpenAIJudge(Judge):
                     return Completion(error=f"{type(exc).__name__}: {exc}")
                 return _completion(response, time.monotonic() - started)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _decoding_options(request: JudgeRequest) -> dict:
+    """The JSON-schema constraint, and ``min_tokens`` (a vLLM extension) only when asked for."""
+    options: dict = {}
+    if request.structured_output:
+        options["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "verdict", "schema": request.json_schema, "strict": True},
+        }
+    if request.min_tokens:
+        options["extra_body"] = {"min_tokens": request.min_tokens}
+    return options
 
 
 def _completion(response, latency_s: float) -> Completion:

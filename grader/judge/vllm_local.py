@@ -119,6 +119,8 @@ class VllmJudge(Judge):
             enforce_eager=settings.vllm_enforce_eager,
             kv_cache_gib=settings.vllm_kv_cache_gib,
             gpu_memory_utilization=settings.vllm_gpu_memory_utilization,
+            enable_prefix_caching=settings.vllm_enable_prefix_caching,
+            load_format=settings.vllm_load_format,
             seed=settings.judge_seed,
         )
 
@@ -126,14 +128,22 @@ class VllmJudge(Judge):
         from vllm import SamplingParams
         from vllm.sampling_params import StructuredOutputsParams
 
+        structured = (
+            StructuredOutputsParams(json=request.json_schema, disable_any_whitespace=True)
+            if request.structured_output
+            else None
+        )
         return SamplingParams(
             temperature=request.temperature,
             max_tokens=request.max_tokens,
+            min_tokens=min(request.min_tokens, request.max_tokens),
             seed=request.seed if request.temperature > 0 else None,
-            structured_outputs=StructuredOutputsParams(
-                json=request.json_schema, disable_any_whitespace=True
-            ),
+            structured_outputs=structured,
         )
+
+    def reset_prefix_cache(self) -> bool:
+        """Forget cached prefixes, so a benchmark's next configuration starts cold."""
+        return bool(self.llm.reset_prefix_cache())
 
     def complete(self, requests: Sequence[JudgeRequest]) -> list[Completion]:
         if not requests:

@@ -101,3 +101,13 @@ def test_server_down_is_transient():
     judge = OpenAIJudge("http://127.0.0.1:9/v1", model="m", retries=1, backoff_s=0.01, timeout_s=2)
     (reply,) = judge.judge([request("x")])
     assert reply.verdict is None and reply.transient
+
+
+def test_free_text_and_min_tokens_for_benchmarks():
+    with Server() as server:
+        judge = OpenAIJudge(server.url, model="m", retries=0)
+        free = request("ok").model_copy(update={"structured_output": False, "min_tokens": 20})
+        judge.complete([free, request("ok")])
+        by_constraint = sorted(server.requests, key=lambda body: "response_format" in body)
+        assert "response_format" not in by_constraint[0] and by_constraint[0]["min_tokens"] == 20
+        assert "response_format" in by_constraint[1] and "min_tokens" not in by_constraint[1]

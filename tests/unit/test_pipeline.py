@@ -202,3 +202,14 @@ def test_one_quote_cannot_carry_every_criterion():
     assert grade.score == 2  # the two criteria the quote is most about keep their point
     assert grade.criteria[0].points == 1  # "推荐系统架构" shares the most wording
     assert "too many criteria" in " ".join(c.rationale for c in grade.criteria)
+
+
+def test_english_coverage_and_evidence_work_word_by_word():
+    from grader.coverage import features, point_coverage
+
+    answer = "A prototype simulates the behaviour of portions of the final product."
+    assert (
+        point_coverage("simulate the behaviour of portions of the product", features(answer)) > 0.6
+    )
+    # a paraphrased quote is mapped to the answer's sentence, as it is for Chinese
+    assert locate("prototype simulates behaviour of portions", answer) is not None

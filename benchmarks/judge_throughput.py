@@ -1,0 +1,412 @@
+"""How fast the judge grades, and what batching, the prefix cache and structured output buy.
+
+One run measures, on the same answers and with the output length fixed (``--max-tokens`` and
+``--min-tokens``, so every configuration generates the same number of tokens):
+
+- ``cache_on/structured/bN``: the production setting — rubric-first prompts, prefix caching
+  on, JSON-schema decoding — for each batch size N in ``--batch-sizes`` (1 = one request at a
+  time, the others = that many requests per ``complete`` call);
+- ``cache_on/free/bN``: the same prompts decoded without the schema, at the largest batch size;
+- ``cache_off/structured/bN``: a second engine with prefix caching off, at the smallest and
+  largest batch sizes (vLLM turns the cache on or off per engine, so the first engine is shut
+  down and its memory released before the second loads).
+
+The prefix cache is reset before each configuration, so every one starts cold and pays for
+its first rubric prefix. For each: gradings/s, prompt and generated tokens/s, p50/p95 latency
+(a request's latency is the wall time of the ``complete`` call that carried it: what a caller
+waits for its verdict), the prefix-cache hit rate (cached / prompt tokens) and how many
+replies parse as verdicts (with a fixed length, a truncated verdict is expected and is not a
+failure of the run). The ratios batched/sequential, cache on/off and structured on/off come
+from this one run, so they compare like with like even on a busy machine.
+
+The answers are real: ``--data seed`` takes the hand-graded seed answers and the example
+submissions to the questions in ``--questions`` (instructor rubrics, long Chinese prompts);
+``--data mohler`` takes Mohler answers (short English prompts, enough answers for GPU batch
+sizes). On CUDA, ``--model`` is any local model folder; with ``--load-format dummy`` vLLM gives
+it random weights (a folder with config.json and a tokenizer is enough: see
+``benchmarks/dummy_model.py``), for throughput when no weights are at hand.
+
+    python benchmarks/judge_throughput.py --answers 16 --batch-sizes 1,4,16 \
+        --max-tokens 48 --min-tokens 48 --out benchmarks/results/judge_throughput_cpu.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from grader.bank.files import load_bank
+from grader.config import Settings
+from grader.errors import JudgeProtocolError
+from grader.judge import make_judge
+from grader.judge.base import Judge, JudgeRequest
+from grader.models import Question, Rubric
+from grader.prompts import judge_messages, judge_prompt
+from grader.rubrics import load_rubrics, rubric_for
+from grader.verdict import parse_verdict, verdict_schema
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = ROOT / "tests" / "data" / "seed_answers.jsonl"
+EXAMPLES = ROOT / "examples"
+BANKS = ROOT / "rubrics"
+DEFAULT_QUESTIONS = "004-s5-q1,004-s5-q2"
+MIN_ANSWER_CHARS = 2  # blank answers never reach the judge in production either
+
+
+# --- the answers -----------------------------------------------------------------------------
+
+
+def seed_items(questions: list[str] | None) -> list[tuple[Question, Rubric, str]]:
+    """(question, rubric, answer) for the seed answers and example submissions to ``questions``
+    (None: every subjective question of the seed banks)."""
+    found: dict[str, tuple[Question, Rubric]] = {}
+    for path in sorted(BANKS.glob("*.yaml")):
+        bank = load_bank(path)
+        rubrics = load_rubrics(path, bank)
+        for question in bank.questions:
+            wanted = question.id in questions if questions else not question.type.objective
+            if wanted:
+                found[question.id] = (question, rubric_for(question, rubrics))
+    missing = [q for q in questions or [] if q not in found]
+    if missing:
+        raise SystemExit(f"questions not in any bank under {BANKS}: {', '.join(missing)}")
+    items = []
+    for path in [SEEDS, *sorted(EXAMPLES.glob("*.submissions.jsonl"))]:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if row["question_id"] in found and len(row["answer"].strip()) >= MIN_ANSWER_CHARS:
+                items.append((*found[row["question_id"]], row["answer"]))
+    # Keep each question's answers together, as the pipeline does: shared prefixes back to back.
+    order = {q: i for i, q in enumerate(questions or sorted(found))}
+    return sorted(items, key=lambda item: order[item[0].id])
+
+
+def _ids(text: str) -> list[str]:
+    return [q.strip() for q in text.split(",") if q.strip()]
+
+
+def mohler_items(questions: list[str] | None, count: int) -> list[tuple[Question, Rubric, str]]:
+    """(question, rubric, answer) from the Mohler data, with the agreement benchmark's rubric."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from agreement import DEFAULT_DATA, build_bank, read_rows, sample, scale_rubric
+
+    rows = sample(read_rows(DEFAULT_DATA), questions, count, seed=0)
+    bank = build_bank(rows)
+    rubrics = {q.id: scale_rubric(q) for q in bank.questions}
+    by_id = {q.id: q for q in bank.questions}
+    items = [(by_id[r["id"]], rubrics[r["id"]], r["student_answer"]) for r in rows]
+    return sorted(items, key=lambda item: item[0].id)
+
+
+def build_requests(
+    items: list[tuple[Question, Rubric, str]], count: int, max_tokens: int, min_tokens: int
+) -> list[JudgeRequest]:
+    if len(items) < count:
+        raise SystemExit(f"only {len(items)} answers available, --answers asks for {count}")
+    requests = []
+    for k, (question, rubric, answer) in enumerate(items[:count]):
+        prompt = judge_prompt(question.language)
+        requests.append(
+            JudgeRequest(
+                id=f"a{k}",
+                group=f"{question.id}@{rubric.version}+{prompt.version}",
+                messages=judge_messages(prompt, question, rubric, answer, rubric.anchors),
+                json_schema=verdict_schema(rubric),
+                rubric=rubric,
+                answer=answer,
+                max_tokens=max_tokens,
+                min_tokens=min_tokens,
+            )
+        )
+    return requests
+
+
+# --- measuring -------------------------------------------------------------------------------
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default), without numpy."""
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def measure(judge: Judge, requests: list[JudgeRequest], batch_size: int, structured: bool) -> dict:
+    """Run ``requests`` in calls of ``batch_size``; throughput, latency and cache figures."""
+    sent = [r.model_copy(update={"structured_output": structured}) for r in requests]
+    latencies: list[float] = []
+    completions = []
+    started = time.monotonic()
+    for start in range(0, len(sent), batch_size):
+        batch = sent[start : start + batch_size]
+        call_started = time.monotonic()
+        completions.extend(judge.complete(batch))
+        latencies.extend([time.monotonic() - call_started] * len(batch))
+    wall = time.monotonic() - started
+
+    prompt = sum(c.prompt_tokens for c in completions)
+    generated = sum(c.completion_tokens for c in completions)
+    cached = [c.cached_tokens for c in completions if c.cached_tokens is not None]
+    errors = [c.error for c in completions if c.error]
+    return {
+        "batch_size": batch_size,
+        "structured_output": structured,
+        "requests": len(sent),
+        "wall_s": round(wall, 3),
+        "gradings_per_s": round(len(sent) / wall, 4),
+        "prompt_tokens_per_s": round(prompt / wall, 2),
+        "generated_tokens_per_s": round(generated / wall, 2),
+        "latency_p50_s": round(percentile(latencies, 0.5), 3),
+        "latency_p95_s": round(percentile(latencies, 0.95), 3),
+        "prompt_tokens": prompt,
+        "generated_tokens": generated,
+        "cached_tokens": sum(cached) if cached else None,
+        "prefix_cache_hit_rate": round(sum(cached) / prompt, 4) if cached and prompt else None,
+        "valid_verdicts": sum(_parses(c.text, r) for c, r in zip(completions, sent, strict=True)),
+        "errors": len(errors),
+        "first_error": errors[0] if errors else None,
+    }
+
+
+def _parses(text: str | None, request: JudgeRequest) -> bool:
+    try:
+        parse_verdict(text or "", request.rubric)
+    except JudgeProtocolError:
+        return False
+    return True
+
+
+def _reset_cache(judge: Judge) -> None:
+    reset = getattr(judge, "reset_prefix_cache", None)  # in-process vLLM only
+    if callable(reset):
+        reset()
+
+
+def run_engine(
+    settings: Settings,
+    label: str,
+    plan: list[tuple[int, bool]],
+    requests: list[JudgeRequest],
+    results: dict,
+    engines: dict,
+    save: Callable[[], None],
+) -> None:
+    """Load one engine, warm it up, run ``plan`` (batch size, structured) on it, shut it down.
+
+    Each configuration lands in ``results`` and is saved at once, so a run cut short by a
+    time limit (a borrowed GPU) still leaves every figure measured so far.
+    """
+    started = time.monotonic()
+    judge = make_judge(settings)
+    engines[label] = {"model_load_s": round(time.monotonic() - started, 2)}
+    try:
+        # Pays one-off costs (grammar compilation, first-call allocation) outside the figures.
+        judge.complete([requests[0].model_copy(update={"max_tokens": 8, "min_tokens": 0})])
+        for batch_size, structured in plan:
+            _reset_cache(judge)
+            name = f"{label}/{'structured' if structured else 'free'}/b{batch_size}"
+            results[name] = measure(judge, requests, batch_size, structured)
+            row = results[name]
+            print(
+                f"[throughput] {name}: {row['gradings_per_s']} gradings/s, "
+                f"{row['generated_tokens_per_s']} gen tok/s, p50 {row['latency_p50_s']} s, "
+                f"cache hits {row['prefix_cache_hit_rate']}",
+                flush=True,
+            )
+            save()
+    finally:
+        judge.close()
+        del judge
+        gc.collect()
+
+
+def ratios(results: dict, smallest: int, largest: int) -> dict:
+    """The headline comparisons, each between two configurations of this run."""
+
+    def rate(name: str) -> float | None:
+        row = results.get(name)
+        return row["gradings_per_s"] if row else None
+
+    def ratio(a: str, b: str) -> float | None:
+        x, y = rate(a), rate(b)
+        return round(x / y, 3) if x and y else None
+
+    on, off = "cache_on/structured", "cache_off/structured"
+    return {
+        f"batched_vs_sequential (b{largest}/b{smallest}, cache on)": ratio(
+            f"{on}/b{largest}", f"{on}/b{smallest}"
+        ),
+        f"batched_vs_sequential (b{largest}/b{smallest}, cache off)": ratio(
+            f"{off}/b{largest}", f"{off}/b{smallest}"
+        ),
+        f"cache_on_vs_off (b{largest})": ratio(f"{on}/b{largest}", f"{off}/b{largest}"),
+        f"cache_on_vs_off (b{smallest})": ratio(f"{on}/b{smallest}", f"{off}/b{smallest}"),
+        f"structured_vs_free (b{largest}, cache on)": ratio(
+            f"{on}/b{largest}", f"cache_on/free/b{largest}"
+        ),
+        f"production_vs_naive (b{largest} cache on / b{smallest} cache off)": ratio(
+            f"{on}/b{largest}", f"{off}/b{smallest}"
+        ),
+    }
+
+
+# --- the report ------------------------------------------------------------------------------
+
+
+def machine() -> dict:
+    info = {"platform": platform.platform(), "python": platform.python_version()}
+    try:
+        import os
+
+        info["cpus"] = os.cpu_count()
+        import torch
+
+        info["torch"] = torch.__version__
+        if torch.cuda.is_available():
+            info["gpu"] = torch.cuda.get_device_name(0)
+        import vllm
+
+        info["vllm"] = vllm.__version__
+    except ImportError:
+        pass
+    return info
+
+
+def code_version() -> dict:
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    try:
+        changed = git("status", "--porcelain", "--", "grader", "prompts", __file__)
+        return {"commit": git("rev-parse", "HEAD"), "dirty": bool(changed)}
+    except (OSError, subprocess.CalledProcessError):
+        return {"commit": None, "dirty": None}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="where to write the JSON report")
+    parser.add_argument(
+        "--backend",
+        choices=("vllm", "openai", "scripted"),
+        default="vllm",
+        help="scripted: no model, checks the script itself in seconds",
+    )
+    parser.add_argument(
+        "--model",
+        default=Settings.model_fields["judge_model"].default,
+        help="packaged model name or a local model folder (vllm); the server's model (openai)",
+    )
+    parser.add_argument(
+        "--load-format", default="auto", help='vLLM load format; "dummy" = random weights'
+    )
+    parser.add_argument("--data", choices=("seed", "mohler"), default="seed")
+    parser.add_argument(
+        "--questions",
+        default=None,
+        help=f"comma-separated question ids, or 'all' (seed default: {DEFAULT_QUESTIONS};"
+        " mohler default: all)",
+    )
+    parser.add_argument("--answers", type=int, default=16, help="answers graded per config")
+    parser.add_argument("--batch-sizes", default="1,4,16", help="comma-separated, e.g. 1,4,16")
+    parser.add_argument("--max-tokens", type=int, default=48, help="generated tokens, at most")
+    parser.add_argument(
+        "--min-tokens", type=int, default=48, help="generated tokens, at least (= max: fixed)"
+    )
+    parser.add_argument(
+        "--no-cache-off", action="store_true", help="skip the second engine (prefix cache off)"
+    )
+    parser.add_argument(
+        "--enforce-eager",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="no CUDA graphs / compilation: loads much faster, decodes slower on GPU",
+    )
+    parser.add_argument("--max-model-len", type=int, default=4096)
+    parser.add_argument("--gpu-memory-utilization", type=float, default=0.85)
+    args = parser.parse_args()
+
+    sizes = sorted({int(s) for s in args.batch_sizes.split(",")})
+    if args.min_tokens > args.max_tokens:
+        parser.error("--min-tokens cannot exceed --max-tokens")
+    if args.data == "seed":
+        ids = None if args.questions == "all" else _ids(args.questions or DEFAULT_QUESTIONS)
+        items = seed_items(ids)
+    else:
+        ids = None if args.questions in (None, "all") else _ids(args.questions)
+        items = mohler_items(ids, args.answers)
+    requests = build_requests(items, args.answers, args.max_tokens, args.min_tokens)
+
+    base = {
+        "judge": args.backend,
+        "judge_model": args.model,
+        "vllm_load_format": args.load_format,
+        "vllm_max_model_len": args.max_model_len,
+        "vllm_enforce_eager": args.enforce_eager,
+        "vllm_gpu_memory_utilization": args.gpu_memory_utilization,
+    }
+    if args.backend == "openai":
+        base["openai_model"] = args.model
+    smallest, largest = sizes[0], sizes[-1]
+    plan_on = [(b, True) for b in sizes] + [(largest, False)]
+    results: dict = {}
+    engines: dict = {}
+    context = {
+        "benchmark": "judge_throughput",
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": " ".join(["python", *sys.argv]),
+        "machine": machine(),
+        "code": code_version(),
+        "backend": args.backend,
+        "model": args.model,
+        "load_format": args.load_format,
+        "enforce_eager": args.enforce_eager,
+        "data": args.data,
+        "questions": sorted({r.group.split("@")[0] for r in requests}),
+        "answers": len(requests),
+        "max_tokens": args.max_tokens,
+        "min_tokens": args.min_tokens,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+
+    def save() -> None:
+        report = {
+            **context,
+            "mean_prompt_tokens": round(
+                statistics.fmean(row["prompt_tokens"] for row in results.values()) / len(requests),
+                1,
+            ),
+            "engines": engines,
+            "ratios": ratios(results, smallest, largest),
+            "configurations": results,
+        }
+        text = json.dumps(report, ensure_ascii=False, indent=2) + "\n"
+        args.out.write_text(text, encoding="utf-8")
+
+    settings_on = Settings(**base, vllm_enable_prefix_caching=True)
+    run_engine(settings_on, "cache_on", plan_on, requests, results, engines, save)
+    if args.backend == "vllm" and not args.no_cache_off:
+        plan_off = [(b, True) for b in sorted({smallest, largest})]
+        settings_off = Settings(**base, vllm_enable_prefix_caching=False)
+        run_engine(settings_off, "cache_off", plan_off, requests, results, engines, save)
+
+    report = json.loads(args.out.read_text(encoding="utf-8"))
+    print(json.dumps(report["ratios"], indent=2))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""The in-process vLLM backend's options reach vLLM, without loading a model.
+
+``vllm.LLM`` is replaced by a recorder: what is checked is the translation from settings and
+requests to vLLM's arguments, which benchmarks rely on (cache off, dummy weights, fixed length).
+"""
+
+import pytest
+
+pytest.importorskip("vllm")
+
+import vllm
+
+from grader.config import Settings
+from grader.judge.base import JudgeRequest
+from grader.judge.vllm_local import VllmJudge
+
+
+class RecordingLLM:
+    def __init__(self, **options):
+        self.options = options
+
+
+@pytest.fixture(autouse=True)
+def _restore_environment(monkeypatch):
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "1")  # the backend sets it on CPU
+
+
+def test_settings_reach_the_engine(monkeypatch, tmp_path):
+    monkeypatch.setattr(vllm, "LLM", RecordingLLM)
+    settings = Settings(
+        judge_model=str(tmp_path),
+        vllm_enable_prefix_caching=False,
+        vllm_load_format="dummy",
+        vllm_max_model_len=2048,
+    )
+    judge = VllmJudge.from_settings(settings)
+    assert judge.llm.options["enable_prefix_caching"] is False
+    assert judge.llm.options["load_format"] == "dummy"
+    assert judge.llm.options["max_model_len"] == 2048
+    assert judge.model == tmp_path.name
+
+
+def test_request_knobs_reach_sampling(monkeypatch, tmp_path):
+    monkeypatch.setattr(vllm, "LLM", RecordingLLM)
+    judge = VllmJudge(str(tmp_path))
+    request = JudgeRequest(
+        id="a", group="g", messages=[], json_schema={"type": "object"}, max_tokens=40
+    )
+    constrained = judge._params(request)
+    assert constrained.structured_outputs.json == {"type": "object"}
+    assert constrained.min_tokens == 0 and constrained.max_tokens == 40
+    free = judge._params(request.model_copy(update={"structured_output": False, "min_tokens": 64}))
+    assert free.structured_outputs is None
+    assert free.min_tokens == 40  # never above max_tokens, which vLLM would refuse
