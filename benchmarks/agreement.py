@@ -38,10 +38,11 @@ import csv
 import json
 import math
 import random
-import subprocess
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+
+from provenance import code_version
 
 from grader.config import Settings
 from grader.judge import make_judge
@@ -198,20 +199,6 @@ def submissions_of(rows: list[dict]) -> list[Submission]:
 
 
 # --- grading ---------------------------------------------------------------------------------
-
-
-def code_version() -> dict:
-    """The commit graded with, and whether grader/, prompts/ or this script differ from it."""
-
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
-        return done.stdout.strip()
-
-    try:
-        changed = git("status", "--porcelain", "--", "grader", "prompts", __file__)
-        return {"commit": git("rev-parse", "HEAD"), "dirty": bool(changed)}
-    except (OSError, subprocess.CalledProcessError):
-        return {"commit": None, "dirty": None}
 
 
 def grade_in_chunks(pipeline: Pipeline, submissions: list[Submission], chunk: int, on_chunk):
@@ -441,7 +428,7 @@ def main() -> None:
         "data": str(args.data),
         "limit": args.limit,
         "seed": args.seed,
-        "code": code_version(),
+        "code": code_version("grader", "prompts", __file__),
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
     }
 

@@ -21,12 +21,13 @@ import csv
 import json
 import os
 import platform
-import subprocess
 import tempfile
 import time
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
+
+from provenance import code_version
 
 ROOT = Path(__file__).resolve().parents[1]
 MOHLER = ROOT.parent / "shared" / "data" / "mohler" / "mohler_2011.csv"
@@ -102,13 +103,6 @@ def coverage_signal(rows: list[dict], embedder) -> list[float]:
 
 def pick(values: list, indices: list[int]) -> list:
     return [values[i] for i in indices]
-
-
-def git_commit() -> str:
-    done = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-    )
-    return done.stdout.strip()
 
 
 def measure_speed(model: str, answers: list[str], batch_size: int, cache: Path) -> dict:
@@ -192,7 +186,7 @@ def main() -> None:
     result = {
         "benchmark": "embeddings",
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-        "commit": git_commit(),
+        "code": code_version("grader", __file__),
         "machine": {
             "cpus": os.cpu_count(),
             "torch_threads": torch.get_num_threads(),

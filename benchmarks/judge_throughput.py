@@ -38,11 +38,12 @@ import json
 import math
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from provenance import code_version
 
 from grader.bank.files import load_bank
 from grader.config import Settings
@@ -284,18 +285,6 @@ def machine() -> dict:
     return info
 
 
-def code_version() -> dict:
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
-        return done.stdout.strip()
-
-    try:
-        changed = git("status", "--porcelain", "--", "grader", "prompts", __file__)
-        return {"commit": git("rev-parse", "HEAD"), "dirty": bool(changed)}
-    except (OSError, subprocess.CalledProcessError):
-        return {"commit": None, "dirty": None}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="where to write the JSON report")
@@ -369,7 +358,7 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": " ".join(["python", *sys.argv]),
         "machine": machine(),
-        "code": code_version(),
+        "code": code_version("grader", "prompts", __file__),
         "backend": args.backend,
         "model": args.model,
         "load_format": args.load_format,

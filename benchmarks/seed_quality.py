@@ -16,10 +16,11 @@ import argparse
 import json
 import math
 import statistics
-import subprocess
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+
+from provenance import code_version
 
 from grader.bank.files import load_bank
 from grader.config import Settings
@@ -117,20 +118,6 @@ def bank_paths() -> dict[str, Path]:
         for question in load_bank(path).questions:
             where[question.id] = path
     return where
-
-
-def code_version() -> dict:
-    """The commit graded with, and whether grader/, prompts/ or rubrics/ differ from it."""
-
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
-        return done.stdout.strip()
-
-    try:
-        changed = git("status", "--porcelain", "--", "grader", "prompts", "rubrics")
-        return {"commit": git("rev-parse", "HEAD"), "dirty": bool(changed)}
-    except (OSError, subprocess.CalledProcessError):
-        return {"commit": None, "dirty": None}
 
 
 def grade_all(seeds: list[dict], settings: Settings) -> tuple[dict[str, Grade], dict]:
@@ -352,7 +339,9 @@ def main() -> None:
     args = parser.parse_args()
 
     settings = Settings(judge="vllm", judge_model=args.model)
-    code = code_version()  # before grading: a checkout edited meanwhile must not be credited
+    code = code_version(
+        "grader", "prompts", "rubrics"
+    )  # before grading: a checkout edited meanwhile must not be credited
     seeds = read_seeds(args.limit)
     grades, timing = grade_all(seeds, settings)
     report = build_report(seeds, grades, timing, args.model, code)

@@ -635,17 +635,6 @@ def _pairing(humans, grades_path: Path, human_path: Path, scales, answers, ancho
     return pairing
 
 
-_METRIC_COLUMNS = (
-    ("qwk", "QWK"),
-    ("pearson", "Pearson"),
-    ("spearman", "Spearman"),
-    ("mae", "MAE"),
-    ("exact", "exact"),
-    ("adjacent", "±1"),
-    ("mean_difference", "judge−human"),
-)
-
-
 def _estimate(estimate, interval: bool = True) -> str:
     if estimate.value is None:
         return "—"
@@ -658,26 +647,30 @@ def _estimate(estimate, interval: bool = True) -> str:
 def _agreement_table(
     title: str, first: list[str], rows: list[tuple[list[str], object]], intervals: bool = False
 ) -> Table:
+    from grader.calibrate.metrics import METRIC_LABELS
+
     table = Table(title=title)
     for column in first:
         table.add_column(column)
     table.add_column("n", justify="right")
-    for _, label in _METRIC_COLUMNS:
+    for _, label in METRIC_LABELS:
         table.add_column(label, justify="right")
     for names, figures in rows:
         table.add_row(
             *names,
             str(figures.n),
-            *(_estimate(getattr(figures, key), intervals) for key, _ in _METRIC_COLUMNS),
+            *(_estimate(getattr(figures, key), intervals) for key, _ in METRIC_LABELS),
         )
     return table
 
 
 def _print_calibration(result, comparison, checks) -> None:
+    from grader.calibrate.metrics import METRIC_LABELS
+
     overall = Table(title=f"overall: {result.overall.n} answers scored by both")
     for column in ("", "value", "95 % interval"):
         overall.add_column(column, justify="right" if column else "left")
-    for key, label in _METRIC_COLUMNS:
+    for key, label in METRIC_LABELS:
         figure = getattr(result.overall, key)
         interval = "" if figure.low is None else f"{figure.low:.3f} – {figure.high:.3f}"
         overall.add_row(label, _estimate(figure, interval=False), interval)
@@ -703,7 +696,7 @@ def _print_calibration(result, comparison, checks) -> None:
         table = Table(title=f"before and after, on the {comparison.common} answers both scored")
         for column in ("", "before", "after", "change"):
             table.add_column(column, justify="right" if column else "left")
-        for key, label in _METRIC_COLUMNS:
+        for key, label in METRIC_LABELS:
             old = getattr(comparison.before.overall, key)
             new = getattr(comparison.after.overall, key)
             change = (

@@ -192,31 +192,47 @@ class Pipeline:
         )
 
     def _blank(self, submission: Submission, question: Question, why: str) -> Grade:
-        rubric = rubric_for(question, self.rubrics)
         message = {
             "blank": "blank or too short: 0 without the judge",
             "non_answer": "says it has no answer: 0 without the judge",
         }[why]
-        return Grade(
-            **self._base(submission, question),
-            status=GradeStatus.GRADED,
-            score=0.0,
-            max_score=rubric.points,
-            method=Method.RULE,
-            criteria=[
-                CriterionScore(id=c.id, points=0.0, max_points=c.points, rationale="blank answer")
-                for c in rubric.criteria
-            ],
-            confidence=1.0,
-            review_reasons=[ReviewReason(code=why, message=message)],
-            provenance={"engine": f"grader {__version__}", "rubric_version": rubric.version},
+        return self._zero_by_rule(
+            submission, question, "blank answer", [ReviewReason(code=why, message=message)], 1.0
         )
 
     def _off_topic(
         self, submission: Submission, question: Question, signals: AnswerSignals
     ) -> Grade:
         """0 by rule, but always to review: the decision came from similarity, not reading."""
+        off_topic = ReviewReason(
+            code="off_topic",
+            message=f"no closer to the question and reference than unrelated text "
+            f"(margin {signals.topic_margin:+.3f}): 0 without the judge",
+        )
+        return self._zero_by_rule(
+            submission,
+            question,
+            "off topic",
+            [off_topic, *_duplicate_reasons(signals)],
+            0.5,
+            signals=signals,
+            needs_review=True,
+        )
+
+    def _zero_by_rule(
+        self,
+        submission: Submission,
+        question: Question,
+        rationale: str,
+        reasons: list[ReviewReason],
+        confidence: float,
+        signals: AnswerSignals | None = None,
+        needs_review: bool = False,
+    ) -> Grade:
         rubric = rubric_for(question, self.rubrics)
+        provenance = {"engine": f"grader {__version__}", "rubric_version": rubric.version}
+        if signals is not None and self.embedder is not None:
+            provenance["embed_model"] = self.embedder.name
         return Grade(
             **self._base(submission, question),
             status=GradeStatus.GRADED,
@@ -224,25 +240,14 @@ class Pipeline:
             max_score=rubric.points,
             method=Method.RULE,
             criteria=[
-                CriterionScore(id=c.id, points=0.0, max_points=c.points, rationale="off topic")
+                CriterionScore(id=c.id, points=0.0, max_points=c.points, rationale=rationale)
                 for c in rubric.criteria
             ],
-            confidence=0.5,
-            needs_review=True,
-            review_reasons=[
-                ReviewReason(
-                    code="off_topic",
-                    message=f"no closer to the question and reference than unrelated text "
-                    f"(margin {signals.topic_margin:+.3f}): 0 without the judge",
-                ),
-                *_duplicate_reasons(signals),
-            ],
+            confidence=confidence,
+            needs_review=needs_review,
+            review_reasons=reasons,
             signals=signals,
-            provenance={
-                "engine": f"grader {__version__}",
-                "rubric_version": rubric.version,
-                "embed_model": self.embedder.name if self.embedder else None,
-            },
+            provenance=provenance,
         )
 
     def _needs_judge(

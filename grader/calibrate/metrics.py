@@ -58,6 +58,18 @@ class Agreement(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
+# The figures of an Agreement as reports and tables show them, in that order.
+METRIC_LABELS = (
+    ("qwk", "QWK"),
+    ("pearson", "Pearson"),
+    ("spearman", "Spearman"),
+    ("mae", "MAE"),
+    ("exact", "exact"),
+    ("adjacent", "±1"),
+    ("mean_difference", "judge − human"),
+)
+
+
 def to_labels(scores: np.ndarray) -> np.ndarray:
     """Integer labels for kappa: round half up (2.5 -> 3), not numpy's half-to-even."""
     return np.floor(np.asarray(scores, dtype=float) + 0.5).astype(int)

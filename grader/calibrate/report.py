@@ -16,7 +16,7 @@ import numpy as np
 from jinja2 import Environment, StrictUndefined
 
 from grader.calibrate.mapping import MappingCheck
-from grader.calibrate.metrics import Agreement, to_labels
+from grader.calibrate.metrics import METRIC_LABELS, Agreement, to_labels
 from grader.calibrate.summary import Calibration, Comparison
 from grader.calibrate.tables import ScorePair, question_order
 
@@ -58,7 +58,7 @@ def write_report(
         images=images,
         checks=checks or [],
         comparison=comparison,
-        metrics=_METRICS,
+        metrics=METRIC_LABELS,
         fmt=_fmt,
     )
     path = folder / "index.html"
@@ -220,17 +220,6 @@ def _save(fig, folder: Path, name: str, tight: bool = True) -> str:
 
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
-
-
-_METRICS = [
-    ("qwk", "QWK"),
-    ("pearson", "Pearson"),
-    ("spearman", "Spearman"),
-    ("mae", "MAE"),
-    ("exact", "exact"),
-    ("adjacent", "±1"),
-    ("mean_difference", "judge − human"),
-]
 
 
 def _template():
