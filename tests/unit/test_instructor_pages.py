@@ -135,6 +135,15 @@ def test_a_forged_or_tampered_session_is_not_accepted(service):
         assert response.status_code == 303, forged
 
 
+def test_logging_out_needs_the_token_and_ends_the_session(service):
+    client, _, keys, _, _ = service
+    login(client, keys["li"])
+    assert client.post("/instructor/logout", data={"csrf": "forged"}).status_code == 403
+    out = client.post("/instructor/logout", data={"csrf": csrf_of(client)}, follow_redirects=False)
+    assert out.status_code == 303 and out.headers["location"] == "/instructor/login"
+    assert client.get("/instructor", follow_redirects=False).status_code == 303
+
+
 def test_an_instructor_sees_only_their_exams(service):
     client, store, keys, _, _ = service
     login(client, keys["wang"])
