@@ -127,6 +127,7 @@ def instructor_router(settings: Settings, store: Store, exams: dict[str, Exam]) 
             raise HTTPException(404, f"no question {question_id!r} in {exam.name}")
         rows = store.answers(exam.name, question_id)
         rubric = None if question.type.objective else rubric_for(question, exam.rubrics)
+        points = scale(exam, question, rows[0] if rows else None)
         return render(
             request,
             "question.html.j2",
@@ -137,9 +138,9 @@ def instructor_router(settings: Settings, store: Store, exams: dict[str, Exam]) 
             question=question,
             rubric=rubric,
             anchors={a.id for a in rubric.anchors} if rubric else set(),
-            scale=scale(exam, question, rows[0] if rows else None),
+            scale=points,
             rows=rows,
-            summary=_summary(question, rows, scale(exam, question, rows[0] if rows else None)),
+            summary=_summary(question, rows, points),
             criterion_field=criterion_field,
             error=str(error) if error else None,
             error_answer=error_answer,

@@ -589,6 +589,17 @@ class Store:
     def answers(self, exam: str, question_id: str | None = None) -> list[AnswerRow]:
         """Every submission to an exam (all platforms) with the judge's newest grade, the newest
         human score, the newest override and the open review, in submission order."""
+        where = [submissions.c.exam == exam]
+        if question_id is not None:
+            where.append(submissions.c.question_id == question_id)
+        return self._answer_rows(where)
+
+    def answer(self, submission_id: int) -> AnswerRow | None:
+        """One submission by the store's own id (the instructor pages' handle)."""
+        rows = self._answer_rows([submissions.c.id == submission_id])
+        return rows[0] if rows else None
+
+    def _answer_rows(self, where: list) -> list[AnswerRow]:
         other = grades.alias("newer")
         newest = (
             sa.select(sa.func.max(other.c.id))
@@ -596,9 +607,6 @@ class Store:
             .correlate(submissions)
             .scalar_subquery()
         )
-        where = [submissions.c.exam == exam]
-        if question_id is not None:
-            where.append(submissions.c.question_id == question_id)
         ids = sa.select(submissions.c.id).where(*where)
         with self.engine.connect() as conn:
             rows = conn.execute(
@@ -630,21 +638,6 @@ class Store:
             )
             for row in rows
         ]  # fmt: skip
-
-    def answer(self, submission_id: int) -> AnswerRow | None:
-        """One submission by the store's own id (the instructor pages' handle)."""
-        with self.engine.connect() as conn:
-            found = conn.execute(
-                sa.select(submissions.c.exam, submissions.c.question_id).where(
-                    submissions.c.id == submission_id
-                )
-            ).first()
-        if found is None:
-            return None
-        return next(
-            (a for a in self.answers(found.exam, found.question_id) if a.submission.id == submission_id),
-            None,
-        )  # fmt: skip
 
     def set_human_score(
         self,

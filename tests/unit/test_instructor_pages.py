@@ -223,6 +223,10 @@ def test_human_scores_update_agreement_and_entering_again_replaces(service):
     ]
     listing = client.get(f"/instructor/exams/{EXAM}").text
     assert ESSAY in listing and CHOICE in listing
+    choice = f"/instructor/answers/{sid(store, 'c1')}/score"  # objective: the question's points
+    refused = client.post(choice, data={"score": "3", "csrf": token})
+    assert refused.status_code == 422 and "score: 3 is outside 0..2" in refused.text
+    assert client.post(choice, data={"score": "2", "csrf": token}).status_code == 200
 
 
 def test_an_override_wins_in_the_api_and_exports_and_keeps_the_judges_grade(service):
