@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
@@ -318,7 +318,7 @@ def instructor_router(settings: Settings, store: Store, exams: dict[str, Exam]) 
     return router
 
 
-def install(app, settings: Settings, store: Store, exams: dict[str, Exam]) -> None:
+def install(app: FastAPI, settings: Settings, store: Store, exams: dict[str, Exam]) -> None:
     """Mount the pages on the service's app; a page asked for without a session logs in."""
     app.include_router(instructor_router(settings, store, exams))
 
