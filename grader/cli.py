@@ -1060,3 +1060,45 @@ def worker(
             "--without-gossip",
         ]
     )
+
+
+# --- instructors ---------------------------------------------------------------------------
+
+instructor_app = typer.Typer(help="Instructors who use the web pages.", no_args_is_help=True)
+app.add_typer(instructor_app, name="instructor")
+
+
+@instructor_app.command("add")
+def instructor_add(
+    name: Annotated[str, typer.Argument(help="The instructor's name, unique.")],
+    exam: Annotated[
+        list[str], typer.Option("--exam", help="An exam (bank name) they grade; repeat.")
+    ],
+) -> None:
+    """Register an instructor; prints their login key once (only a hash is kept)."""
+    from grader.api.keys import INSTRUCTOR_PREFIX, new_key
+
+    store = _store()
+    if store.instructor(name=name) is not None:
+        err.print(f"[bold red]error:[/] instructor {name!r} exists")
+        raise typer.Exit(code=2)
+    served = _served_exams()
+    for unknown in sorted(set(exam) - served):
+        err.print(
+            f"[yellow]warning:[/] exam {unknown!r} is not among the banks served ({', '.join(sorted(served))})"
+        )
+    key = new_key(INSTRUCTOR_PREFIX)
+    store.add_instructor(name, exam, key.key_id, key.key_hash)
+    console.print(f"instructor {name} grades: {', '.join(sorted(set(exam)))}")
+    print(f"instructor_key={key.key}")
+
+
+@instructor_app.command("list")
+def instructor_list() -> None:
+    """Instructors and their exams (never keys)."""
+    table = Table(title="instructors")
+    for column in ("name", "exams"):
+        table.add_column(column)
+    for i in _store().list_instructors():
+        table.add_row(i.name, ", ".join(sorted(i.exams)))
+    console.print(table)

@@ -105,3 +105,8 @@ class Settings(BaseSettings):
     retry_backoff_s: float = Field(2.0, gt=0, description="first retry delay; doubles each time")
     webhook_retries: int = Field(8, ge=0)
     webhook_timeout_s: float = Field(10.0, gt=0)
+
+    # instructor pages
+    secret_key: SecretStr | None = Field(
+        None, description="signs instructor sessions; unset: made once and kept in the database"
+    )

@@ -167,6 +167,7 @@ class Method(StrEnum):
     JUDGE = "judge"
     RULE = "rule"  # decided without a model (e.g. a blank answer)
     NONE = "none"
+    INSTRUCTOR = "instructor"  # an instructor's override; the judge's grade is in details
 
 
 class ReviewReason(_Model):

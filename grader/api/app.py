@@ -19,6 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 from grader import __version__
 from grader.api import keys
 from grader.api.dispatch import Dispatcher
+from grader.api.instructor import install as install_instructor_pages
 from grader.api.metrics import metrics_response
 from grader.api.schemas import (
     Accepted,
@@ -151,6 +152,7 @@ def create_app(
     def metrics() -> Response:
         return metrics_response(store, dispatcher)
 
+    install_instructor_pages(app, settings, store, exams)
     return app
 
 

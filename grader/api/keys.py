@@ -13,6 +13,7 @@ import secrets
 from dataclasses import dataclass
 
 PREFIX = "gk"
+INSTRUCTOR_PREFIX = "ik"  # instructors' keys, for the login form
 
 
 @dataclass(frozen=True)
@@ -22,9 +23,9 @@ class NewKey:
     key_hash: str
 
 
-def new_key() -> NewKey:
+def new_key(prefix: str = PREFIX) -> NewKey:
     key_id = secrets.token_hex(8)
-    key = f"{PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
+    key = f"{prefix}_{key_id}_{secrets.token_urlsafe(32)}"
     return NewKey(key, key_id, hash_key(key))
 
 
@@ -32,9 +33,9 @@ def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def key_id_of(key: str) -> str | None:
+def key_id_of(key: str, prefix: str = PREFIX) -> str | None:
     parts = key.split("_", 2)
-    if len(parts) != 3 or parts[0] != PREFIX or not parts[1] or not parts[2]:
+    if len(parts) != 3 or parts[0] != prefix or not parts[1] or not parts[2]:
         return None
     return parts[1]
 

@@ -9,7 +9,7 @@ brings a database to the head revision.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -20,29 +20,43 @@ from sqlalchemy.exc import IntegrityError
 from grader.models import Grade
 from grader.store.records import (
     GRADE_EVENT,
+    AnswerRow,
     Delivery,
+    HumanEntry,
     IdConflict,
+    Instructor,
     NewSubmission,
+    Override,
     Platform,
     StoredSubmission,
     body_hash,
+    overridden,
     utcnow,
 )
 from grader.store.schema import (
     dead_letters,
+    grade_overrides,
     grades,
+    human_scores,
+    instructor_exams,
+    instructors,
     metadata,
     platform_exams,
     platforms,
     review_queue,
+    service_secrets,
     submissions,
     webhook_deliveries,
 )
 
 __all__ = [
+    "AnswerRow",
     "Delivery",
+    "HumanEntry",
     "IdConflict",
+    "Instructor",
     "NewSubmission",
+    "Override",
     "Platform",
     "Store",
     "StoredSubmission",
@@ -209,7 +223,8 @@ class Store:
                 .order_by(grades.c.id.desc())
                 .limit(1)
             ).scalar()
-        return _stored(row, grade)
+            override = _newest_override(conn, row.id)
+        return _stored(row, grade, override)
 
     def export(self, platform_id: int, exam: str) -> Iterator[StoredSubmission]:
         """Every submission of a platform to an exam with its newest grade, in id order."""
@@ -227,8 +242,13 @@ class Store:
             .order_by(submissions.c.id)
         )
         with self.engine.connect() as conn:
+            overrides = _newest_overrides(
+                conn, sa.select(submissions.c.id).where(
+                    submissions.c.platform_id == platform_id, submissions.c.exam == exam
+                )
+            )  # fmt: skip
             for row in conn.execution_options(yield_per=500).execute(query):
-                yield _stored(row, row.record)
+                yield _stored(row, row.record, overrides.get(row.id))
 
     # --- grading -------------------------------------------------------------------------
 
@@ -407,12 +427,16 @@ class Store:
                 .order_by(grades.c.id.desc())
                 .limit(1)
             ).scalar()
+            override = _newest_override(conn, row.submission_id)
+        grade = overridden(
+            Grade.model_validate({**record, "submission_id": row.external_id}), override
+        )
         payload = {
             "event": row.event,
             "delivery_id": row.id,
             "exam": row.exam,
             "submission_id": row.external_id,
-            "grade": {**record, "submission_id": row.external_id},
+            "grade": grade.model_dump(mode="json"),
         }
         return Delivery(
             row.id, row.status, row.attempts, row.webhook_url, row.webhook_secret, payload
@@ -529,6 +553,163 @@ class Store:
             },
         }
 
+    # --- instructors ---------------------------------------------------------------------
+
+    def add_instructor(self, name: str, exams: Sequence[str], key_id: str, key_hash: str) -> int:
+        with self.engine.begin() as conn:
+            instructor_id = conn.execute(
+                instructors.insert().values(
+                    name=name, key_id=key_id, key_hash=key_hash, created_at=utcnow()
+                )
+            ).inserted_primary_key[0]
+            if exams:
+                conn.execute(
+                    instructor_exams.insert(),
+                    [{"instructor_id": instructor_id, "exam": e} for e in sorted(set(exams))],
+                )
+        return instructor_id
+
+    def instructor(
+        self,
+        *,
+        instructor_id: int | None = None,
+        key_id: str | None = None,
+        name: str | None = None,
+    ) -> Instructor | None:
+        """The instructor with this id, key id or name, or None."""
+        column, value = next(
+            (c, v)
+            for c, v in (
+                (instructors.c.id, instructor_id),
+                (instructors.c.key_id, key_id),
+                (instructors.c.name, name),
+            )
+            if v is not None
+        )
+        with self.engine.connect() as conn:
+            row = conn.execute(instructors.select().where(column == value)).first()
+            return _instructor(conn, row) if row else None
+
+    def list_instructors(self) -> list[Instructor]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(instructors.select().order_by(instructors.c.name)).all()
+            return [_instructor(conn, row) for row in rows]
+
+    def secret(self, name: str, make: Callable[[], str]) -> str:
+        """A server secret kept in the database: made once, then the same for every process."""
+        with self.engine.begin() as conn:
+            _insert_ignore(conn, service_secrets, [{"name": name, "value": make()}])
+            return conn.execute(
+                sa.select(service_secrets.c.value).where(service_secrets.c.name == name)
+            ).scalar_one()
+
+    def answers(self, exam: str, question_id: str | None = None) -> list[AnswerRow]:
+        """Every submission to an exam (all platforms) with the judge's newest grade, the newest
+        human score, the newest override and the open review, in submission order."""
+        where = [submissions.c.exam == exam]
+        if question_id is not None:
+            where.append(submissions.c.question_id == question_id)
+        return self._answer_rows(where)
+
+    def answer(self, submission_id: int) -> AnswerRow | None:
+        """One submission by the store's own id (the instructor pages' handle)."""
+        rows = self._answer_rows([submissions.c.id == submission_id])
+        return rows[0] if rows else None
+
+    def _answer_rows(self, where: list) -> list[AnswerRow]:
+        other = grades.alias("newer")
+        newest = (
+            sa.select(sa.func.max(other.c.id))
+            .where(other.c.submission_id == submissions.c.id)
+            .correlate(submissions)
+            .scalar_subquery()
+        )
+        ids = sa.select(submissions.c.id).where(*where)
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(submissions, grades.c.record)
+                .select_from(submissions.outerjoin(grades, grades.c.id == newest))
+                .where(*where)
+                .order_by(submissions.c.id)
+            ).all()
+            overrides = _newest_overrides(conn, ids)
+            humans: dict[int, HumanEntry] = {}
+            for h in conn.execute(
+                sa.select(human_scores, instructors.c.name)
+                .join(instructors, instructors.c.id == human_scores.c.instructor_id)
+                .where(human_scores.c.submission_id.in_(ids))
+                .order_by(human_scores.c.created_at, human_scores.c.id)
+            ):
+                humans[h.submission_id] = HumanEntry(h.name, h.score, h.criteria, h.created_at)
+            reviews = dict(
+                conn.execute(
+                    sa.select(review_queue.c.submission_id, review_queue.c.reasons)
+                    .where(review_queue.c.submission_id.in_(ids), review_queue.c.resolved_at.is_(None))
+                    .order_by(review_queue.c.id)
+                ).all()
+            )  # fmt: skip
+        return [
+            AnswerRow(
+                _stored(row, row.record), humans.get(row.id), overrides.get(row.id),
+                reviews.get(row.id),
+            )
+            for row in rows
+        ]  # fmt: skip
+
+    def set_human_score(
+        self,
+        submission_id: int,
+        instructor_id: int,
+        score: float,
+        criteria: dict[str, float] | None,
+    ) -> None:
+        """The instructor's score of an answer; entering it again replaces it (one per pair)."""
+        values = {"score": score, "criteria": criteria, "created_at": utcnow()}
+        with self.engine.begin() as conn:
+            updated = conn.execute(
+                human_scores.update()
+                .where(
+                    human_scores.c.submission_id == submission_id,
+                    human_scores.c.instructor_id == instructor_id,
+                )
+                .values(**values)
+            ).rowcount
+            if not updated:
+                _insert_ignore(
+                    conn,
+                    human_scores,
+                    [{"submission_id": submission_id, "instructor_id": instructor_id, **values}],
+                )
+
+    def add_override(self, submission_id: int, score: float, reason: str, instructor: str) -> bool:
+        """Override the grade and close its review; the same override twice is stored once.
+
+        Overrides are kept as a history (who, when, why); the newest wins.
+        """
+        now = utcnow()
+        with self.engine.begin() as conn:
+            newest = _newest_override(conn, submission_id)
+            if newest and (newest.score, newest.reason, newest.instructor) == (
+                score, reason, instructor,
+            ):  # fmt: skip
+                return False
+            conn.execute(
+                grade_overrides.insert().values(
+                    submission_id=submission_id,
+                    score=score,
+                    reason=reason,
+                    instructor=instructor,
+                    created_at=now,
+                )
+            )
+            _resolve(conn, submission_id, instructor, now)
+        return True
+
+    def accept_judge(self, submission_id: int, instructor: str) -> bool:
+        """Mark the judge's grade reviewed as it stands; False when nothing was open."""
+        with self.engine.begin() as conn:
+            return _resolve(conn, submission_id, instructor, utcnow()) > 0
+
 
 def alembic_config(url: str):
     from alembic.config import Config
@@ -582,10 +763,13 @@ def _platform(conn: Connection, row) -> Platform:
     )
 
 
-def _stored(row, record: dict | None = None) -> StoredSubmission:
+def _stored(row, record: dict | None = None, override: Override | None = None) -> StoredSubmission:
+    """The submission with its grade; an instructor's override, when given, wins."""
     grade = None
     if record is not None:
-        grade = Grade.model_validate({**record, "submission_id": row.external_id})
+        grade = overridden(
+            Grade.model_validate({**record, "submission_id": row.external_id}), override
+        )
     return StoredSubmission(
         id=row.id,
         platform_id=row.platform_id,
@@ -600,3 +784,42 @@ def _stored(row, record: dict | None = None) -> StoredSubmission:
         error=row.error,
         grade=grade,
     )
+
+
+def _instructor(conn: Connection, row) -> Instructor:
+    exams = conn.execute(
+        sa.select(instructor_exams.c.exam).where(instructor_exams.c.instructor_id == row.id)
+    ).scalars()
+    return Instructor(row.id, row.name, row.key_hash, frozenset(exams))
+
+
+def _override(row) -> Override:
+    return Override(row.score, row.reason, row.instructor, row.created_at)
+
+
+def _newest_override(conn: Connection, submission_id: int) -> Override | None:
+    row = conn.execute(
+        grade_overrides.select()
+        .where(grade_overrides.c.submission_id == submission_id)
+        .order_by(grade_overrides.c.id.desc())
+        .limit(1)
+    ).first()
+    return _override(row) if row else None
+
+
+def _newest_overrides(conn: Connection, submission_ids) -> dict[int, Override]:
+    """The newest override per submission among ``submission_ids`` (a select of ids)."""
+    rows = conn.execute(
+        grade_overrides.select()
+        .where(grade_overrides.c.submission_id.in_(submission_ids))
+        .order_by(grade_overrides.c.id)
+    )
+    return {row.submission_id: _override(row) for row in rows}
+
+
+def _resolve(conn: Connection, submission_id: int, instructor: str, now) -> int:
+    return conn.execute(
+        review_queue.update()
+        .where(review_queue.c.submission_id == submission_id, review_queue.c.resolved_at.is_(None))
+        .values(resolved_at=now, resolved_by=instructor)
+    ).rowcount

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from grader.models import Grade
+from grader.models import Grade, GradeStatus, Method
 
 GRADE_EVENT = "grade.completed"
 
@@ -78,3 +78,69 @@ class IdConflict(Exception):
     def __init__(self, external_ids: list[str]):
         self.external_ids = external_ids
         super().__init__(f"already submitted with a different body: {', '.join(external_ids)}")
+
+
+@dataclass(frozen=True)
+class Instructor:
+    id: int
+    name: str
+    key_hash: str
+    exams: frozenset[str]
+
+
+@dataclass(frozen=True)
+class HumanEntry:
+    """An instructor's score of one answer: a total, and points per criterion when given."""
+
+    instructor: str
+    score: float
+    criteria: dict[str, float] | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Override:
+    """An instructor's grade that wins over the judge's wherever the service returns a grade."""
+
+    score: float
+    reason: str
+    instructor: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class AnswerRow:
+    """One answer as the instructor pages show it; ``submission.grade`` is the judge's own."""
+
+    submission: StoredSubmission
+    human: HumanEntry | None
+    override: Override | None
+    open_review: list[dict] | None  # the reasons, while the review is not resolved
+
+
+def overridden(grade: Grade, override: Override | None) -> Grade:
+    """The grade a platform sees: the override's score, the judge's grade kept in details."""
+    if override is None:
+        return grade
+    return grade.model_copy(
+        update={
+            "status": GradeStatus.GRADED,
+            "score": override.score,
+            "method": Method.INSTRUCTOR,
+            "needs_review": False,
+            "details": {
+                **grade.details,
+                "override": {
+                    "score": override.score,
+                    "reason": override.reason,
+                    "by": override.instructor,
+                    "at": override.created_at.isoformat(),
+                    "judge": {
+                        "status": grade.status.value,
+                        "score": grade.score,
+                        "method": grade.method.value,
+                    },
+                },
+            },
+        }
+    )

@@ -69,6 +69,7 @@ review_queue = sa.Table(
     sa.Column("reasons", sa.JSON, nullable=False),
     sa.Column("created_at", sa.DateTime, nullable=False),
     sa.Column("resolved_at", sa.DateTime),
+    sa.Column("resolved_by", sa.String(100)),  # the instructor who reviewed it (0002)
     sa.UniqueConstraint("submission_id", "rubric_version", name="uq_review_submission_rubric"),
 )
 
@@ -97,4 +98,54 @@ dead_letters = sa.Table(
     sa.Column("submission_ids", sa.JSON, nullable=False),
     sa.Column("error", sa.Text, nullable=False),
     sa.Column("created_at", sa.DateTime, nullable=False),
+)
+
+# --- instructors (migration 0002) ----------------------------------------------------------
+
+instructors = sa.Table(
+    "instructors",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(100), nullable=False, unique=True),
+    sa.Column("key_id", sa.String(32), nullable=False, unique=True),
+    sa.Column("key_hash", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+)
+
+instructor_exams = sa.Table(
+    "instructor_exams",
+    metadata,
+    sa.Column("instructor_id", sa.ForeignKey("instructors.id"), primary_key=True),
+    sa.Column("exam", sa.String(200), primary_key=True),
+)
+
+human_scores = sa.Table(
+    "human_scores",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("submission_id", sa.ForeignKey("submissions.id"), nullable=False),
+    sa.Column("instructor_id", sa.ForeignKey("instructors.id"), nullable=False),
+    sa.Column("score", sa.Float, nullable=False),
+    sa.Column("criteria", sa.JSON),  # criterion id -> points, or null: a total only
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.UniqueConstraint("submission_id", "instructor_id", name="uq_human_submission_instructor"),
+)
+
+grade_overrides = sa.Table(
+    "grade_overrides",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("submission_id", sa.ForeignKey("submissions.id"), nullable=False),
+    sa.Column("score", sa.Float, nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("instructor", sa.String(100), nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Index("ix_overrides_submission", "submission_id"),
+)
+
+service_secrets = sa.Table(
+    "service_secrets",
+    metadata,
+    sa.Column("name", sa.String(100), primary_key=True),
+    sa.Column("value", sa.String(200), nullable=False),
 )

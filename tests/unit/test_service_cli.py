@@ -2,7 +2,7 @@
 
 from typer.testing import CliRunner
 
-from grader.api.keys import hash_key, key_id_of
+from grader.api.keys import INSTRUCTOR_PREFIX, hash_key, key_id_of
 from grader.cli import app
 from grader.store import Store
 
@@ -30,3 +30,22 @@ def test_platform_add_prints_the_key_once_and_stores_its_hash(tmp_path, monkeypa
     assert again.exit_code == 2 and "exists" in again.output
     listed = runner.invoke(app, ["platform", "list"])
     assert "acme" in listed.output and key not in listed.output
+
+
+def test_instructor_add_prints_a_login_key_once_and_stores_its_hash(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    monkeypatch.setenv("GRADER_DATABASE_URL", url)
+    result = runner.invoke(app, ["instructor", "add", "li", "--exam", "grad_accum_engineer"])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("instructor_key="))
+    key = line[len("instructor_key=") :]
+    assert key_id_of(key) is None  # not a platform key
+    instructor = Store(url).instructor(key_id=key_id_of(key, INSTRUCTOR_PREFIX))
+    assert instructor.name == "li" and instructor.exams == {"grad_accum_engineer"}
+    assert instructor.key_hash == hash_key(key)
+    assert key not in (tmp_path / "g.db").read_bytes().decode("latin-1")
+    again = runner.invoke(app, ["instructor", "add", "li", "--exam", "x"])
+    assert again.exit_code == 2 and "exists" in again.output
+    listed = runner.invoke(app, ["instructor", "list"])
+    assert "li" in listed.output and "grad_accum_engineer" in listed.output
+    assert key not in listed.output

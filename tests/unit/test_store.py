@@ -126,3 +126,26 @@ def test_export_lists_each_submission_once_with_its_grade(store, platform):
         ("s2", "queued", False),
     ]
     assert list(store.export(platform, "other")) == []
+
+
+def test_an_override_wins_in_reads_exports_and_webhook_payloads(store, platform):
+    (s, _), (other, _) = store.submit(platform, [new(1), new(2)])
+    [delivery] = store.record([(s, grade(s, review=True))])[:1]
+    store.record([(other, grade(other))])
+    assert store.add_override(s.id, 2.0, "right after all", "li")
+    assert not store.add_override(s.id, 2.0, "right after all", "li")  # the same, stored once
+    seen = store.submission(platform, "s1").grade
+    assert (seen.score, seen.method, seen.needs_review) == (2.0, Method.INSTRUCTOR, False)
+    assert seen.details["override"]["judge"] == {
+        "status": "graded",
+        "score": 1.0,
+        "method": "judge",
+    }
+    exported = {x.external_id: x.grade.score for x in store.export(platform, "exam1")}
+    assert exported == {"s1": 2.0, "s2": 1.0}
+    assert store.delivery(delivery).payload["grade"]["score"] == 2.0
+    answer = store.answer(s.id)
+    assert answer.submission.grade.score == 1.0 and answer.override.score == 2.0
+    assert answer.open_review is None  # the override closed the review
+    assert store.add_override(s.id, 0.5, "on second thought", "wang")
+    assert store.submission(platform, "s1").grade.score == 0.5  # the newest wins
