@@ -39,7 +39,7 @@ def grade_stored(store: Store, graders: Graders, ids: Sequence[int]) -> Outcome:
         pipeline = graders.pipeline(exam)
         cohort = []
         if pipeline.embedder is not None:
-            cohort = store.answers(platform_id, exam, sorted({s.question_id for s in items}))
+            cohort = store.cohort(platform_id, exam, sorted({s.question_id for s in items}))
         external = {str(s.id): s.external_id for s in (*cohort, *items)}
         graded = pipeline.grade_many(
             [_submission(s) for s in items], [_submission(s) for s in cohort]

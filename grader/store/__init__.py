@@ -291,7 +291,7 @@ class Store:
             ).all()
         return [_stored(row) for row in rows]
 
-    def answers(
+    def cohort(
         self, platform_id: int, exam: str, question_ids: Sequence[str]
     ) -> list[StoredSubmission]:
         """A platform's answers to some questions of an exam, graded or not: the cohort that

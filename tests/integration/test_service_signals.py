@@ -39,7 +39,7 @@ def test_copy_found_across_tasks_within_a_platform_only(store):
     def submit(platform_id, external_id, key):
         student, answer = ANSWERS[key]
         store.submit(platform_id, [NewSubmission(external_id, EXAM, QID, answer, student)])
-        return [s.id for s in store.answers(platform_id, EXAM, [QID])]
+        return [s.id for s in store.cohort(platform_id, EXAM, [QID])]
 
     acme, other = platforms
     # The original is graded in one task; its copy arrives later, in another.
@@ -49,7 +49,7 @@ def test_copy_found_across_tasks_within_a_platform_only(store):
     submit(acme, "A-2", "copy")
     ids = submit(acme, "A-3", "off_zh")
     grade_stored(store, graders, ids)  # A-1 is graded already: skipped
-    grade_stored(store, graders, [s.id for s in store.answers(other, EXAM, [QID])])
+    grade_stored(store, graders, [s.id for s in store.cohort(other, EXAM, [QID])])
 
     copy = store.submission(acme, "A-2").grade
     assert [d.submission_id for d in copy.signals.near_duplicates] == ["A-1"]
