@@ -7,6 +7,7 @@ a weak model emits spaces until ``max_tokens``). vLLM types never leave this mod
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from collections.abc import Sequence
@@ -84,6 +85,10 @@ class VllmJudge(Judge):
             # vLLM's CPU build otherwise gives most of the RAM to the KV cache (measured: 18 of
             # 23 GiB) and the process is killed for memory.
             os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(kv_cache_gib))
+        if multiprocessing.current_process().daemon:
+            # A Celery prefork pool process is daemonic and may not start children, and vLLM
+            # runs its engine core in a child process by default: run it in this one instead.
+            os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         self.model = model_name or Path(model_path).name
         self.enable_prefix_caching = enable_prefix_caching
         options: dict = dict(

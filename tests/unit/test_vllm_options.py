@@ -4,6 +4,9 @@
 requests to vLLM's arguments, which benchmarks rely on (cache off, dummy weights, fixed length).
 """
 
+import multiprocessing
+import os
+
 import pytest
 
 pytest.importorskip("vllm")
@@ -52,3 +55,21 @@ def test_request_knobs_reach_sampling(monkeypatch, tmp_path):
     free = judge._params(request.model_copy(update={"structured_output": False, "min_tokens": 64}))
     assert free.structured_outputs is None
     assert free.min_tokens == 40  # never above max_tokens, which vLLM would refuse
+
+
+class EnvironmentRecordingLLM(RecordingLLM):
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.multiprocessing = os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING")
+
+
+@pytest.mark.parametrize("daemon", [True, False])
+def test_engine_core_stays_in_a_daemonic_process(monkeypatch, tmp_path, daemon):
+    """A Celery prefork pool process is daemonic: vLLM's default engine-core child process
+    would fail there ("daemonic processes are not allowed to have children")."""
+    monkeypatch.setattr(vllm, "LLM", EnvironmentRecordingLLM)
+    monkeypatch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "")  # restored after the test
+    monkeypatch.delenv("VLLM_ENABLE_V1_MULTIPROCESSING")
+    monkeypatch.setitem(multiprocessing.current_process()._config, "daemon", daemon)
+    judge = VllmJudge(str(tmp_path))
+    assert judge.llm.multiprocessing == ("0" if daemon else None)

@@ -1,0 +1,53 @@
+"""``grader worker`` with its grading steps timed, for ``queue_throughput.py``.
+
+Wraps, in the main process before Celery forks its pool (so every pool process inherits the
+wrappers): loading the graders (``Graders.load``: banks, judge engine), the task's step
+(``grade_stored``: store reads, pipeline, store writes), ``Pipeline.grade_many``, its embedding
+signals (``Pipeline._analyze``) and its judge call (``Judge.judge``: every model call of a
+batch, re-asks included). Each call appends one JSON line (pid, step, start, end, items) to the
+file named by ``GRADER_BENCH_TIMINGS``. The service's own code is unchanged.
+
+    GRADER_BENCH_TIMINGS=t.jsonl python benchmarks/timed_worker.py worker --concurrency 2
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import time
+from collections.abc import Callable
+
+import grader.grading
+from grader.cli import main
+from grader.exams import Graders
+from grader.judge.base import Judge
+from grader.pipeline import Pipeline
+
+TIMINGS = os.environ["GRADER_BENCH_TIMINGS"]
+
+
+def _timed(step: str, fn: Callable, items: Callable[[tuple], int] = lambda _: 0) -> Callable:
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        start = time.time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            line = {"pid": os.getpid(), "step": step, "start": start, "end": time.time()}
+            line["items"] = items(args)
+            with open(TIMINGS, "a") as f:  # one short append per call: lines do not interleave
+                f.write(json.dumps(line) + "\n")
+
+    return wrapper
+
+
+Graders.load = classmethod(_timed("load", Graders.load.__func__))
+# workers.tasks imports grade_stored by name when Celery loads it, after this line
+grader.grading.grade_stored = _timed("task", grader.grading.grade_stored, lambda a: len(a[2]))
+Pipeline.grade_many = _timed("grade_many", Pipeline.grade_many, lambda a: len(a[1]))
+Pipeline._analyze = _timed("signals", Pipeline._analyze, lambda a: len(a[1]))
+Judge.judge = _timed("judge", Judge.judge, lambda a: len(a[1]))
+
+if __name__ == "__main__":
+    main()
