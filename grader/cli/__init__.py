@@ -1,0 +1,15 @@
+"""The ``grader`` command line: one module per command group, registered on one Typer app.
+
+Commands import what they use when they run, so ``grader --help`` stays fast and works without
+the optional extras (vLLM, sentence-transformers, the service, calibration).
+"""
+
+# Imported for their commands, in the order `grader --help` lists them: the everyday ones first.
+from grader.cli import grading, answers, bank, rubric, calibrate, service  # noqa: F401, I001
+from grader.cli.app import app
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    app()

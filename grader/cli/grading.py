@@ -1,0 +1,176 @@
+"""``grader grade``: a submissions file into a grades file, resumably, with a summary."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from grader.cli.app import app, console, err, fail
+from grader.errors import GraderError
+
+
+@app.command()
+def grade(
+    submissions: Annotated[
+        Path, typer.Argument(help="JSONL: {id, question_id | question, answer, student?} per line.")
+    ],
+    bank_path: Annotated[
+        Path, typer.Option("--bank", "-b", help="Bank YAML the submissions answer.")
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Grades JSONL (appended; reruns skip graded ids).")
+    ],
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            help="Judge backend: vllm (embedded default), openai, scripted, none. "
+            "Default: GRADER_JUDGE or vllm."
+        ),
+    ] = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="Submissions per grading batch.")] = 64,
+    embed_model: Annotated[
+        str | None,
+        typer.Option(
+            help="Answer embeddings for off-topic, duplicate, coverage and group signals: "
+            "a packaged model, a sentence-transformers folder, or 'none'. "
+            "Default: GRADER_EMBED_MODEL or multilingual-e5-small."
+        ),
+    ] = None,
+) -> None:
+    """Grade a submissions file into a grades file, resumably, with a summary at the end.
+
+    Objective questions are graded exactly; the judge and the embedding model are loaded only
+    when there are subjective answers to grade. Blank and off-topic answers score 0 without
+    the judge; off-topic ones and near-duplicates go to the review queue.
+    """
+    from grader.bank.files import load_bank
+    from grader.config import Settings
+    from grader.embed import make_embedder
+    from grader.gradebook import GradeWriter, read_grades
+    from grader.judge import make_judge
+    from grader.pipeline import Pipeline
+    from grader.rubrics import load_rubrics
+    from grader.submissions import read_submissions
+
+    try:
+        overrides = {"judge": judge, "embed_model": embed_model}
+        settings = Settings(**{k: v for k, v in overrides.items() if v})
+        bank = load_bank(bank_path)
+        rubrics = load_rubrics(bank_path, bank)
+        pending = read_submissions(submissions, bank)
+        # A grade left unscored because the judge was unreachable is tried again.
+        done = {g.submission_id for g in read_grades(out) if not _retryable(g)}
+    except GraderError as exc:
+        raise fail(exc) from exc
+    except ValueError as exc:  # settings validation
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(code=2) from exc
+    todo = [s for s in pending if s.id not in done]
+    if done:
+        console.print(
+            f"{len(pending) - len(todo)} of {len(pending)} already graded in {out}, skipping them"
+        )
+    subjective = [s for s in todo if not bank.get(s.question_id).type.objective]
+    # Grouped by question, so each batch's answers share rubric prefixes.
+    subjective.sort(key=lambda s: s.question_id)
+    try:
+        embedder = make_embedder(settings, progress=err.print) if subjective else None
+        if subjective and settings.judge != "none":
+            err.print(
+                f"loading the {settings.judge} judge ({settings.judge_model}) "
+                f"for {len(subjective)} subjective answer(s)…"
+            )
+        judge_backend = make_judge(settings) if subjective else None
+    except GraderError as exc:
+        raise fail(exc) from exc
+    pipeline = Pipeline(bank, rubrics, judge_backend, settings, embedder)
+    # Off-topic, duplicate and group signals compare each answer with the whole file's
+    # answers to its question, graded before or not.
+    cohort = [s for s in pending if not bank.get(s.question_id).type.objective]
+    try:
+        with (
+            GradeWriter(out) as writer,
+            Progress(
+                TextColumn("grading"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=err,
+            ) as progress,
+        ):
+            task = progress.add_task("grading", total=len(todo))
+            # Objective answers first (instant), then the judge's work in batches.
+            ordered = [s for s in todo if s not in subjective] + subjective
+            for start in range(0, len(ordered), batch_size):
+                batch = ordered[start : start + batch_size]
+                writer.write(pipeline.grade_many(batch, cohort))
+                progress.advance(task, len(batch))
+    finally:
+        if judge_backend is not None:
+            judge_backend.close()
+    _summary(read_grades(out), {s.id for s in pending})
+
+
+def _retryable(grade) -> bool:
+    return any(r.code == "judge_unavailable" for r in grade.review_reasons)
+
+
+def _summary(grades: list, submission_ids: set[str]) -> None:
+    latest = {g.submission_id: g for g in grades if g.submission_id in submission_ids}
+    grades = list(latest.values())  # a retried submission: its last record counts
+    by_question: dict[str, list] = defaultdict(list)
+    by_student: dict[str, list] = defaultdict(list)
+    for g in grades:
+        by_question[g.question_id].append(g)
+        by_student[g.student or "(anonymous)"].append(g)
+
+    table = Table(title="per question")
+    for column in ("question", "answers", "graded", "mean", "max", "not graded", "review"):
+        table.add_column(column, justify="right" if column != "question" else "left")
+    for qid, items in by_question.items():
+        scored = [g for g in items if g.score is not None]
+        mean = sum(g.score for g in scored) / len(scored) if scored else None
+        table.add_row(
+            qid,
+            str(len(items)),
+            str(len(scored)),
+            "" if mean is None else f"{mean:.2f}",
+            "" if items[0].max_score is None else f"{items[0].max_score:g}",
+            str(len(items) - len(scored)),
+            str(sum(g.needs_review for g in items)),
+        )
+    console.print(table)
+
+    table = Table(title="per student")
+    for column in ("student", "answers", "score", "of", "not graded"):
+        table.add_column(column, justify="right" if column != "student" else "left")
+    for student, items in sorted(by_student.items()):
+        scored = [g for g in items if g.score is not None]
+        table.add_row(
+            student,
+            str(len(items)),
+            f"{sum(g.score for g in scored):g}",
+            f"{sum(g.max_score or 0 for g in scored):g}",
+            str(len(items) - len(scored)),
+        )
+    console.print(table)
+    flagged = [g for g in grades if g.needs_review]
+    if flagged:
+        table = Table(title=f"needs review ({len(flagged)}; first 10)")
+        for column in ("submission", "score", "why"):
+            table.add_column(column, overflow="fold")
+        for g in flagged[:10]:
+            score = "—" if g.score is None else f"{g.score:g}/{g.max_score:g}"
+            table.add_row(
+                g.submission_id, score, "; ".join(r.message for r in g.review_reasons)[:160]
+            )
+        console.print(table)
+    statuses: dict[str, int] = defaultdict(int)
+    for g in grades:
+        statuses[g.status.value] += 1
+    console.print("status: " + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())))

@@ -1,0 +1,201 @@
+"""The grading service's commands: ``db``, ``platform``, ``serve``, ``worker``, ``instructor``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from grader.cli.app import app, console, err, fail
+from grader.errors import GraderError
+
+platform_app = typer.Typer(help="Platforms that post to the grading service.", no_args_is_help=True)
+app.add_typer(platform_app, name="platform")
+db_app = typer.Typer(help="The service's database.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+
+def _store():
+    from grader.config import Settings
+    from grader.store import Store
+
+    store = Store(Settings().database_url)
+    store.migrate()
+    return store
+
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Create or migrate the schema of GRADER_DATABASE_URL to the newest version."""
+    from grader.config import Settings
+
+    _store()
+    console.print(f"database at the newest schema: {Settings().database_url}")
+
+
+@platform_app.command("add")
+def platform_add(
+    name: Annotated[str, typer.Argument(help="The platform's name, unique.")],
+    exam: Annotated[
+        list[str], typer.Option("--exam", help="An exam (bank name) it may post to; repeat.")
+    ],
+    webhook_url: Annotated[
+        str | None, typer.Option(help="Where to POST each grade, signed.")
+    ] = None,
+) -> None:
+    """Register a platform; prints its API key and webhook secret once (only a hash is kept)."""
+    from grader.api.keys import new_key
+    from grader.webhooks import new_secret
+
+    store = _store()
+    if store.platform_by_name(name) is not None:
+        err.print(f"[bold red]error:[/] platform {name!r} exists")
+        raise typer.Exit(code=2)
+    served = _served_exams()
+    for name in sorted(set(exam) - served):
+        err.print(
+            f"[yellow]warning:[/] exam {name!r} is not among the banks served ({', '.join(sorted(served))})"
+        )
+    key, secret = new_key(), new_secret()
+    store.add_platform(name, exam, key.key_id, key.key_hash, secret, webhook_url)
+    console.print(f"platform {name} may post to: {', '.join(sorted(set(exam)))}")
+    print(f"api_key={key.key}")
+    print(f"webhook_secret={secret}")
+
+
+def _served_exams() -> set[str]:
+    from grader.bank.files import load_bank
+    from grader.config import Settings
+
+    return {load_bank(path).name for path in Settings().banks if Path(path).exists()}
+
+
+@platform_app.command("list")
+def platform_list() -> None:
+    """Platforms, their exams and webhook URLs (never keys)."""
+    table = Table(title="platforms")
+    for column in ("name", "exams", "webhook"):
+        table.add_column(column)
+    for p in _store().list_platforms():
+        table.add_row(p.name, ", ".join(sorted(p.exams)), p.webhook_url or "")
+    console.print(table)
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 8080,
+    inline: Annotated[
+        bool, typer.Option(help="Grade in this process (no Redis, no workers).")
+    ] = False,
+) -> None:
+    """Run the HTTP intake (OpenAPI docs at /docs). Grading: workers on Redis, or --inline."""
+    import uvicorn
+
+    from grader.api.app import create_app
+    from grader.api.dispatch import CeleryDispatcher, InlineDispatcher
+    from grader.config import Settings
+    from grader.exams import Graders, load_exams
+
+    settings = Settings()
+    store = _store()
+    try:
+        if inline:
+            graders = Graders.load(settings)
+            exams, dispatcher = graders.exams, InlineDispatcher(settings, store, graders)
+        else:
+            exams, dispatcher = load_exams(settings.banks), CeleryDispatcher(settings)
+    except GraderError as exc:
+        raise fail(exc) from exc
+    err.print(f"serving exams: {', '.join(sorted(exams))} ({'inline' if inline else 'workers'})")
+    try:
+        uvicorn.run(create_app(settings, store, exams, dispatcher), host=host, port=port)
+    finally:
+        dispatcher.close()
+
+
+@app.command()
+def worker(
+    queues: Annotated[
+        str, typer.Option(help="grade (the judge), io (webhooks), or both: grade,io.")
+    ] = "grade,io",
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            help="Pool processes. Default: 1 with a model judge (one engine per process; run "
+            "one worker per GPU), the CPU count otherwise."
+        ),
+    ] = None,
+    pool: Annotated[str, typer.Option(help="Celery pool: prefork or solo.")] = "prefork",
+    loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
+) -> None:
+    """Start a Celery worker on GRADER_REDIS_URL with the service's defaults."""
+    import os
+
+    from grader.config import Settings
+
+    settings = Settings()
+    if concurrency is None:
+        concurrency = 1 if settings.judge == "vllm" else (os.cpu_count() or 1)
+    os.environ["GRADER_WORKER_LOADS_JUDGE"] = "1" if "grade" in queues.split(",") else "0"
+    from workers.app import app as celery_app
+
+    celery_app.worker_main(
+        [
+            "worker",
+            "-Q",
+            queues,
+            "-c",
+            str(concurrency),
+            "-P",
+            pool,
+            "--loglevel",
+            loglevel,
+            "--without-mingle",
+            "--without-gossip",
+        ]
+    )
+
+
+# --- instructors ---------------------------------------------------------------------------
+
+instructor_app = typer.Typer(help="Instructors who use the web pages.", no_args_is_help=True)
+app.add_typer(instructor_app, name="instructor")
+
+
+@instructor_app.command("add")
+def instructor_add(
+    name: Annotated[str, typer.Argument(help="The instructor's name, unique.")],
+    exam: Annotated[
+        list[str], typer.Option("--exam", help="An exam (bank name) they grade; repeat.")
+    ],
+) -> None:
+    """Register an instructor; prints their login key once (only a hash is kept)."""
+    from grader.api.keys import INSTRUCTOR_PREFIX, new_key
+
+    store = _store()
+    if store.instructor(name=name) is not None:
+        err.print(f"[bold red]error:[/] instructor {name!r} exists")
+        raise typer.Exit(code=2)
+    served = _served_exams()
+    for unknown in sorted(set(exam) - served):
+        err.print(
+            f"[yellow]warning:[/] exam {unknown!r} is not among the banks served ({', '.join(sorted(served))})"
+        )
+    key = new_key(INSTRUCTOR_PREFIX)
+    store.add_instructor(name, exam, key.key_id, key.key_hash)
+    console.print(f"instructor {name} grades: {', '.join(sorted(set(exam)))}")
+    print(f"instructor_key={key.key}")
+
+
+@instructor_app.command("list")
+def instructor_list() -> None:
+    """Instructors and their exams (never keys)."""
+    table = Table(title="instructors")
+    for column in ("name", "exams"):
+        table.add_column(column)
+    for i in _store().list_instructors():
+        table.add_row(i.name, ", ".join(sorted(i.exams)))
+    console.print(table)
