@@ -42,7 +42,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from provenance import code_version
+from common import code_version, fmt
 
 from grader.config import Settings
 from grader.judge import make_judge
@@ -354,12 +354,6 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _fmt(value) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-
 def print_report(report: dict) -> None:
     print(
         f"\nMohler agreement — {report['model']} ({report['backend']}, rubric {report['rubric']}):"
@@ -371,20 +365,20 @@ def print_report(report: dict) -> None:
     for scorer in SCORERS:
         for human in HUMANS:
             m = report["metrics"][scorer][human]
-            print(f"{scorer:<10}{human:<13}" + "".join(f"{_fmt(m.get(c)):>18}" for c in columns))
+            print(f"{scorer:<10}{human:<13}" + "".join(f"{fmt(m.get(c)):>18}" for c in columns))
     hh = report["human_human_same_sample"]
-    print(f"{'human':<10}{'me vs other':<13}" + "".join(f"{_fmt(hh.get(c)):>18}" for c in columns))
+    print(f"{'human':<10}{'me vs other':<13}" + "".join(f"{fmt(hh.get(c)):>18}" for c in columns))
     full = report["human_human_full_file"]
     print(
         f"human–human, whole file: Pearson {full['pearson']}, QWK {full['qwk']},"
         f" exact {full['exact_rounded']:.1%}, MAE {full['mae']}"
     )
     for name, base in report["embedding_baselines"].items():
-        print(f"embedding baseline {name}: Pearson {_fmt(base['pearson'])} ({base['source']})")
+        print(f"embedding baseline {name}: Pearson {fmt(base['pearson'])} ({base['source']})")
     t, tok = report["timing"], report["tokens"]
     print(
         f"timing: model load {t['model_load_s']} s, grading {t['grading_wall_s']} s,"
-        f" {_fmt(t['answers_per_s'])} answers/s; tokens: prompt {tok['prompt_tokens']},"
+        f" {fmt(t['answers_per_s'])} answers/s; tokens: prompt {tok['prompt_tokens']},"
         f" cached {tok['cached_tokens']}, completion {tok['completion_tokens']}"
     )
 

@@ -27,7 +27,7 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from provenance import code_version
+from common import code_version
 
 ROOT = Path(__file__).resolve().parents[1]
 MOHLER = ROOT.parent / "shared" / "data" / "mohler" / "mohler_2011.csv"

@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from provenance import code_version
+from common import code_version
 
 from grader.bank.files import load_bank
 from grader.config import Settings

@@ -20,7 +20,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from provenance import code_version
+from common import code_version, fmt
 
 from grader.bank.files import load_bank
 from grader.config import Settings
@@ -280,12 +280,6 @@ def build_report(
     }
 
 
-def _fmt(value) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-
 def print_report(report: dict) -> None:
     print(
         f"\nseed quality — {report['model']}  ({report['graded']} graded of {report['answers']},"
@@ -295,7 +289,7 @@ def print_report(report: dict) -> None:
     print(f"{'scorer':<10}" + "".join(f"{c:>19}" for c in columns))
     for name in SCORERS:
         m = report["metrics"][name]
-        print(f"{name:<10}" + "".join(f"{_fmt(m[c]):>19}" for c in columns))
+        print(f"{name:<10}" + "".join(f"{fmt(m[c]):>19}" for c in columns))
 
     print("\njudge − human by kind")
     for kind, row in report["by_kind"].items():
@@ -306,12 +300,12 @@ def print_report(report: dict) -> None:
 
     crit = report["criterion_agreement"]
     print(
-        f"\ncriterion exact agreement: {_fmt(crit['overall']['agree'])} of "
+        f"\ncriterion exact agreement: {fmt(crit['overall']['agree'])} of "
         f"{crit['overall']['n']} (over {crit['overall']['over']}, under {crit['overall']['under']})"
     )
     for max_points, row in crit["by_criterion_max_points"].items():
         print(
-            f"  {max_points}-point criteria: {_fmt(row['agree'])} of {row['n']}"
+            f"  {max_points}-point criteria: {fmt(row['agree'])} of {row['n']}"
             f" (over {row['over']}, under {row['under']})"
         )
 
@@ -319,7 +313,7 @@ def print_report(report: dict) -> None:
     t, tok = report["timing"], report["tokens"]
     print(
         f"timing: prepare {t['prepare_s']} s, model load {t['model_load_s']} s, grading "
-        f"{t['grading_wall_s']} s, {_fmt(t['answers_per_s'])} answers/s"
+        f"{t['grading_wall_s']} s, {fmt(t['answers_per_s'])} answers/s"
     )
     print(
         f"tokens: prompt {tok['prompt_tokens']}, completion {tok['completion_tokens']}, "

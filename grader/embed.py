@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
+    from grader.config import Settings
+
 __all__ = [
     "DEFAULT_EMBED_MODEL",
     "EmbedCacheError",
@@ -234,7 +236,9 @@ class Embedder:
         return self._model
 
 
-def make_embedder(settings, progress: Callable[[str], None] | None = None) -> Embedder | None:
+def make_embedder(
+    settings: Settings, progress: Callable[[str], None] | None = None
+) -> Embedder | None:
     """The configured embedder, or None when ``embed_model`` is 'none'.
 
     Fails early, with the install command, when sentence-transformers is missing: a grader that

@@ -17,11 +17,9 @@ from typing import TYPE_CHECKING
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from grader.cohort import near_duplicates
 from grader.config import Settings
 from grader.models import Bank, Submission
-from grader.signals import blank_reason
-from grader.text import content_chars
+from grader.signals import blank_reason, copied_pairs
 
 if TYPE_CHECKING:
     from grader.embed import Embedder
@@ -58,12 +56,7 @@ def suspect_pairs(
     pairs = []
     for qid, answers in by_question.items():
         vectors = embedder.encode([s.answer for s in answers])
-        for pair in near_duplicates(
-            vectors,
-            [s.student for s in answers],
-            settings.duplicate_cosine,
-            eligible=[content_chars(s.answer) >= settings.duplicate_min_chars for s in answers],
-        ):
+        for pair in copied_pairs(answers, vectors, settings):
             pairs.append(
                 SuspectPair(qid, pair.similarity, answers[pair.first], answers[pair.second])
             )

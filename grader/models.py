@@ -204,7 +204,9 @@ class NearDuplicate(_Model):
 class AnswerSignals(_Model):
     """What answer embeddings say, beside the judge: an instructor checks these in seconds."""
 
-    reference_similarity: float = Field(description="Cosine with the reference answer.")
+    reference_similarity: float | None = Field(
+        description="Cosine with the reference answer; None when the bank has none."
+    )
     topic_margin: float = Field(
         description="How far above unrelated text the answer sits, near question and reference."
     )

@@ -325,13 +325,10 @@ class Pipeline:
         self, submission: Submission, rubric: Rubric, analysis: QuestionAnalysis | None
     ) -> tuple[list[Anchor], str]:
         """The anchors for this answer's group, and a key shared by answers that get the same."""
-        k = self.settings.anchors_k
-        group = analysis.group_of(submission.id) if analysis else None
-        if len(rubric.anchors) <= k or group is None or self.embedder is None:
-            anchors = choose_anchors(rubric.anchors, k)
+        if analysis is None:
+            anchors = choose_anchors(rubric.anchors, self.settings.anchors_k)
         else:
-            vectors = self.embedder.encode([a.answer for a in rubric.anchors])
-            anchors = choose_anchors(rubric.anchors, k, vectors, analysis.centre(group))
+            anchors = analysis.anchors[analysis.signals[submission.id].group]
         return anchors, ",".join(a.id for a in anchors)
 
     def _requests(self, item: _Work, answer: str, variant: str) -> list[JudgeRequest]:

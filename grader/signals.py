@@ -19,10 +19,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from grader.cohort import AnswerGroup, DuplicatePair, centroid, group_answers, near_duplicates
+from grader.anchors import choose_anchors
+from grader.cohort import DuplicatePair, centroid, group_answers, near_duplicates
 from grader.config import Settings
-from grader.models import AnswerSignals, KeyPointMatch, NearDuplicate, Question, Rubric, Submission
-from grader.prompts import reference_text
+from grader.models import (
+    Anchor,
+    AnswerSignals,
+    KeyPointMatch,
+    NearDuplicate,
+    Question,
+    Rubric,
+    Submission,
+)
 from grader.text import content_chars, language_of, match_key, sentences_of
 
 if TYPE_CHECKING:
@@ -62,37 +70,40 @@ NON_ANSWERS = frozenset(
     }
 )
 
+_NON_ANSWER_CHARS = max(len(n) for n in NON_ANSWERS)  # longer answers need no match key
 _SENTENCE_CHARS = 80  # a key point's matching sentence, as shown on the grade
 
 
 def blank_reason(answer: str, min_chars: int) -> str | None:
     """'blank' (too little text), 'non_answer' ("不知道", "I don't know") or None."""
-    if content_chars(answer) < min_chars:
+    content = content_chars(answer)
+    if content < min_chars:
         return "blank"
+    if content > _NON_ANSWER_CHARS:
+        return None
     bare = "".join(ch for ch in match_key(answer) if ch.isalnum() or ch in "'/")
     return "non_answer" if bare in NON_ANSWERS else None
 
 
+def copied_pairs(
+    submissions: Sequence[Submission], vectors: np.ndarray, settings: Settings
+) -> list[DuplicatePair]:
+    """Near-duplicate pairs of different students' answers long enough to call copies."""
+    return near_duplicates(
+        vectors,
+        [s.student for s in submissions],
+        settings.duplicate_cosine,
+        eligible=[content_chars(s.answer) >= settings.duplicate_min_chars for s in submissions],
+    )
+
+
 @dataclass
 class QuestionAnalysis:
-    """Signals for a cohort of answers to one question, plus what grouping and anchors need."""
+    """Signals for a cohort of answers to one question, and the anchors each group is shown."""
 
     question_id: str
-    submissions: list[Submission]
-    vectors: np.ndarray  # one unit vector per submission, same order
     signals: dict[str, AnswerSignals]  # by submission id
-    groups: list[AnswerGroup]
-    duplicates: list[DuplicatePair]
-
-    def group_of(self, submission_id: str) -> AnswerGroup | None:
-        index = self._index().get(submission_id)
-        return next((g for g in self.groups if index in g.members), None)
-
-    def centre(self, group: AnswerGroup) -> np.ndarray:
-        return centroid(self.vectors[group.members])
-
-    def _index(self) -> dict[str, int]:
-        return {s.id: i for i, s in enumerate(self.submissions)}
+    anchors: dict[str, list[Anchor]]  # by group id
 
 
 def analyze_question(
@@ -110,10 +121,12 @@ def analyze_question(
     sentences = [sentences_of(a) or [a] for a in answers]
     key_points = [(c.id, p) for c in rubric.criteria for p in (c.key_points or [c.description])]
     topics = [question.stem]
-    reference = reference_text(question)
-    if reference != "（无）":
-        topics.append(reference)
+    if isinstance(question.answer, str) and question.answer:
+        topics.append(question.answer)  # the reference
+    # Anchors are compared with groups only when the rubric has more than the judge is shown.
+    rubric_anchors = rubric.anchors if len(rubric.anchors) > settings.anchors_k else []
     texts = [
+        *[a.answer for a in rubric_anchors],
         *answers,
         *topics,
         *(p for _, p in key_points),
@@ -122,8 +135,8 @@ def analyze_question(
         *(s for ss in sentences for s in ss),
     ]
     vectors = embedder.encode(texts)
-    cut = np.cumsum([len(answers), len(topics), len(key_points), len(UNRELATED["zh"])])
-    answer_v, topic_v, point_v, zh_v, rest = np.split(vectors, cut)
+    sizes = [len(rubric_anchors), len(answers), len(topics), len(key_points), len(UNRELATED["zh"])]
+    anchor_v, answer_v, topic_v, point_v, zh_v, rest = np.split(vectors, np.cumsum(sizes))
     unrelated_v = {"zh": zh_v, "en": rest[: len(UNRELATED["en"])]}
     sentence_v = rest[len(UNRELATED["en"]) :]
 
@@ -161,22 +174,16 @@ def analyze_question(
         topic = float((answer_v[i] @ topic_v.T).max())
         margin = topic - topic_zero[lang]
         signals[submission.id] = AnswerSignals(
-            reference_similarity=round(float(answer_v[i] @ topic_v[-1]), 4)
+            reference_similarity=round(float(answer_v[i] @ topic_v[1]), 4)
             if len(topics) > 1
-            else round(topic, 4),
+            else None,
             topic_margin=round(margin, 4),
             off_topic=margin < settings.offtopic_margin,
             key_points=matches,
             coverage_points=round(covered_points, 3),
         )
 
-    duplicates = near_duplicates(
-        answer_v,
-        [s.student for s in submissions],
-        settings.duplicate_cosine,
-        eligible=[content_chars(a) >= settings.duplicate_min_chars for a in answers],
-    )
-    for pair in duplicates:
+    for pair in copied_pairs(submissions, answer_v, settings):
         for me, other in ((pair.first, pair.second), (pair.second, pair.first)):
             signals[submissions[me].id].near_duplicates.append(
                 NearDuplicate(
@@ -185,8 +192,10 @@ def analyze_question(
                     similarity=pair.similarity,
                 )
             )
-    groups = group_answers(answer_v, settings.group_cosine)
-    for group in groups:
+    anchors = {}
+    for group in group_answers(answer_v, settings.group_cosine):
         for member in group.members:
             signals[submissions[member].id].group = group.id
-    return QuestionAnalysis(question.id, submissions, answer_v, signals, groups, duplicates)
+        centre = centroid(answer_v[group.members])
+        anchors[group.id] = choose_anchors(rubric.anchors, settings.anchors_k, anchor_v, centre)
+    return QuestionAnalysis(question.id, signals, anchors)

@@ -217,12 +217,7 @@ class Store:
             ).first()
             if row is None:
                 return None
-            grade = conn.execute(
-                sa.select(grades.c.record)
-                .where(grades.c.submission_id == row.id)
-                .order_by(grades.c.id.desc())
-                .limit(1)
-            ).scalar()
+            grade = _newest_grade(conn, row.id)
             override = _newest_override(conn, row.id)
         return _stored(row, grade, override)
 
@@ -421,12 +416,7 @@ class Store:
             ).first()
             if row is None:
                 return None
-            record = conn.execute(
-                sa.select(grades.c.record)
-                .where(grades.c.submission_id == row.submission_id)
-                .order_by(grades.c.id.desc())
-                .limit(1)
-            ).scalar()
+            record = _newest_grade(conn, row.submission_id)
             override = _newest_override(conn, row.submission_id)
         grade = overridden(
             Grade.model_validate({**record, "submission_id": row.external_id}), override
@@ -795,6 +785,16 @@ def _instructor(conn: Connection, row) -> Instructor:
 
 def _override(row) -> Override:
     return Override(row.score, row.reason, row.instructor, row.created_at)
+
+
+def _newest_grade(conn: Connection, submission_id: int) -> dict | None:
+    """The judge's newest grade record of a submission (a re-grade adds a row)."""
+    return conn.execute(
+        sa.select(grades.c.record)
+        .where(grades.c.submission_id == submission_id)
+        .order_by(grades.c.id.desc())
+        .limit(1)
+    ).scalar()
 
 
 def _newest_override(conn: Connection, submission_id: int) -> Override | None:

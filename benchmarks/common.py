@@ -1,4 +1,4 @@
-"""What every benchmark records about the code it measured."""
+"""What the benchmark scripts share: the code version they record, numbers as they print them."""
 
 from __future__ import annotations
 
@@ -20,3 +20,10 @@ def code_version(*paths: str | Path) -> dict:
         return {"commit": git("rev-parse", "HEAD"), "dirty": bool(changed)}
     except (OSError, subprocess.CalledProcessError):
         return {"commit": None, "dirty": None}
+
+
+def fmt(value: object) -> str:
+    """A figure for a printed table: floats to 3 decimals, None as a dash."""
+    if value is None:
+        return "—"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
