@@ -53,11 +53,7 @@ def platform_add(
     if store.platform_by_name(name) is not None:
         err.print(f"[bold red]error:[/] platform {name!r} exists")
         raise typer.Exit(code=2)
-    served = _served_exams()
-    for name in sorted(set(exam) - served):
-        err.print(
-            f"[yellow]warning:[/] exam {name!r} is not among the banks served ({', '.join(sorted(served))})"
-        )
+    _warn_unserved(exam)
     key, secret = new_key(), new_secret()
     store.add_platform(name, exam, key.key_id, key.key_hash, secret, webhook_url)
     console.print(f"platform {name} may post to: {', '.join(sorted(set(exam)))}")
@@ -65,11 +61,17 @@ def platform_add(
     print(f"webhook_secret={secret}")
 
 
-def _served_exams() -> set[str]:
+def _warn_unserved(exams: list[str]) -> None:
+    """A key for an exam no bank serves is allowed (banks may come later) but likely a typo."""
     from grader.bank.files import load_bank
     from grader.config import Settings
 
-    return {load_bank(path).name for path in Settings().banks if Path(path).exists()}
+    served = {load_bank(path).name for path in Settings().banks if Path(path).exists()}
+    for unknown in sorted(set(exams) - served):
+        err.print(
+            f"[yellow]warning:[/] exam {unknown!r} is not among the banks served "
+            f"({', '.join(sorted(served))})"
+        )
 
 
 @platform_app.command("list")
@@ -179,11 +181,7 @@ def instructor_add(
     if store.instructor(name=name) is not None:
         err.print(f"[bold red]error:[/] instructor {name!r} exists")
         raise typer.Exit(code=2)
-    served = _served_exams()
-    for unknown in sorted(set(exam) - served):
-        err.print(
-            f"[yellow]warning:[/] exam {unknown!r} is not among the banks served ({', '.join(sorted(served))})"
-        )
+    _warn_unserved(exam)
     key = new_key(INSTRUCTOR_PREFIX)
     store.add_instructor(name, exam, key.key_id, key.key_hash)
     console.print(f"instructor {name} grades: {', '.join(sorted(set(exam)))}")

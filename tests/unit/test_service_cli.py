@@ -26,6 +26,9 @@ def test_platform_add_prints_the_key_once_and_stores_its_hash(tmp_path, monkeypa
     ).read_bytes().decode("latin-1")
     unknown = runner.invoke(app, ["platform", "add", "other", "--exam", "no_such_exam"])
     assert unknown.exit_code == 0 and "not among the banks served" in unknown.output
+    assert "platform other may post to: no_such_exam" in unknown.output
+    assert Store(url).platform_by_name("other").exams == {"no_such_exam"}
+    assert Store(url).platform_by_name("no_such_exam") is None  # not named after the exam
     again = runner.invoke(app, ["platform", "add", "acme", "--exam", "x"])
     assert again.exit_code == 2 and "exists" in again.output
     listed = runner.invoke(app, ["platform", "list"])
