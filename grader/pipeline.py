@@ -92,7 +92,6 @@ class Pipeline:
         self.settings = settings or Settings()
         self.embedder = embedder
         self._questions = {q.id: q for q in bank.questions}
-        self._analyses: dict[tuple, QuestionAnalysis] = {}
 
     def grade_many(
         self, submissions: Sequence[Submission], cohort: Sequence[Submission] = ()
@@ -279,29 +278,27 @@ class Pipeline:
         """Per question, the signals of the batch's answers within their whole cohort."""
         if self.embedder is None or not submissions:
             return {}
-        wanted = {s.question_id for s in submissions}
-        members: dict[str, dict[str, Submission]] = {qid: {} for qid in wanted}
+        batch: dict[str, list[Submission]] = {}
+        for s in submissions:
+            batch.setdefault(s.question_id, []).append(s)
+        others: dict[str, list[Submission]] = {qid: [] for qid in batch}
         for s in cohort:
             if (
-                s.question_id in wanted
+                s.question_id in batch
                 and blank_reason(s.answer, self.settings.min_answer_chars) is None
             ):
-                members[s.question_id][s.id] = s
-        for s in submissions:  # the batch's own version wins over a stale cohort copy
-            members[s.question_id][s.id] = s
+                others[s.question_id].append(s)
         analyses = {}
-        for qid, by_id in members.items():
+        for qid, mine in batch.items():
             question = self._questions[qid]
-            rubric = rubric_for(question, self.rubrics)
-            ordered = sorted(by_id.values(), key=lambda s: s.id)
-            key = (qid, rubric.version, tuple((s.id, s.answer, s.student) for s in ordered))
-            if key not in self._analyses:
-                if len(self._analyses) >= 64:  # one exam's questions; a service sees many
-                    self._analyses.clear()
-                self._analyses[key] = analyze_question(
-                    question, rubric, ordered, self.embedder, self.settings
-                )
-            analyses[qid] = self._analyses[key]
+            analyses[qid] = analyze_question(
+                question,
+                rubric_for(question, self.rubrics),
+                mine,
+                self.embedder,
+                self.settings,
+                cohort=others[qid],
+            )
         return analyses
 
     # --- the judge -----------------------------------------------------------------------

@@ -112,13 +112,21 @@ def analyze_question(
     submissions: Sequence[Submission],
     embedder: Embedder,
     settings: Settings,
+    cohort: Sequence[Submission] = (),
 ) -> QuestionAnalysis:
-    """Embeds everything the question's answers are compared with in one batch, then scores."""
+    """Signals for ``submissions``; the ``cohort`` (other answers to the question) joins only
+    the near-duplicate and group comparisons, which need nothing but its answer vectors.
+
+    Everything is embedded in one batch. Groups are formed over all answers in id order, so
+    the same answers get the same group ids whichever batch asks.
+    """
     import numpy as np
 
-    submissions = list(submissions)
-    answers = [s.answer for s in submissions]
-    sentences = [sentences_of(a) or [a] for a in answers]
+    mine = {s.id for s in submissions}
+    everyone = sorted([*submissions, *(c for c in cohort if c.id not in mine)], key=lambda s: s.id)
+    answers = [s.answer for s in everyone]
+    own = [i for i, s in enumerate(everyone) if s.id in mine]
+    sentences = {i: sentences_of(answers[i]) or [answers[i]] for i in own}
     key_points = [(c.id, p) for c in rubric.criteria for p in (c.key_points or [c.description])]
     topics = [question.stem]
     if isinstance(question.answer, str) and question.answer:
@@ -132,7 +140,7 @@ def analyze_question(
         *(p for _, p in key_points),
         *UNRELATED["zh"],
         *UNRELATED["en"],
-        *(s for ss in sentences for s in ss),
+        *(s for i in own for s in sentences[i]),
     ]
     vectors = embedder.encode(texts)
     sizes = [len(rubric_anchors), len(answers), len(topics), len(key_points), len(UNRELATED["zh"])]
@@ -148,11 +156,12 @@ def analyze_question(
 
     signals: dict[str, AnswerSignals] = {}
     start = 0
-    for i, submission in enumerate(submissions):
+    for i in own:
+        submission = everyone[i]
         lang = language_of(submission.answer)
-        own = np.vstack([sentence_v[start : start + len(sentences[i])], answer_v[i : i + 1]])
+        candidates = np.vstack([sentence_v[start : start + len(sentences[i])], answer_v[i : i + 1]])
         start += len(sentences[i])
-        closeness = point_v @ own.T  # key point x (sentences + whole answer)
+        closeness = point_v @ candidates.T  # key point x (sentences + whole answer)
         best = closeness.argmax(axis=1)
         best_sim = closeness[np.arange(len(key_points)), best]
         coverage = np.clip((best_sim - point_zero[lang]) / settings.coverage_span, 0.0, 1.0)
@@ -183,19 +192,21 @@ def analyze_question(
             coverage_points=round(covered_points, 3),
         )
 
-    for pair in copied_pairs(submissions, answer_v, settings):
+    for pair in copied_pairs(everyone, answer_v, settings):
         for me, other in ((pair.first, pair.second), (pair.second, pair.first)):
-            signals[submissions[me].id].near_duplicates.append(
-                NearDuplicate(
-                    submission_id=submissions[other].id,
-                    student=submissions[other].student,
-                    similarity=pair.similarity,
+            if everyone[me].id in signals:
+                signals[everyone[me].id].near_duplicates.append(
+                    NearDuplicate(
+                        submission_id=everyone[other].id,
+                        student=everyone[other].student,
+                        similarity=pair.similarity,
+                    )
                 )
-            )
     anchors = {}
     for group in group_answers(answer_v, settings.group_cosine):
         for member in group.members:
-            signals[submissions[member].id].group = group.id
+            if everyone[member].id in signals:
+                signals[everyone[member].id].group = group.id
         centre = centroid(answer_v[group.members])
         anchors[group.id] = choose_anchors(rubric.anchors, settings.anchors_k, anchor_v, centre)
     return QuestionAnalysis(question.id, signals, anchors)

@@ -188,3 +188,13 @@ def test_cli_groups_and_integrity_report(tmp_path):
     html = report.read_text(encoding="utf-8")
     assert "s1" in html and "s4" in html and "0.9" in html
     assert "loss &lt; best" in html and "loss < best" not in html  # answers are escaped
+
+
+def test_a_batch_within_its_cohort_gets_the_same_signals(graded, embedder, bank):
+    """One answer graded alone, the rest as cohort: same duplicates and group ids as together."""
+    grades, _ = graded
+    settings = Settings(judge="scripted", embed_model=MODEL)
+    pipeline = Pipeline(bank, load_rubrics(BANK_PATH, bank), ScriptedJudge(), settings, embedder)
+    everyone = submissions()
+    (alone,) = pipeline.grade_many([s for s in everyone if s.id == "copy"], cohort=everyone)
+    assert alone.signals == grades["copy"].signals
