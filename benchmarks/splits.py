@@ -1,0 +1,138 @@
+"""Development and test splits of the public data sets, fixed before any result was looked at.
+
+Every figure in ``benchmarks/README.md`` names its data and split. Prompts, labels, thresholds
+and the default scorer are tuned on the development parts only; the test parts are reported
+once per design. The rules (written down on 2026-12-03, before the probability judge or the
+scorer were measured):
+
+- **Mohler** (81 questions): questions sorted by ``sha256("grader-split-v1:mohler:" + id)``;
+  the first 41 are development, the other 40 test. A question's answers stay together, so a
+  test question is one neither the prompts nor the scorer have seen.
+- **ADS** (15 questions, 1,107 answers): stratified by question. Within each question, answers
+  sorted by ``sha256("grader-split-v1:ads:" + q_id + ":" + id)``, where the id is
+  ``ads-NNNN`` with the answer's line number in ``train.jsonl``; the first half
+  (rounded up) is development, the rest test. Both parts see every question, as an
+  instructor's graded sample of a question would.
+- **Graded neighbours** for a test question (the "5 and 10 graded answers per question"
+  settings): that question's answers sorted by ``sha256("grader-split-v1:graded:" + question
+  + ":" + answer id)``, the first k are the instructor's graded sample and are left out of the
+  evaluation of that setting.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+MOHLER_CSV = DATA / "mohler" / "mohler_2011.csv"
+ADS_JSONL = DATA / "sas-ads" / "train.jsonl"
+SALT = "grader-split-v1"
+
+
+def _rank(key: str) -> str:
+    return hashlib.sha256(f"{SALT}:{key}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Item:
+    """One human-scored answer, on the data set's own scale."""
+
+    id: str
+    question_id: str
+    question: str
+    references: tuple[str, ...]
+    answer: str
+    score: float  # the human score (Mohler: the graders' mean; ADS: the course's grader)
+    max_score: float
+    scores: tuple[float, ...] = ()  # each grader separately, where there are several
+
+
+def mohler_items(path: Path = MOHLER_CSV) -> list[Item]:
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    return [
+        Item(
+            id=f"mohler-{i:04d}",
+            question_id=row["id"],
+            question=row["question"],
+            references=(row["desired_answer"],),
+            answer=row["student_answer"],
+            score=float(row["score_avg"]),
+            max_score=5.0,
+            scores=(float(row["score_me"]), float(row["score_other"])),
+        )
+        for i, row in enumerate(rows, start=2)  # ids by CSV line, header on line 1
+    ]
+
+
+def ads_items(path: Path = ADS_JSONL) -> list[Item]:
+    items = []
+    with path.open(encoding="utf-8") as f:
+        for line_number, line in enumerate(f, start=1):
+            row = json.loads(line)
+            refs = tuple(r for r in (row["reference1"], row["reference2"], row["reference3"]) if r)
+            items.append(
+                Item(
+                    id=f"ads-{line_number:04d}",
+                    question_id=row["q_id"],
+                    question=row["question"],
+                    references=refs,
+                    answer=row["answer"].strip(),
+                    score=float(row["score"]),
+                    max_score=10.0,
+                )
+            )
+    return items
+
+
+def mohler_split(items: list[Item]) -> dict[str, list[Item]]:
+    """{'dev': ..., 'test': ...}: whole questions, 41 development and 40 test."""
+    questions = sorted({i.question_id for i in items}, key=lambda q: _rank(f"mohler:{q}"))
+    dev_questions = set(questions[: (len(questions) + 1) // 2])
+    return {
+        "dev": [i for i in items if i.question_id in dev_questions],
+        "test": [i for i in items if i.question_id not in dev_questions],
+    }
+
+
+def ads_split(items: list[Item]) -> dict[str, list[Item]]:
+    """{'dev': ..., 'test': ...}: half of every question's answers each."""
+    by_question: dict[str, list[Item]] = defaultdict(list)
+    for item in items:
+        by_question[item.question_id].append(item)
+    dev_ids: set[str] = set()
+    for question_id, answers in by_question.items():
+        ranked = sorted(answers, key=lambda i: _rank(f"ads:{question_id}:{i.id}"))
+        dev_ids.update(i.id for i in ranked[: (len(ranked) + 1) // 2])
+    return {
+        "dev": [i for i in items if i.id in dev_ids],
+        "test": [i for i in items if i.id not in dev_ids],
+    }
+
+
+def graded_sample(items: list[Item], k: int) -> tuple[list[Item], list[Item]]:
+    """(graded, rest): per question the first ``k`` answers by the seeded rule, and the others."""
+    by_question: dict[str, list[Item]] = defaultdict(list)
+    for item in items:
+        by_question[item.question_id].append(item)
+    graded: set[str] = set()
+    for question_id, answers in by_question.items():
+        ranked = sorted(answers, key=lambda i: _rank(f"graded:{question_id}:{i.id}"))
+        graded.update(i.id for i in ranked[:k])
+    return [i for i in items if i.id in graded], [i for i in items if i.id not in graded]
+
+
+if __name__ == "__main__":
+    for name, items, split in (
+        ("mohler", mohler_items(), mohler_split),
+        ("ads", ads_items(), ads_split),
+    ):
+        parts = split(items)
+        for part, chosen in parts.items():
+            questions = len({i.question_id for i in chosen})
+            print(f"{name} {part}: {len(chosen)} answers, {questions} questions")
