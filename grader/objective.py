@@ -9,17 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from enum import StrEnum
 
-from grader.answers import choice_letters, true_false
-from grader.models import Question, QuestionType, ReviewReason
+from grader.bank.marks import choice_letters, true_false
+from grader.models import MultipleChoiceCredit, Question, QuestionType, ReviewCode, ReviewReason
 from grader.text import match_key
-
-
-class MultipleChoiceCredit(StrEnum):
-    ALL_OR_NOTHING = "all_or_nothing"  # 少选、错选均不得分
-    PARTIAL = "partial"  # correct letters / all correct letters, zero with any wrong letter
-    HALF = "half"  # half the points for a correct subset, zero with any wrong letter
 
 
 @dataclass
@@ -47,7 +40,9 @@ def grade_objective(
 
 
 def _unreadable(max_points: float, what: str, answer: str) -> ObjectiveScore:
-    reason = ReviewReason(code="unreadable_answer", message=f"{answer[:40]!r} is not {what}")
+    reason = ReviewReason(
+        code=ReviewCode.UNREADABLE_ANSWER, message=f"{answer[:40]!r} is not {what}"
+    )
     return ObjectiveScore(0.0, max_points, False, None, [reason])
 
 
@@ -64,7 +59,9 @@ def _choice(
     reasons = []
     if question.options and not picked <= question.options.keys():
         missing = "".join(sorted(picked - question.options.keys()))
-        reasons.append(ReviewReason(code="no_such_option", message=f"option {missing} not offered"))
+        reasons.append(
+            ReviewReason(code=ReviewCode.NO_SUCH_OPTION, message=f"option {missing} not offered")
+        )
     points = 0.0
     if question.type is QuestionType.MULTIPLE_CHOICE and picked < key:
         if credit is MultipleChoiceCredit.PARTIAL:
@@ -155,7 +152,7 @@ def _fill_blank(question: Question, answer: str, max_points: float) -> Objective
     if len(blanks) > 1 and len(parts) != len(blanks):
         reasons.append(
             ReviewReason(
-                code="blank_count",
+                code=ReviewCode.BLANK_COUNT,
                 message=f"{len(blanks)} blanks expected, {len(parts)} answers given",
             )
         )

@@ -13,8 +13,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from grader.errors import RubricError
+from grader.files.yamlfile import read_yaml_mapping, write_yaml
 from grader.models import Bank, Criterion, Level, Question, Rubric
-from grader.yamlfile import read_yaml_mapping, write_yaml
 
 DEFAULT_SUBJECTIVE_POINTS = 10.0
 

@@ -77,10 +77,6 @@ def language_of(text: str) -> str:
     return "zh" if cjk >= 10 or cjk * 4 >= latin else "en"
 
 
-def has_cjk(text: str) -> bool:
-    return bool(_CJK.search(text))
-
-
 # Sentence ends, line breaks and clause commas: key points are often one clause of a sentence.
 _SENTENCE_END = re.compile(r"(?<=[。；;！!？?，,\n])|(?<=[.．])(?=\s)")
 _CONTENT = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]")

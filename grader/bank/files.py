@@ -9,8 +9,8 @@ from pydantic import ValidationError
 
 from grader.bank.paper import BankWarning, read_paper
 from grader.errors import BankError
+from grader.files.yamlfile import read_yaml_mapping, write_yaml
 from grader.models import Bank
-from grader.yamlfile import read_yaml_mapping, write_yaml
 
 
 def paper_slugs(paths: list[Path]) -> list[str]:

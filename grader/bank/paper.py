@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from grader.answers import choice_letters, true_false
+from grader.bank.marks import choice_letters, true_false
 from grader.bank.sections import SectionHeader, find_headers
 from grader.errors import BankError
 from grader.models import Question, QuestionType, SourceRef

@@ -18,7 +18,7 @@ def _load_exam(bank_path: Path, submissions: Path, embed_model: str | None):
     from grader.bank.files import load_bank
     from grader.config import Settings
     from grader.embed import make_embedder
-    from grader.submissions import read_submissions
+    from grader.files.submissions import read_submissions
 
     try:
         settings = Settings(**({"embed_model": embed_model} if embed_model else {}))

@@ -159,7 +159,7 @@ def _calibration_inputs(human: Path, bank_path: Path | None):
 def _pairing(humans, grades_path: Path, human_path: Path, scales, answers, anchors):
     from grader.calibrate import pair_scores
     from grader.errors import CalibrationError
-    from grader.gradebook import read_grades
+    from grader.files.grades import read_grades
 
     if not grades_path.is_file():
         raise CalibrationError("no such grades file", file=grades_path)
@@ -373,7 +373,7 @@ def calibrate_apply(
     """Write grades with mapped scores; the judge's score stays in details.raw_score."""
     from grader.calibrate import apply_mapping, load_mapping
     from grader.errors import CalibrationError
-    from grader.gradebook import GradeWriter, read_grades
+    from grader.files.grades import GradeWriter, read_grades
 
     try:
         if out.resolve() == grades.resolve():

@@ -11,7 +11,7 @@ from benchmarks.mohler_as_exam import write_exam
 from grader.bank.files import save_bank
 from grader.calibrate import agreement
 from grader.cli import app
-from grader.gradebook import GradeWriter, read_grades
+from grader.files.grades import GradeWriter, read_grades
 from grader.models import (
     Bank,
     Criterion,

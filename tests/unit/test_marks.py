@@ -1,6 +1,6 @@
 import pytest
 
-from grader.answers import choice_letters, true_false
+from grader.bank.marks import choice_letters, true_false
 
 
 @pytest.mark.parametrize(
