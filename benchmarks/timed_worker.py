@@ -20,9 +20,9 @@ from collections.abc import Callable
 
 import grader.grading
 from grader.cli import main
+from grader.engine.pipeline import Pipeline
 from grader.exams import Graders
 from grader.judge.base import Judge
-from grader.pipeline import Pipeline
 
 TIMINGS = os.environ["GRADER_BENCH_TIMINGS"]
 

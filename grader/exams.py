@@ -9,11 +9,11 @@ from pathlib import Path
 from grader.bank.files import load_bank
 from grader.config import Settings
 from grader.embed import Embedder, make_embedder
+from grader.engine.pipeline import Pipeline
+from grader.engine.rubrics import load_rubrics
 from grader.errors import ConfigError
 from grader.judge import Judge, make_judge
 from grader.models import Bank, Rubric
-from grader.pipeline import Pipeline
-from grader.rubrics import load_rubrics
 
 
 @dataclass

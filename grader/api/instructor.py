@@ -25,10 +25,10 @@ from grader.api.instructor_forms import (
 from grader.api.session import COOKIE, MAX_AGE_S, Session, csrf_ok, decode, encode, new_session
 from grader.api.session import new_secret as new_session_secret
 from grader.config import Settings
+from grader.engine.rubrics import rubric_dir, rubric_for, rubric_problems, save_rubric
 from grader.errors import GraderError
 from grader.exams import Exam
 from grader.models import Criterion, GradeStatus, Question
-from grader.rubrics import rubric_dir, rubric_for, rubric_problems, save_rubric
 from grader.store import AnswerRow, Instructor, Store
 
 if TYPE_CHECKING:

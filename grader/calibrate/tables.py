@@ -18,10 +18,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from grader.engine.rubrics import rubric_for
 from grader.errors import CalibrationError
 from grader.files.submissions import SubmissionLine
 from grader.models import Bank, Grade, Rubric
-from grader.rubrics import rubric_for
 
 REQUIRED_COLUMNS = ("submission_id", "question_id", "score")
 TEXT_COLUMNS = ("answer", "note", "student")

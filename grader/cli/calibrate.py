@@ -145,7 +145,7 @@ def calibrate_run(
 def _calibration_inputs(human: Path, bank_path: Path | None):
     from grader.bank.files import load_bank
     from grader.calibrate import question_scales, read_human_scores
-    from grader.rubrics import load_rubrics
+    from grader.engine.rubrics import load_rubrics
 
     humans = read_human_scores(human)
     if bank_path is None:
@@ -323,8 +323,14 @@ def calibrate_promote(
     """
     from grader.bank.files import load_bank
     from grader.calibrate import promote_anchors, read_answers, read_human_scores
+    from grader.engine.rubrics import (
+        derive_rubric,
+        load_rubrics,
+        rubric_dir,
+        rubric_problems,
+        save_rubric,
+    )
     from grader.errors import CalibrationError
-    from grader.rubrics import derive_rubric, load_rubrics, rubric_dir, rubric_problems, save_rubric
 
     try:
         bank = load_bank(bank_path)

@@ -51,11 +51,11 @@ def grade(
     from grader.bank.files import load_bank
     from grader.config import Settings
     from grader.embed import make_embedder
+    from grader.engine.pipeline import Pipeline
+    from grader.engine.rubrics import load_rubrics
     from grader.files.grades import GradeWriter, read_grades
     from grader.files.submissions import read_submissions
     from grader.judge import make_judge
-    from grader.pipeline import Pipeline
-    from grader.rubrics import load_rubrics
 
     try:
         overrides = {"judge": judge, "embed_model": embed_model}

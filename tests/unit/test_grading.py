@@ -9,10 +9,11 @@ from grader.config import Settings
 from grader.exams import Graders, load_exams
 from grader.grading import chunks, grade_stored
 from grader.judge.base import Completion
-from grader.judge.scripted import ScriptedJudge, coverage_script
+from grader.judge.scripted import coverage_script
 from grader.store import NewSubmission, Store
 from tests.conftest import RUBRICS
 from tests.integration.service import wait_for
+from tests.judges import RecordingJudge
 
 EXAM = "grad_accum_engineer"
 ESSAYS = ["004-s5-q1", "004-s5-q2", "004-s5-q3"]
@@ -27,7 +28,7 @@ def store(tmp_path):
 
 def graders(script=coverage_script):
     settings = Settings(banks=[RUBRICS / f"{EXAM}.yaml"], judge="scripted")
-    return Graders(load_exams(settings.banks), settings, ScriptedJudge(script))
+    return Graders(load_exams(settings.banks), settings, RecordingJudge(script))
 
 
 def submit(store, n):

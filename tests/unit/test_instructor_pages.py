@@ -18,8 +18,8 @@ from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 from grader.api.session import MAX_AGE_S, Session, encode
 from grader.bank.files import load_bank
 from grader.config import Settings
+from grader.engine.rubrics import load_rubrics
 from grader.exams import Graders
-from grader.rubrics import load_rubrics
 from grader.store import Store
 from tests.conftest import RUBRICS
 from tests.integration.service import wait_for

@@ -5,11 +5,11 @@ import json
 import pytest
 
 from grader.config import Settings
-from grader.evidence import locate
+from grader.engine.evidence import locate
+from grader.engine.pipeline import Pipeline
 from grader.judge.base import Completion
-from grader.judge.scripted import ScriptedJudge
 from grader.models import Bank, Criterion, Question, QuestionType, Rubric, Submission
-from grader.pipeline import Pipeline
+from tests.judges import RecordingJudge
 
 Q = Question(id="q1", number="1", section="简答题", type=QuestionType.SHORT_ANSWER,
              stem="简述梯度累积。", answer="累加多个小批次的梯度，再更新参数。", points=4)  # fmt: skip
@@ -35,7 +35,7 @@ def reply(c1=2, c2=2, e1="累加梯度", e2="更新参数", feedback="好"):
 
 def pipeline(script=None, **settings):
     return Pipeline(
-        BANK, {"q1": RUBRIC}, ScriptedJudge(script), Settings(judge="scripted", **settings)
+        BANK, {"q1": RUBRIC}, RecordingJudge(script), Settings(judge="scripted", **settings)
     )
 
 
@@ -197,7 +197,7 @@ def test_one_quote_cannot_carry_every_criterion():
         },
         ensure_ascii=False,
     )
-    p = Pipeline(BANK, {"q1": rubric}, ScriptedJudge(script), Settings(judge="scripted"))
+    p = Pipeline(BANK, {"q1": rubric}, RecordingJudge(script), Settings(judge="scripted"))
     (grade,) = p.grade_many([sub("推荐系统很重要，可以用大数据和人工智能。平台应该多招老师。")])
     assert grade.score == 2  # the two criteria the quote is most about keep their point
     assert grade.criteria[0].points == 1  # "推荐系统架构" shares the most wording
@@ -205,7 +205,7 @@ def test_one_quote_cannot_carry_every_criterion():
 
 
 def test_english_coverage_and_evidence_work_word_by_word():
-    from grader.coverage import features, point_coverage
+    from grader.text import features, point_coverage
 
     answer = "A prototype simulates the behaviour of portions of the final product."
     assert (

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import json
 
+from grader.engine.prompts import load_prompt, reference_text
+from grader.engine.rubrics import (
+    DEFAULT_SUBJECTIVE_POINTS,
+    MAX_DERIVED_CRITERIA,
+    levels_for,
+    split_points,
+)
 from grader.errors import JudgeProtocolError
 from grader.judge.base import Judge, JudgeRequest
 from grader.models import Criterion, Question, Rubric
-from grader.prompts import load_prompt, reference_text
-from grader.rubrics import DEFAULT_SUBJECTIVE_POINTS, MAX_DERIVED_CRITERIA, levels_for, split_points
 
 
 def draft_schema(points: int, max_criteria: int) -> dict:

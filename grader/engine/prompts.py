@@ -21,7 +21,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from grader.errors import PromptError
 from grader.models import Anchor, Question, Rubric
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
 _PARTS = ("system.j2", "user.j2")
 _DELIMITER = re.compile(r"<\s*(/?)\s*student_answer\s*>", re.IGNORECASE)
 

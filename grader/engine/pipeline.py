@@ -1,9 +1,9 @@
 """``Pipeline.grade_many``: the one entry point that turns submissions into grades, batch-first.
 
-1. objective questions are graded exactly (``grader.objective``);
+1. objective questions are graded exactly (``grader.engine.objective``);
 2. blank and non-answers ("不知道") to subjective questions score 0 by rule, before any model;
 3. with an embedder, each question's answers are compared with each other and with the
-   reference (``grader.signals``): off-topic answers score 0 by rule and go to review,
+   reference (``grader.engine.signals``): off-topic answers score 0 by rule and go to review,
    near-duplicates are flagged, answers are grouped, and each group gets its closest anchors;
 4. every other answer becomes judge requests — one per self-consistency sample, plus a second
    one with the suspicious span removed when the answer looks like an injection attempt —
@@ -23,12 +23,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from grader import __version__
-from grader.anchors import choose_anchors
 from grader.config import Settings
-from grader.coverage import coverage_points
-from grader.evidence import check_verdict
-from grader.injection import find_injections, strip_injections
-from grader.judge.base import Judge, JudgeReply, JudgeRequest
+from grader.engine import asking
+from grader.engine.anchors import choose_anchors
+from grader.engine.asking import JudgeReply
+from grader.engine.coverage import coverage_points
+from grader.engine.evidence import check_verdict
+from grader.engine.injection import find_injections, strip_injections
+from grader.engine.objective import grade_objective
+from grader.engine.prompts import judge_messages, judge_prompt
+from grader.engine.rubrics import rubric_for
+from grader.engine.signals import QuestionAnalysis, analyze_question, blank_reason
+from grader.engine.verdict import token_budget, verdict_schema
+from grader.judge.base import Judge, JudgeRequest
 from grader.models import (
     Anchor,
     AnswerSignals,
@@ -43,11 +50,6 @@ from grader.models import (
     Submission,
     Verdict,
 )
-from grader.objective import grade_objective
-from grader.prompts import judge_messages, judge_prompt
-from grader.rubrics import rubric_for
-from grader.signals import QuestionAnalysis, analyze_question, blank_reason
-from grader.verdict import token_budget, verdict_schema
 
 if TYPE_CHECKING:
     from grader.embed import Embedder
@@ -356,7 +358,7 @@ class Pipeline:
             unique.setdefault(_request_key(r), r)
         # Same question next to each other: the backend sees shared prefixes back to back.
         batch = sorted(unique.values(), key=lambda r: r.group)
-        replies = self.judge.judge(batch, self.settings.judge_max_reasks)
+        replies = asking.ask(self.judge, batch, self.settings.judge_max_reasks)
         by_key = {_request_key(r): reply for r, reply in zip(batch, replies, strict=True)}
         for item in items:
             item.replies = [by_key[_request_key(r)] for r in item.requests]

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import re
 
-from grader.coverage import features
 from grader.models import Rubric, Verdict
-from grader.text import match_key
+from grader.text import features, match_key
 
 FUZZY_MIN_OVERLAP = 0.6
 _MIN_FEATURES = 3

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from grader.anchors import choose_anchors
-from grader.cohort import DuplicatePair, centroid, group_answers, near_duplicates
 from grader.config import Settings
+from grader.engine.anchors import choose_anchors
+from grader.engine.cohort import DuplicatePair, centroid, group_answers, near_duplicates
 from grader.models import (
     Anchor,
     AnswerSignals,

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from grader.config import Settings
+from grader.engine.signals import blank_reason, copied_pairs
 from grader.models import Bank, Submission
-from grader.signals import blank_reason, copied_pairs
 
 if TYPE_CHECKING:
     from grader.embed import Embedder
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 
 
 @dataclass(frozen=True)
