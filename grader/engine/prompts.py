@@ -22,7 +22,7 @@ from grader.errors import PromptError
 from grader.models import Anchor, Question, Rubric
 
 PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
-_PARTS = ("system.j2", "user.j2")
+_PARTS = ("system.j2", "user.j2")  # the version hashes both
 _DELIMITER = re.compile(r"<\s*(/?)\s*student_answer\s*>", re.IGNORECASE)
 
 
@@ -45,14 +45,19 @@ class Prompt:
     folder: Path
 
     def render(self, **variables: object) -> list[dict[str, str]]:
-        env = _environment(self.folder)
+        return [self.render_part("system", **variables), self.render_part("user", **variables)]
+
+    def render_part(self, role: str, **variables: object) -> dict[str, str]:
+        """One message: ``system`` (``system.j2``) or ``user`` (``user.j2``)."""
         try:
-            parts = [
-                env.get_template(f"{self.language}/{part}").render(**variables) for part in _PARTS
-            ]
+            content = (
+                _environment(self.folder)
+                .get_template(f"{self.language}/{role}.j2")
+                .render(**variables)
+            )
         except TemplateError as exc:
             raise PromptError(f"cannot render {self.folder / self.language}: {exc}") from exc
-        return [{"role": "system", "content": parts[0]}, {"role": "user", "content": parts[1]}]
+        return {"role": role, "content": content}
 
 
 def reference_text(question: Question) -> str:
@@ -63,7 +68,32 @@ def judge_messages(
     prompt: Prompt, question: Question, rubric: Rubric, answer: str, anchors: list[Anchor]
 ) -> list[dict[str, str]]:
     """The judge conversation: everything but the answer is shared by a question's answers."""
-    return prompt.render(
+    return [
+        judge_system(prompt, question, rubric, anchors),
+        judge_user(prompt, question, rubric, answer, anchors),
+    ]
+
+
+def judge_system(
+    prompt: Prompt, question: Question, rubric: Rubric, anchors: list[Anchor]
+) -> dict[str, str]:
+    """The shared prefix, rendered once per question and anchor group: it never sees the
+    answer (a template that asks for ``answer`` here fails), so it cannot vary by student."""
+    return prompt.render_part(
+        "system",
+        question=question,
+        rubric=rubric,
+        reference=reference_text(question),
+        anchors=anchors,
+    )
+
+
+def judge_user(
+    prompt: Prompt, question: Question, rubric: Rubric, answer: str, anchors: list[Anchor]
+) -> dict[str, str]:
+    """The student's answer, last, with its delimiters defused."""
+    return prompt.render_part(
+        "user",
         question=question,
         rubric=rubric,
         reference=reference_text(question),

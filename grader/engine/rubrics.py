@@ -8,6 +8,7 @@ reference answer (``reviewed: false``), and such grades are marked for review.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -99,7 +100,16 @@ def save_rubric(rubric: Rubric, folder: Path) -> Path:
 
 
 def rubric_for(question: Question, rubrics: dict[str, Rubric]) -> Rubric:
-    return rubrics.get(question.id) or derive_rubric(question)
+    """The instructor's rubric for ``question``, else the one derived from its reference.
+
+    A derived rubric is made once per question content and shared: do not change it in place
+    (``model_copy(update=...)`` makes a new one, as promoting anchors does).
+    """
+    found = rubrics.get(question.id)
+    if found is not None:
+        return found
+    reference = question.answer if isinstance(question.answer, str) else None
+    return _derived(question.id, question.points, reference, question.language)
 
 
 # --- derived rubrics -------------------------------------------------------------------------
@@ -122,18 +132,24 @@ def derive_rubric(question: Question) -> Rubric:
 
     It is only a stand-in until an instructor writes one, so ``reviewed`` is False.
     """
-    points = question.points if question.points is not None else DEFAULT_SUBJECTIVE_POINTS
-    key_points = key_points_of(question.answer or "") if isinstance(question.answer, str) else []
+    reference = question.answer if isinstance(question.answer, str) else None
+    return _derive(question.id, question.points, reference, question.language)
+
+
+def _derive(question_id: str, points: float | None, reference: str | None, language: str) -> Rubric:
+    """``derive_rubric`` on exactly what it reads of the question, so it can be cached."""
+    points = points if points is not None else DEFAULT_SUBJECTIVE_POINTS
+    key_points = key_points_of(reference or "")
     groups = min(len(key_points), MAX_DERIVED_CRITERIA, max(1, int(points)))
     if groups == 0:
         criteria = [
             Criterion(
                 id="C1",
                 description="答案是否正确、完整地回答了题目"
-                if question.language == "zh"
+                if language == "zh"
                 else "Whether the answer answers the question correctly and completely",
                 points=points,
-                levels=levels_for(points, question.language),
+                levels=levels_for(points, language),
             )
         ]
     else:
@@ -145,23 +161,26 @@ def derive_rubric(question: Question) -> Rubric:
                 id=f"C{i + 1}",
                 description=(
                     "答案覆盖参考答案的要点："
-                    if question.language == "zh"
+                    if language == "zh"
                     else "The answer covers the reference's point: "
                 )
                 + "；".join(chunk),
                 points=share,
                 key_points=chunk,
-                levels=levels_for(share, question.language),
+                levels=levels_for(share, language),
             )
             for i, (share, chunk) in enumerate(zip(shares, chunks, strict=True))
         ]
     return Rubric(
-        question_id=question.id,
+        question_id=question_id,
         points=points,
         criteria=criteria,
         reviewed=False,
         notes="derived automatically from the reference answer; not reviewed by an instructor",
     )
+
+
+_derived = lru_cache(maxsize=4096)(_derive)
 
 
 def split_points(points: float, groups: int) -> list[float]:

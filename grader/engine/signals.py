@@ -28,6 +28,7 @@ from grader.models import (
     KeyPointMatch,
     NearDuplicate,
     Question,
+    ReviewCode,
     Rubric,
     Submission,
 )
@@ -74,15 +75,15 @@ _NON_ANSWER_CHARS = max(len(n) for n in NON_ANSWERS)  # longer answers need no m
 _SENTENCE_CHARS = 80  # a key point's matching sentence, as shown on the grade
 
 
-def blank_reason(answer: str, min_chars: int) -> str | None:
-    """'blank' (too little text), 'non_answer' ("不知道", "I don't know") or None."""
+def blank_reason(answer: str, min_chars: int) -> ReviewCode | None:
+    """``blank`` (too little text), ``non_answer`` ("不知道", "I don't know") or None."""
     content = content_chars(answer)
     if content < min_chars:
-        return "blank"
+        return ReviewCode.BLANK
     if content > _NON_ANSWER_CHARS:
         return None
     bare = "".join(ch for ch in match_key(answer) if ch.isalnum() or ch in "'/")
-    return "non_answer" if bare in NON_ANSWERS else None
+    return ReviewCode.NON_ANSWER if bare in NON_ANSWERS else None
 
 
 def copied_pairs(
@@ -120,12 +121,60 @@ def analyze_question(
     Everything is embedded in one batch. Groups are formed over all answers in id order, so
     the same answers get the same group ids whichever batch asks.
     """
-    import numpy as np
-
     mine = {s.id for s in submissions}
     everyone = sorted([*submissions, *(c for c in cohort if c.id not in mine)], key=lambda s: s.id)
-    answers = [s.answer for s in everyone]
     own = [i for i, s in enumerate(everyone) if s.id in mine]
+    space = _embed(question, rubric, everyone, own, embedder, settings)
+    signals = {
+        everyone[i].id: _answer_signals(everyone[i], i, space, rubric, settings) for i in own
+    }
+    for pair in copied_pairs(everyone, space.answers, settings):
+        for me, other in ((pair.first, pair.second), (pair.second, pair.first)):
+            if everyone[me].id in signals:
+                signals[everyone[me].id].near_duplicates.append(
+                    NearDuplicate(
+                        submission_id=everyone[other].id,
+                        student=everyone[other].student,
+                        similarity=pair.similarity,
+                    )
+                )
+    anchors = {}
+    for group in group_answers(space.answers, settings.group_cosine):
+        for member in group.members:
+            if everyone[member].id in signals:
+                signals[everyone[member].id].group = group.id
+        centre = centroid(space.answers[group.members])
+        anchors[group.id] = choose_anchors(
+            rubric.anchors, settings.anchors_k, space.anchors, centre
+        )
+    return QuestionAnalysis(question.id, signals, anchors)
+
+
+@dataclass
+class _Space:
+    """Every text of one question's analysis, embedded in one batch, with the scales' zeros."""
+
+    anchors: np.ndarray  # the rubric's anchors, when there are more than the judge is shown
+    answers: np.ndarray  # every answer of the cohort, in id order
+    topics: np.ndarray  # the question, then the reference when there is one
+    key_points: list[tuple[str, str]]  # (criterion id, key point)
+    points: np.ndarray  # the key points' vectors
+    sentences: dict[int, tuple[list[str], np.ndarray]]  # own answers: sentences and vectors
+    topic_zero: dict[str, float]  # per language: how close unrelated text gets to the topics
+    point_zero: dict[str, np.ndarray]  # per language and key point: the same for key points
+
+
+def _embed(
+    question: Question,
+    rubric: Rubric,
+    everyone: list[Submission],
+    own: list[int],
+    embedder: Embedder,
+    settings: Settings,
+) -> _Space:
+    import numpy as np
+
+    answers = [s.answer for s in everyone]
     sentences = {i: sentences_of(answers[i]) or [answers[i]] for i in own}
     key_points = [(c.id, p) for c in rubric.criteria for p in (c.key_points or [c.description])]
     topics = [question.stem]
@@ -147,66 +196,63 @@ def analyze_question(
     anchor_v, answer_v, topic_v, point_v, zh_v, rest = np.split(vectors, np.cumsum(sizes))
     unrelated_v = {"zh": zh_v, "en": rest[: len(UNRELATED["en"])]}
     sentence_v = rest[len(UNRELATED["en"]) :]
-
-    # The zero of each scale, per language: how close unrelated text gets.
-    topic_zero = {lang: float((v @ topic_v.T).max()) for lang, v in unrelated_v.items()}
-    point_zero = {lang: (point_v @ v.T).max(axis=1) for lang, v in unrelated_v.items()}
-    criterion_points = {c.id: c.points for c in rubric.criteria}
-    per_criterion = {c.id: sum(1 for cid, _ in key_points if cid == c.id) for c in rubric.criteria}
-
-    signals: dict[str, AnswerSignals] = {}
+    own_sentences = {}
     start = 0
     for i in own:
-        submission = everyone[i]
-        lang = language_of(submission.answer)
-        candidates = np.vstack([sentence_v[start : start + len(sentences[i])], answer_v[i : i + 1]])
+        own_sentences[i] = (sentences[i], sentence_v[start : start + len(sentences[i])])
         start += len(sentences[i])
-        closeness = point_v @ candidates.T  # key point x (sentences + whole answer)
-        best = closeness.argmax(axis=1)
-        best_sim = closeness[np.arange(len(key_points)), best]
-        coverage = np.clip((best_sim - point_zero[lang]) / settings.coverage_span, 0.0, 1.0)
-        matches = [
-            KeyPointMatch(
-                criterion=cid,
-                key_point=point,
-                sentence=(
-                    sentences[i][best[k]] if best[k] < len(sentences[i]) else submission.answer
-                )[:_SENTENCE_CHARS],
-                similarity=round(float(best_sim[k]), 4),
-                coverage=round(float(coverage[k]), 3),
-            )
-            for k, (cid, point) in enumerate(key_points)
-        ]
-        covered_points = sum(
-            criterion_points[m.criterion] * m.coverage / per_criterion[m.criterion] for m in matches
-        )
-        topic = float((answer_v[i] @ topic_v.T).max())
-        margin = topic - topic_zero[lang]
-        signals[submission.id] = AnswerSignals(
-            reference_similarity=round(float(answer_v[i] @ topic_v[1]), 4)
-            if len(topics) > 1
-            else None,
-            topic_margin=round(margin, 4),
-            off_topic=margin < settings.offtopic_margin,
-            key_points=matches,
-            coverage_points=round(covered_points, 3),
-        )
+    return _Space(
+        anchors=anchor_v,
+        answers=answer_v,
+        topics=topic_v,
+        key_points=key_points,
+        points=point_v,
+        sentences=own_sentences,
+        # The zero of each scale, per language: how close unrelated text gets.
+        topic_zero={lang: float((v @ topic_v.T).max()) for lang, v in unrelated_v.items()},
+        point_zero={lang: (point_v @ v.T).max(axis=1) for lang, v in unrelated_v.items()},
+    )
 
-    for pair in copied_pairs(everyone, answer_v, settings):
-        for me, other in ((pair.first, pair.second), (pair.second, pair.first)):
-            if everyone[me].id in signals:
-                signals[everyone[me].id].near_duplicates.append(
-                    NearDuplicate(
-                        submission_id=everyone[other].id,
-                        student=everyone[other].student,
-                        similarity=pair.similarity,
-                    )
-                )
-    anchors = {}
-    for group in group_answers(answer_v, settings.group_cosine):
-        for member in group.members:
-            if everyone[member].id in signals:
-                signals[everyone[member].id].group = group.id
-        centre = centroid(answer_v[group.members])
-        anchors[group.id] = choose_anchors(rubric.anchors, settings.anchors_k, anchor_v, centre)
-    return QuestionAnalysis(question.id, signals, anchors)
+
+def _answer_signals(
+    submission: Submission, i: int, space: _Space, rubric: Rubric, settings: Settings
+) -> AnswerSignals:
+    """One answer's reference similarity, topic margin and key-point matches."""
+    import numpy as np
+
+    lang = language_of(submission.answer)
+    sentences, sentence_v = space.sentences[i]
+    candidates = np.vstack([sentence_v, space.answers[i : i + 1]])
+    closeness = space.points @ candidates.T  # key point x (sentences + whole answer)
+    best = closeness.argmax(axis=1)
+    best_sim = closeness[np.arange(len(space.key_points)), best]
+    coverage = np.clip((best_sim - space.point_zero[lang]) / settings.coverage_span, 0.0, 1.0)
+    matches = [
+        KeyPointMatch(
+            criterion=cid,
+            key_point=point,
+            sentence=(sentences[best[k]] if best[k] < len(sentences) else submission.answer)[
+                :_SENTENCE_CHARS
+            ],
+            similarity=round(float(best_sim[k]), 4),
+            coverage=round(float(coverage[k]), 3),
+        )
+        for k, (cid, point) in enumerate(space.key_points)
+    ]
+    criterion_points = {c.id: c.points for c in rubric.criteria}
+    per_criterion = {
+        c.id: sum(1 for cid, _ in space.key_points if cid == c.id) for c in rubric.criteria
+    }
+    covered_points = sum(
+        criterion_points[m.criterion] * m.coverage / per_criterion[m.criterion] for m in matches
+    )
+    margin = float((space.answers[i] @ space.topics.T).max()) - space.topic_zero[lang]
+    return AnswerSignals(
+        reference_similarity=round(float(space.answers[i] @ space.topics[1]), 4)
+        if len(space.topics) > 1
+        else None,
+        topic_margin=round(margin, 4),
+        off_topic=margin < settings.offtopic_margin,
+        key_points=matches,
+        coverage_points=round(covered_points, 3),
+    )
