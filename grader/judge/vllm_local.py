@@ -26,7 +26,7 @@ INSTALL_HINT = (
 
 def resolve_model(settings: Settings) -> tuple[str, str]:
     """(folder vLLM loads, name for provenance): a packaged model prepared once, or a folder."""
-    from grader.judge.packaged import PACKAGED_MODELS, prepare_model
+    from grader.packaged import PACKAGED_MODELS, prepare_model
 
     name = settings.judge_model
     if name in PACKAGED_MODELS:
