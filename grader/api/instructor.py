@@ -25,7 +25,7 @@ from grader.api.instructor_forms import (
 from grader.api.session import COOKIE, MAX_AGE_S, Session, csrf_ok, decode, encode, new_session
 from grader.api.session import new_secret as new_session_secret
 from grader.config import Settings
-from grader.engine.rubrics import rubric_dir, rubric_for, rubric_problems, save_rubric
+from grader.engine.rubrics import rubric_for
 from grader.errors import GraderError
 from grader.exams import Exam
 from grader.models import Criterion, GradeStatus, Question
@@ -286,14 +286,13 @@ def instructor_router(settings: Settings, store: Store, exams: dict[str, Exam]) 
         exam, row = answer_of(who[0], submission_id)
         s = row.submission
         question = exam.bank.get(s.question_id)
-        from grader.calibrate import HumanScore, promote_anchors
+        from grader.calibrate import HumanScore, plan_promotions, save_promotions
 
         try:
             if question.type.objective:
                 raise FormError("promote", "objective questions have no rubric anchors")
             if row.human is None:
                 raise FormError("promote", "enter a human score for this answer first")
-            rubric = rubric_for(question, exam.rubrics)
             human = HumanScore(
                 submission_id=s.external_id,
                 question_id=s.question_id,
@@ -302,17 +301,15 @@ def instructor_router(settings: Settings, store: Store, exams: dict[str, Exam]) 
                 answer=s.answer,
                 line=0,
             )
-            promoted = promote_anchors(rubric, [human], {}, note=f"promoted by {who[0].name}")
-            problems = rubric_problems(promoted, question)
-            if problems:
-                raise FormError("promote", "; ".join(problems))
+            promotions = plan_promotions(
+                exam.bank, exam.rubrics, [human], {}, note=f"promoted by {who[0].name}"
+            )
         except GraderError as exc:
             error = FormError("promote", getattr(exc, "message", str(exc)))
             return question_page(request, who, exam, s.question_id, error=error, error_answer=s.id)
         except FormError as exc:
             return question_page(request, who, exam, s.question_id, error=exc, error_answer=s.id)
-        save_rubric(promoted, rubric_dir(exam.path))
-        exam.rubrics[s.question_id] = promoted  # graders in this process use it from now on
+        save_promotions(promotions, exam.path, exam.rubrics)  # graders here use it from now on
         return back_to(row, form, "anchor")
 
     return router

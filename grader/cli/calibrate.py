@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from pathlib import Path
 from typing import Annotated
 
@@ -322,14 +321,8 @@ def calibrate_promote(
     `grader calibrate --human H.csv --grades NEW.jsonl --compare OLD.jsonl --bank BANK`.
     """
     from grader.bank.files import load_bank
-    from grader.calibrate import promote_anchors, read_answers, read_human_scores
-    from grader.engine.rubrics import (
-        derive_rubric,
-        load_rubrics,
-        rubric_dir,
-        rubric_problems,
-        save_rubric,
-    )
+    from grader.calibrate import plan_promotions, read_answers, read_human_scores, save_promotions
+    from grader.engine.rubrics import load_rubrics
     from grader.errors import CalibrationError
 
     try:
@@ -337,34 +330,19 @@ def calibrate_promote(
         rubrics = load_rubrics(bank_path, bank)
         humans = {h.submission_id: h for h in read_human_scores(human)}
         answers = read_answers(submissions) if submissions else {}
-        by_question: dict[str, list] = defaultdict(list)
-        for sid in dict.fromkeys(submission_ids):
+        for sid in submission_ids:
             if sid not in humans:
                 raise CalibrationError(f"submission {sid!r} is not in the CSV", file=human)
-            by_question[humans[sid].question_id].append(humans[sid])
-        updated = []
-        for qid, items in by_question.items():
-            question = bank.get(qid)
-            if question is None or question.type.objective:
-                raise CalibrationError(
-                    f"{qid!r} is not a subjective question of {bank_path}",
-                    file=human,
-                    line=items[0].line,
-                )
-            rubric = rubrics.get(qid) or derive_rubric(question)
-            promoted = promote_anchors(rubric, items, answers, note=note, human_file=human)
-            problems = rubric_problems(promoted, question)
-            if problems:
-                raise CalibrationError("; ".join(problems), file=human, line=items[0].line)
-            updated.append((rubric, promoted))
+        chosen = [humans[sid] for sid in dict.fromkeys(submission_ids)]
+        promotions = plan_promotions(bank, rubrics, chosen, answers, note=note, human_file=human)
     except GraderError as exc:
         raise fail(exc) from exc
-    for rubric, promoted in updated:  # all checked first: nothing is half written
-        path = save_rubric(promoted, rubric_dir(bank_path))
-        added = len(promoted.anchors) - len(rubric.anchors)
+    paths = save_promotions(promotions, bank_path, rubrics)  # all checked: nothing half written
+    for promotion, path in zip(promotions, paths, strict=True):
         console.print(
-            f"{path}: +{added} anchor(s), version {rubric.version} -> {promoted.version}"
-            + ("" if rubric.reviewed else " (derived rubric, still reviewed: false)")
+            f"{path}: +{promotion.added} anchor(s), version {promotion.before.version} -> "
+            f"{promotion.after.version}"
+            + ("" if promotion.before.reviewed else " (derived rubric, still reviewed: false)")
         )
 
 
