@@ -18,7 +18,6 @@ from pydantic import TypeAdapter, ValidationError
 
 from grader import __version__
 from grader.api import keys
-from grader.api.dispatch import Dispatcher
 from grader.api.instructor import install as install_instructor_pages
 from grader.api.metrics import metrics_response
 from grader.api.schemas import (
@@ -30,8 +29,9 @@ from grader.api.schemas import (
     SubmitResponse,
 )
 from grader.config import Settings
-from grader.exams import Exam
-from grader.store import IdConflict, NewSubmission, Platform, Store, StoredSubmission
+from grader.service.dispatch import Dispatcher
+from grader.service.exams import Exam
+from grader.service.store import IdConflict, NewSubmission, Platform, Store, StoredSubmission
 
 _bearer = HTTPBearer(auto_error=False, description="the platform's API key")
 
@@ -54,7 +54,7 @@ def create_app(
         if credentials is None:
             raise unauthorized
         key_id = keys.key_id_of(credentials.credentials)
-        found = store.platform_by_key_id(key_id) if key_id else None
+        found = store.accounts.platform_by_key_id(key_id) if key_id else None
         if found is None or not keys.matches(credentials.credentials, found.key_hash):
             raise unauthorized
         return found
@@ -84,7 +84,7 @@ def create_app(
             await _read_json(request, settings.max_body_bytes), settings, exams, caller
         )
         try:
-            stored = store.submit(caller.id, items)
+            stored = store.intake.submit(caller.id, items)
         except IdConflict as exc:
             raise HTTPException(409, {"msg": str(exc), "ids": exc.external_ids}) from exc
         created = [s for s, new in stored if new]
@@ -99,7 +99,7 @@ def create_app(
     @app.get("/v1/submissions/{submission_id:path}", response_model=SubmissionOut)
     def get_submission(submission_id: str, caller: Caller) -> SubmissionOut:
         """Status of one submission, and its grade once graded."""
-        found = store.submission(caller.id, submission_id)
+        found = store.intake.submission(caller.id, submission_id)
         if found is None:
             raise HTTPException(404, f"no submission {submission_id!r}")
         return _out(found)
@@ -122,7 +122,7 @@ def create_app(
         """Every submission of this platform to the exam with its grade: JSONL or CSV."""
         if exam not in caller.exams:
             raise HTTPException(404, f"no exam {exam!r} for this platform")
-        rows = store.export(caller.id, exam)
+        rows = store.intake.export(caller.id, exam)
         if format == "jsonl":
             return StreamingResponse(_jsonl(rows), media_type="application/x-ndjson")
         if format == "csv":

@@ -27,9 +27,9 @@ from grader.api.session import new_secret as new_session_secret
 from grader.config import Settings
 from grader.engine.rubrics import rubric_for
 from grader.errors import GraderError
-from grader.exams import Exam
 from grader.models import Criterion, GradeStatus, Question
-from grader.store import AnswerRow, Instructor, Store
+from grader.service.exams import Exam
+from grader.service.store import AnswerRow, Instructor, Store
 
 if TYPE_CHECKING:
     from grader.calibrate import Agreement
@@ -68,7 +68,7 @@ def instructor_router(settings: Settings, store: Store, exams: dict[str, Exam]) 
     secret = (
         settings.secret_key.get_secret_value()
         if settings.secret_key
-        else store.secret("session_key", new_session_secret)
+        else store.accounts.secret("session_key", new_session_secret)
     )
     env = Environment(
         loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined
@@ -80,7 +80,7 @@ def instructor_router(settings: Settings, store: Store, exams: dict[str, Exam]) 
 
     def signed_in(request: Request) -> tuple[Instructor, Session]:
         session = decode(request.cookies.get(COOKIE), secret)
-        found = store.instructor(instructor_id=session.instructor_id) if session else None
+        found = store.accounts.instructor(instructor_id=session.instructor_id) if session else None
         if session is None or found is None:
             raise _Login()
         return found, session
@@ -99,7 +99,7 @@ def instructor_router(settings: Settings, store: Store, exams: dict[str, Exam]) 
         return exams[name]
 
     def answer_of(instructor: Instructor, submission_id: int) -> tuple[Exam, AnswerRow]:
-        row = store.answer(submission_id)
+        row = store.reviews.answer(submission_id)
         if row is None or row.submission.exam not in instructor.exams:
             raise HTTPException(404, f"no answer {submission_id} for you")
         return exam_of(instructor, row.submission.exam), row
@@ -125,7 +125,7 @@ def instructor_router(settings: Settings, store: Store, exams: dict[str, Exam]) 
         question = exam.bank.get(question_id)
         if question is None:
             raise HTTPException(404, f"no question {question_id!r} in {exam.name}")
-        rows = store.answers(exam.name, question_id)
+        rows = store.reviews.answers(exam.name, question_id)
         rubric = None if question.type.objective else rubric_for(question, exam.rubrics)
         points = scale(exam, question, rows[0] if rows else None)
         return render(
@@ -163,7 +163,7 @@ def instructor_router(settings: Settings, store: Store, exams: dict[str, Exam]) 
     async def login(request: Request):
         key = str((await request.form()).get("key") or "").strip()
         key_id = keys.key_id_of(key, keys.INSTRUCTOR_PREFIX)
-        found = store.instructor(key_id=key_id) if key_id else None
+        found = store.accounts.instructor(key_id=key_id) if key_id else None
         if found is None or not keys.matches(key, found.key_hash):
             return render(request, "login.html.j2", status=401, error="key: not a valid key")
         response = RedirectResponse("/instructor", status_code=303)
@@ -189,7 +189,7 @@ def instructor_router(settings: Settings, store: Store, exams: dict[str, Exam]) 
     def exam_list(request: Request, who: Who) -> HTMLResponse:
         listed = []
         for name in sorted(who[0].exams & exams.keys()):
-            rows = store.answers(name)
+            rows = store.reviews.answers(name)
             listed.append(
                 {
                     "name": name,
@@ -205,7 +205,7 @@ def instructor_router(settings: Settings, store: Store, exams: dict[str, Exam]) 
     def question_list(request: Request, exam: str, who: Who) -> HTMLResponse:
         found = exam_of(who[0], exam)
         by_question: dict[str, list[AnswerRow]] = defaultdict(list)
-        for row in store.answers(exam):
+        for row in store.reviews.answers(exam):
             by_question[row.submission.question_id].append(row)
         summaries = [
             _summary(q, by_question[q.id], scale(found, q, by_question[q.id][0]))
@@ -229,7 +229,7 @@ def instructor_router(settings: Settings, store: Store, exams: dict[str, Exam]) 
     @router.get("/exams/{exam}/review", response_class=HTMLResponse)
     def review_queue(request: Request, exam: str, who: Who) -> HTMLResponse:
         found = exam_of(who[0], exam)
-        rows = [r for r in store.answers(exam) if r.open_review is not None]
+        rows = [r for r in store.reviews.answers(exam) if r.open_review is not None]
         return render(
             request,
             "review.html.j2",
@@ -256,7 +256,7 @@ def instructor_router(settings: Settings, store: Store, exams: dict[str, Exam]) 
             return question_page(
                 request, who, exam, question.id, error=exc, error_answer=row.submission.id
             )
-        store.set_human_score(row.submission.id, who[0].id, entry.score, entry.criteria)
+        store.reviews.set_human_score(row.submission.id, who[0].id, entry.score, entry.criteria)
         return back_to(row, form, "score")
 
     @router.post("/answers/{submission_id}/override")
@@ -270,14 +270,14 @@ def instructor_router(settings: Settings, store: Store, exams: dict[str, Exam]) 
             return question_page(
                 request, who, exam, question.id, error=exc, error_answer=row.submission.id
             )
-        store.add_override(row.submission.id, entry.score, entry.reason, who[0].name)
+        store.reviews.add_override(row.submission.id, entry.score, entry.reason, who[0].name)
         return back_to(row, form, "override")
 
     @router.post("/answers/{submission_id}/accept")
     async def accept(request: Request, submission_id: int, who: Who) -> RedirectResponse:
         form = await checked_form(request, who[1])
         _, row = answer_of(who[0], submission_id)
-        store.accept_judge(row.submission.id, who[0].name)
+        store.reviews.accept_judge(row.submission.id, who[0].name)
         return back_to(row, form, "accept")
 
     @router.post("/answers/{submission_id}/promote")

@@ -9,7 +9,8 @@ from fastapi import Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 
-from grader.store import Store
+from grader.models import DeliveryStatus, SubmissionStatus
+from grader.service.store import Store
 
 
 class _StoreCollector:
@@ -17,13 +18,13 @@ class _StoreCollector:
         self.store, self.dispatcher = store, dispatcher
 
     def collect(self):
-        counts = self.store.counts()
+        counts = self.store.metrics.counts()
         totals = counts["totals"]
         submissions = GaugeMetricFamily(
             "grader_submissions", "submissions by status", labels=["status"]
         )
-        for status in ("queued", "graded", "failed"):
-            submissions.add_metric([status], counts["submissions"].get(status, 0))
+        for status in SubmissionStatus:
+            submissions.add_metric([status.value], counts["submissions"].get(status.value, 0))
         yield submissions
         depth = GaugeMetricFamily(
             "grader_queue_depth", "messages waiting in the broker", labels=["queue"]
@@ -49,8 +50,8 @@ class _StoreCollector:
         deliveries = GaugeMetricFamily(
             "grader_webhook_deliveries", "webhook deliveries by status", labels=["status"]
         )
-        for status in ("pending", "delivered", "failed"):
-            deliveries.add_metric([status], counts["deliveries"].get(status, 0))
+        for status in DeliveryStatus:
+            deliveries.add_metric([status.value], counts["deliveries"].get(status.value, 0))
         yield deliveries
 
 

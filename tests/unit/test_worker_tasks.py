@@ -2,7 +2,7 @@
 
 import pytest
 
-from grader.store import NewSubmission, Store
+from grader.service.store import NewSubmission, Store
 
 
 @pytest.fixture
@@ -18,12 +18,16 @@ def worker_store(tmp_path, monkeypatch):
 
 
 def test_a_task_out_of_retries_is_dead_lettered_and_its_submissions_failed(worker_store):
-    from workers.tasks import grade_batch
+    from grader.config import Settings
+    from workers.app import create_app
+    from workers.queues import GRADE_TASK
 
-    platform = worker_store.add_platform("p", ["e"], "kid", "hash", "secret")
-    ((stored, _),) = worker_store.submit(platform, [NewSubmission("s1", "e", "q", "answer")])
+    grade_batch = create_app(Settings()).tasks[GRADE_TASK]
+
+    platform = worker_store.accounts.add_platform("p", ["e"], "kid", "hash", "secret")
+    ((stored, _),) = worker_store.intake.submit(platform, [NewSubmission("s1", "e", "q", "answer")])
     grade_batch.on_failure(RuntimeError("database gone"), "task-id", ([stored.id],), {}, None)
-    found = worker_store.submission(platform, "s1")
+    found = worker_store.intake.submission(platform, "s1")
     assert found.status == "failed" and found.error == "RuntimeError: database gone"
-    assert worker_store.counts()["totals"]["dead_letters"] == 1
+    assert worker_store.metrics.counts()["totals"]["dead_letters"] == 1
     assert grade_batch.acks_late and grade_batch.reject_on_worker_lost

@@ -18,7 +18,8 @@ from datetime import timedelta
 
 import httpx
 
-from grader.store import Store
+from grader.models import DeliveryStatus
+from grader.service.store import Delivery, Store
 
 SIGNATURE_HEADER = "X-Grader-Signature"
 TIMESTAMP_HEADER = "X-Grader-Timestamp"
@@ -47,6 +48,20 @@ def verify(
     return hmac.compare_digest(sign(secret, sent, body), signature)
 
 
+def payload(delivery: Delivery) -> dict:
+    """What a platform receives: the event, the delivery id (drop repeats by it), the exam,
+    its own submission id and the grade as it stands now (an instructor's override wins)."""
+    if delivery.grade is None:
+        raise ValueError(f"delivery {delivery.id} has no grade to announce")
+    return {
+        "event": delivery.event,
+        "delivery_id": delivery.id,
+        "exam": delivery.exam,
+        "submission_id": delivery.submission_id,
+        "grade": delivery.grade.model_dump(mode="json"),
+    }
+
+
 def backoff(attempt: int, base_s: float = 2.0, cap_s: float = 3600.0) -> float:
     """Seconds before retry ``attempt`` (1-based): base, 2·base, 4·base, ... up to the cap."""
     return min(cap_s, base_s * 2 ** max(0, attempt - 1))
@@ -63,10 +78,11 @@ def deliver(
 ) -> float | None:
     """Try one delivery. Returns the seconds until the next try, or None when it is settled
     (delivered, given up, or nothing to do)."""
-    delivery = store.delivery(delivery_id)
-    if delivery is None or delivery.status != "pending" or not delivery.url:
+    outbox = store.outbox
+    delivery = outbox.delivery(delivery_id)
+    if delivery is None or delivery.status != DeliveryStatus.PENDING or not delivery.url:
         return None
-    body = json.dumps(delivery.payload, ensure_ascii=False, separators=(",", ":")).encode()
+    body = json.dumps(payload(delivery), ensure_ascii=False, separators=(",", ":")).encode()
     timestamp = int(time.time())
     headers = {
         "Content-Type": "application/json",
@@ -84,12 +100,12 @@ def deliver(
     except httpx.HTTPError as exc:
         error = f"{type(exc).__name__}: {exc}"
     if error is None:
-        store.delivery_succeeded(delivery.id)
+        outbox.delivery_succeeded(delivery.id)
         return None
     attempt = delivery.attempts + 1
     if attempt > retries:
-        store.delivery_failed(delivery.id, error, None)
+        outbox.delivery_failed(delivery.id, error, None)
         return None
     wait = backoff(attempt, backoff_s)
-    store.delivery_failed(delivery.id, error, timedelta(seconds=wait))
+    outbox.delivery_failed(delivery.id, error, timedelta(seconds=wait))
     return wait

@@ -1,4 +1,5 @@
-"""How the API hands stored submissions to graders: Celery tasks, or a thread in-process.
+"""How the API hands stored submissions to graders: Celery tasks (``workers.dispatch``), or a
+thread in this process (``InlineDispatcher``), behind one protocol.
 
 Either way the submission rows are committed first, so a dispatch that is lost (the API dies
 while gathering, Redis restarts before persisting the message) loses no work: the rows stay
@@ -16,15 +17,12 @@ from typing import Protocol
 import httpx
 
 from grader.config import Settings
-from grader.exams import Graders
-from grader.grading import chunks, grade_stored
-from grader.store import Store, StoredSubmission
-from grader.webhooks import deliver
+from grader.service.batches import chunks, grade_stored
+from grader.service.exams import Graders
+from grader.service.store import Store, StoredSubmission
+from grader.service.webhooks import deliver
 
 log = logging.getLogger(__name__)
-
-GRADE_TASK = "workers.tasks.grade_batch"
-QUEUES = ("grade", "io")
 
 
 class Dispatcher(Protocol):
@@ -34,7 +32,7 @@ class Dispatcher(Protocol):
     def close(self) -> None: ...
 
 
-class _Gatherer:
+class Gatherer:
     """Collects submissions for up to ``wait_s`` or ``size`` of them, then flushes them as
     batches: single posts arriving together are graded by one ``grade_many``."""
 
@@ -84,44 +82,6 @@ class _Gatherer:
                 return
 
 
-class CeleryDispatcher:
-    """Sends grading tasks to the Redis broker the workers consume."""
-
-    def __init__(self, settings: Settings):
-        from workers.app import make_app
-
-        self.settings = settings
-        self.app = make_app(settings)
-        self._gatherer = _Gatherer(self._send, settings.batch_size, settings.batch_wait_ms / 1000)
-
-    def enqueue(self, submissions: list[StoredSubmission]) -> None:
-        self._gatherer.add(submissions)
-
-    def _send(self, submissions: list[StoredSubmission]) -> None:
-        for ids in chunks(submissions, self.settings.batch_size):
-            self.app.send_task(GRADE_TASK, args=[ids], queue="grade")
-
-    def broker_ok(self) -> bool:
-        try:
-            with self.app.connection_for_write() as conn:
-                conn.ensure_connection(max_retries=1, timeout=2)
-            return True
-        except Exception:
-            return False
-
-    def queue_depth(self) -> dict[str, int]:
-        import redis
-
-        client = redis.Redis.from_url(self.settings.redis_url, socket_timeout=2)
-        try:
-            return {q: int(client.llen(q)) for q in QUEUES}
-        finally:
-            client.close()
-
-    def close(self) -> None:
-        self._gatherer.close()
-
-
 class InlineDispatcher:
     """No Redis: one thread grades queued submissions from the store and sends webhooks.
 
@@ -165,12 +125,12 @@ class InlineDispatcher:
                 self._stop.wait(self.settings.retry_backoff_s)
 
     def _tick(self) -> None:
-        pending = self.store.claim_stale(older_than=timedelta(0))
+        pending = self.store.queue.claim_stale(older_than=timedelta(0))
         retry = False
         for ids in chunks(pending, self.settings.batch_size):
             outcome = grade_stored(self.store, self.graders, ids)
             retry = retry or bool(outcome.retry)
-        for delivery_id in self.store.due_deliveries():
+        for delivery_id in self.store.outbox.due_deliveries():
             deliver(
                 self.store,
                 delivery_id,

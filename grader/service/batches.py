@@ -1,4 +1,4 @@
-"""Grade stored submissions: the step the Celery worker and the inline server share.
+"""Grade a stored batch: the step the Celery worker and the inline server share.
 
 It reads only submissions still ``queued`` (a redelivered task finds the rest graded and skips
 them), grades them with one ``grade_many`` per exam and platform — with the platform's other
@@ -14,9 +14,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from grader.errors import ConfigError
-from grader.exams import Graders
 from grader.models import Grade, Submission
-from grader.store import Store, StoredSubmission
+from grader.service.exams import Graders
+from grader.service.store import Store, StoredSubmission
 
 
 @dataclass
@@ -28,7 +28,7 @@ class Outcome:
 
 def grade_stored(store: Store, graders: Graders, ids: Sequence[int]) -> Outcome:
     by_exam: dict[tuple[str, int], list[StoredSubmission]] = defaultdict(list)
-    for stored in store.queued(ids):
+    for stored in store.queue.queued(ids):
         by_exam[stored.exam, stored.platform_id].append(stored)
     results: list[tuple[StoredSubmission, Grade]] = []
     outcome = Outcome()
@@ -39,17 +39,17 @@ def grade_stored(store: Store, graders: Graders, ids: Sequence[int]) -> Outcome:
         pipeline = graders.pipeline(exam)
         cohort = []
         if pipeline.embedder is not None:
-            cohort = store.cohort(platform_id, exam, sorted({s.question_id for s in items}))
+            cohort = store.queue.cohort(platform_id, exam, sorted({s.question_id for s in items}))
         external = {str(s.id): s.external_id for s in (*cohort, *items)}
         graded = pipeline.grade_many(
             [_submission(s) for s in items], [_submission(s) for s in cohort]
         )
         for stored, grade in zip(items, graded, strict=True):
-            if _judge_unavailable(grade):
+            if grade.retryable:
                 outcome.retry.append(stored.id)
             else:
                 results.append((stored, _with_platform_ids(grade, external)))
-    outcome.deliveries = store.record(results)
+    outcome.deliveries = store.queue.record(results)
     outcome.graded = len(results)
     return outcome
 
@@ -87,7 +87,3 @@ def _with_platform_ids(grade: Grade, external: dict[str, str]) -> Grade:
         ]
         update["signals"] = grade.signals.model_copy(update={"near_duplicates": duplicates})
     return grade.model_copy(update=update)
-
-
-def _judge_unavailable(grade: Grade) -> bool:
-    return any(r.code == "judge_unavailable" for r in grade.review_reasons)

@@ -1,9 +1,9 @@
-"""Alembic environment: the schema is ``grader.store.metadata``; the URL comes from the caller."""
+"""Alembic environment: the schema is ``grader.service.store.metadata``; the URL comes from the caller."""
 
 from alembic import context
 from sqlalchemy import engine_from_config, pool
 
-from grader.store.schema import metadata
+from grader.service.store.schema import metadata
 
 config = context.config
 

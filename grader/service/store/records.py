@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from grader.models import Grade, GradeStatus, Method
+from grader.models import DeliveryStatus, Grade, GradeStatus, Method, SubmissionStatus
 
 GRADE_EVENT = "grade.completed"
 
@@ -55,7 +55,7 @@ class StoredSubmission:
     question_id: str
     answer: str
     student: str | None
-    status: str
+    status: SubmissionStatus
     created_at: datetime
     graded_at: datetime | None
     error: str | None
@@ -64,12 +64,17 @@ class StoredSubmission:
 
 @dataclass(frozen=True)
 class Delivery:
+    """A webhook delivery, where it goes, and the grade it announces as the platform sees it."""
+
     id: int
-    status: str
+    status: DeliveryStatus
     attempts: int
     url: str | None
     secret: str
-    payload: dict
+    event: str
+    exam: str
+    submission_id: str  # the platform's own id
+    grade: Grade | None
 
 
 class IdConflict(Exception):
