@@ -1,13 +1,18 @@
-"""``grader calibrate``: the judge against an instructor's grades; anchors; score mapping."""
+"""``grader calibrate``: the judge against an instructor's grades; anchors; score mapping.
+
+The root command's options come in groups (see ``--help``): the inputs, what to write, the
+statistics, a comparison with an earlier run, and a score mapping. Each group is read into one
+small value, so the work is done by functions that take a group, not fourteen loose options.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from grader.cli.app import app, console, err, fail
 from grader.errors import GraderError
@@ -16,6 +21,37 @@ calibrate_app = typer.Typer(
     help="Check the judge against an instructor's grades; promote anchors; map scores."
 )
 app.add_typer(calibrate_app, name="calibrate")
+
+_INPUTS, _OUTPUT, _STATISTICS = "Inputs", "Output", "Statistics"
+_COMPARE, _MAPPING = "Compare with an earlier run", "Score mapping"
+
+
+@dataclass(frozen=True)
+class Inputs:
+    human: Path
+    grades: Path
+    bank: Path | None
+    submissions: Path | None
+
+
+@dataclass(frozen=True)
+class Output:
+    report: Path | None
+    as_json: bool
+    top: int
+
+
+@dataclass(frozen=True)
+class Statistics:
+    bootstrap: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class Mapping:
+    learn: bool  # cross-validate a per-question mapping
+    save: Path | None  # and keep it for `grader calibrate apply`
+    folds: int
 
 
 @calibrate_app.callback(invoke_without_command=True)
@@ -27,10 +63,14 @@ def calibrate_run(
             "--human",
             help="CSV: submission_id, question_id, score; optional answer, note and one "
             "column per criterion id (C1, C2, ...).",
+            rich_help_panel=_INPUTS,
         ),
     ] = None,
     grades: Annotated[
-        Path | None, typer.Option("--grades", help="Grades JSONL written by `grader grade`.")
+        Path | None,
+        typer.Option(
+            "--grades", help="Grades JSONL written by `grader grade`.", rich_help_panel=_INPUTS
+        ),
     ] = None,
     bank_path: Annotated[
         Path | None,
@@ -38,22 +78,32 @@ def calibrate_run(
             "--bank",
             help="Bank YAML: point scales from the bank and its rubrics (default: the grades' "
             "max_score); answers that are anchors of their rubric are left out.",
+            rich_help_panel=_INPUTS,
         ),
     ] = None,
     submissions: Annotated[
         Path | None,
-        typer.Option(help="Submissions JSONL: shows the answers and catches unknown ids."),
+        typer.Option(
+            help="Submissions JSONL: shows the answers and catches unknown ids.",
+            rich_help_panel=_INPUTS,
+        ),
     ] = None,
     report: Annotated[
-        Path | None, typer.Option(help="Write an HTML report with PNG plots into this folder.")
+        Path | None,
+        typer.Option(
+            help="Write an HTML report with PNG plots into this folder.", rich_help_panel=_OUTPUT
+        ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the figures as JSON.", rich_help_panel=_OUTPUT)
+    ] = False,
     compare_with: Annotated[
         Path | None,
         typer.Option(
             "--compare",
             help="Earlier grades JSONL: agreement before and after, side by side, on the "
             "answers both runs scored.",
+            rich_help_panel=_COMPARE,
         ),
     ] = None,
     mapping: Annotated[
@@ -61,21 +111,35 @@ def calibrate_run(
         typer.Option(
             "--mapping",
             help="Learn a per-question isotonic score mapping; report it cross-validated.",
+            rich_help_panel=_MAPPING,
         ),
     ] = False,
     save_mapping: Annotated[
         Path | None,
         typer.Option(
             help="Save the mapping (JSON) for `grader calibrate apply`; implies --mapping. "
-            "Questions where it does not lower the cross-validated MAE keep the judge's scores."
+            "Questions where it does not lower the cross-validated MAE keep the judge's scores.",
+            rich_help_panel=_MAPPING,
         ),
     ] = None,
-    folds: Annotated[int, typer.Option(min=2, help="Cross-validation folds for --mapping.")] = 5,
-    top: Annotated[int, typer.Option(min=0, help="Largest disagreements to list.")] = 10,
+    folds: Annotated[
+        int,
+        typer.Option(min=2, help="Cross-validation folds for --mapping.", rich_help_panel=_MAPPING),
+    ] = 5,
+    top: Annotated[
+        int, typer.Option(min=0, help="Largest disagreements to list.", rich_help_panel=_OUTPUT)
+    ] = 10,
     bootstrap: Annotated[
-        int, typer.Option(min=0, help="Bootstrap resamples for 95 % intervals (0: none).")
+        int,
+        typer.Option(
+            min=0,
+            help="Bootstrap resamples for 95 % intervals (0: none).",
+            rich_help_panel=_STATISTICS,
+        ),
     ] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the folds.")] = 0,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the bootstrap and the folds.", rich_help_panel=_STATISTICS)
+    ] = 0,
 ) -> None:
     """Agreement between the judge and an instructor: QWK, Pearson, Spearman, MAE, exact and
     ±1 agreement, judge − human, with 95 % intervals, overall, per question and per criterion,
@@ -89,48 +153,64 @@ def calibrate_run(
     if human is None or grades is None:
         console.print(ctx.get_help())
         raise typer.Exit(code=0 if human is None and grades is None else 2)
-    from grader.calibrate import (
-        calibrate,
-        compare,
-        cross_validate,
-        fit_mapping,
-        read_answers,
-    )
-    from grader.calibrate import (
-        save_mapping as write_mapping,
+    _calibrate(
+        Inputs(human, grades, bank_path, submissions),
+        Output(report, as_json, top),
+        Statistics(bootstrap, seed),
+        compare_with,
+        Mapping(mapping or save_mapping is not None, save_mapping, folds),
     )
 
+
+def _calibrate(
+    inputs: Inputs, output: Output, stats: Statistics, before: Path | None, mapping: Mapping
+) -> None:
+    from grader.calibrate import calibrate, compare, read_answers
+
     try:
-        humans, scales, anchors = _calibration_inputs(human, bank_path)
-        answers = read_answers(submissions) if submissions else None
-        pairing = _pairing(humans, grades, human, scales, answers, anchors)
-        before = (
-            _pairing(humans, compare_with, human, scales, answers, anchors)
-            if compare_with
-            else None
+        humans, scales, anchors = _calibration_inputs(inputs.human, inputs.bank)
+        answers = read_answers(inputs.submissions) if inputs.submissions else None
+        pairing = _pairing(humans, inputs.grades, inputs.human, scales, answers, anchors)
+        earlier = (
+            _pairing(humans, before, inputs.human, scales, answers, anchors) if before else None
         )
     except GraderError as exc:
         raise fail(exc) from exc
-    result = calibrate(pairing, top=top, bootstrap=bootstrap, seed=seed)
+    result = calibrate(pairing, top=output.top, bootstrap=stats.bootstrap, seed=stats.seed)
     comparison = (
-        compare(before, pairing, top=top, bootstrap=bootstrap, seed=seed) if before else None
+        compare(earlier, pairing, top=output.top, bootstrap=stats.bootstrap, seed=stats.seed)
+        if earlier
+        else None
     )
-    checks = None
-    if mapping or save_mapping:
-        checks = cross_validate(pairing.pairs, folds=folds, seed=seed)
-        if save_mapping:
-            learned = fit_mapping(pairing.pairs, checks=checks)
-            write_mapping(learned, save_mapping)
-            err.print(
-                f"wrote {save_mapping}: mappings for {len(learned.questions)} question(s), "
-                f"{len(learned.skipped)} left as the judge scored them"
-            )
-    if report:
+    checks = _mapping_checks(pairing, mapping, stats.seed) if mapping.learn else None
+    _write(result, pairing, comparison, checks, output)
+
+
+def _mapping_checks(pairing, mapping: Mapping, seed: int):
+    """The mapping cross-validated, and saved when asked."""
+    from grader.calibrate import cross_validate, fit_mapping, save_mapping
+
+    checks = cross_validate(pairing.pairs, folds=mapping.folds, seed=seed)
+    if mapping.save:
+        learned = fit_mapping(pairing.pairs, checks=checks)
+        save_mapping(learned, mapping.save)
+        err.print(
+            f"wrote {mapping.save}: mappings for {len(learned.questions)} question(s), "
+            f"{len(learned.skipped)} left as the judge scored them"
+        )
+    return checks
+
+
+def _write(result, pairing, comparison, checks, output: Output) -> None:
+    """The HTML report when asked, then JSON or the tables."""
+    if output.report:
         from grader.calibrate.report import write_report
 
-        path = write_report(result, pairing.pairs, report, checks=checks, comparison=comparison)
+        path = write_report(
+            result, pairing.pairs, output.report, checks=checks, comparison=comparison
+        )
         err.print(f"wrote {path}")
-    if as_json:
+    if output.as_json:
         data = result.model_dump(mode="json")
         if comparison:
             data["comparison"] = comparison.model_dump(mode="json")
@@ -138,7 +218,9 @@ def calibrate_run(
             data["mapping_check"] = [c.model_dump(mode="json") for c in checks]
         print(json.dumps(data, ensure_ascii=False, indent=1))
         return
-    _print_calibration(result, comparison, checks)
+    from grader.cli.calibrate_tables import print_calibration
+
+    print_calibration(result, comparison, checks)
 
 
 def _calibration_inputs(human: Path, bank_path: Path | None):
@@ -181,122 +263,30 @@ def _pairing(humans, grades_path: Path, human_path: Path, scales, answers, ancho
     return pairing
 
 
-def _estimate(estimate, interval: bool = True) -> str:
-    if estimate.value is None:
-        return "—"
-    text = f"{estimate.value:.3f}"
-    if interval and estimate.low is not None:
-        text += f" [dim]({estimate.low:.2f}–{estimate.high:.2f})[/]"
-    return text
+def _pairing(humans, grades_path: Path, human_path: Path, scales, answers, anchors):
+    from grader.calibrate import pair_scores
+    from grader.errors import CalibrationError
+    from grader.files.grades import read_grades
 
-
-def _agreement_table(
-    title: str, first: list[str], rows: list[tuple[list[str], object]], intervals: bool = False
-) -> Table:
-    from grader.calibrate.metrics import METRIC_LABELS
-
-    table = Table(title=title)
-    for column in first:
-        table.add_column(column)
-    table.add_column("n", justify="right")
-    for _, label in METRIC_LABELS:
-        table.add_column(label, justify="right")
-    for names, figures in rows:
-        table.add_row(
-            *names,
-            str(figures.n),
-            *(_estimate(getattr(figures, key), intervals) for key, _ in METRIC_LABELS),
-        )
-    return table
-
-
-def _print_calibration(result, comparison, checks) -> None:
-    from grader.calibrate.metrics import METRIC_LABELS
-
-    overall = Table(title=f"overall: {result.overall.n} answers scored by both")
-    for column in ("", "value", "95 % interval"):
-        overall.add_column(column, justify="right" if column else "left")
-    for key, label in METRIC_LABELS:
-        figure = getattr(result.overall, key)
-        interval = "" if figure.low is None else f"{figure.low:.3f} – {figure.high:.3f}"
-        overall.add_row(label, _estimate(figure, interval=False), interval)
-    console.print(overall)
-    for note in result.notes + result.overall.notes:
-        console.print(f"[yellow]note:[/] {note}")
-    console.print(
-        _agreement_table(
-            "per question (intervals: --json or --report)",
-            ["question"],
-            [([q.question_id], q) for q in result.questions],
-        )
+    if not grades_path.is_file():
+        raise CalibrationError("no such grades file", file=grades_path)
+    pairing = pair_scores(
+        humans,
+        read_grades(grades_path),
+        human_file=human_path,
+        scales=scales,
+        answers=answers,
+        anchors=anchors,
     )
-    if result.criteria:
-        console.print(
-            _agreement_table(
-                "per criterion",
-                ["question", "criterion"],
-                [([c.question_id, c.criterion_id], c) for c in result.criteria],
-            )
+    if not pairing.pairs:
+        raise CalibrationError(
+            f"no answer is scored in both {human_path} and this file "
+            f"({len(pairing.human_only)} graded by the instructor only, "
+            f"{len(pairing.judge_unscored)} not scored by the judge, "
+            f"{len(pairing.excluded_anchors)} anchors left out)",
+            file=grades_path,
         )
-    if comparison:
-        table = Table(title=f"before and after, on the {comparison.common} answers both scored")
-        for column in ("", "before", "after", "change"):
-            table.add_column(column, justify="right" if column else "left")
-        for key, label in METRIC_LABELS:
-            old = getattr(comparison.before.overall, key)
-            new = getattr(comparison.after.overall, key)
-            change = (
-                f"{new.value - old.value:+.3f}"
-                if old.value is not None and new.value is not None
-                else "—"
-            )
-            table.add_row(label, _estimate(old), _estimate(new), change)
-        console.print(table)
-    if checks:
-        table = Table(title=f"score mapping, {checks[0].folds}-fold cross-validated (held out)")
-        for column in ("question", "MAE raw", "MAE mapped", "QWK raw", "QWK mapped",
-                       "exact raw", "exact mapped"):  # fmt: skip
-            table.add_column(column, justify="right" if column != "question" else "left")
-        for check in checks:
-            cells = []
-            for key in ("mae", "qwk", "exact"):
-                cells += [
-                    _estimate(getattr(check.raw, key), interval=False),
-                    _estimate(getattr(check.with_mapping, key), interval=False)
-                    if check.mapped
-                    else "not mapped",
-                ]
-            table.add_row(check.question_id or "[bold]all[/]", *cells)
-        console.print(table)
-    if result.disagreements:
-        table = Table(title=f"largest disagreements ({len(result.disagreements)})")
-        for column in ("submission", "human", "judge", "answer", "judge's evidence"):
-            table.add_column(column, overflow="fold")
-        for d in result.disagreements:
-            evidence = "; ".join(
-                f"{c.id} {c.judge:g}/{c.max_points:g}"
-                + ("" if c.human is None else f" (human {c.human:g})")
-                + (f": “{c.evidence}”" if c.evidence else "")
-                for c in d.criteria
-            )
-            answer = d.answer or ""
-            table.add_row(
-                f"{d.submission_id} ({d.question_id})",
-                f"{d.human:g}",
-                f"{d.judge:g}",
-                answer[:200] + ("…" if len(answer) > 200 else ""),
-                evidence[:300],
-            )
-        console.print(table)
-    unmatched = []
-    if result.human_only:
-        unmatched.append(f"{len(result.human_only)} graded by the instructor have no grade")
-    if result.judge_unscored:
-        unmatched.append(f"{len(result.judge_unscored)} the judge did not score")
-    if result.excluded_anchors:
-        unmatched.append(f"{len(result.excluded_anchors)} anchors left out")
-    if unmatched:
-        console.print("[yellow]not compared:[/] " + "; ".join(unmatched))
+    return pairing
 
 
 @calibrate_app.command("promote")

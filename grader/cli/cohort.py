@@ -1,4 +1,4 @@
-"""``grader groups`` and ``grader integrity``: compare the answers to one question."""
+"""``grader groups`` and ``grader integrity``: compare the answers to one question (its cohort)."""
 
 from __future__ import annotations
 
