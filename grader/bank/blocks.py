@@ -9,14 +9,12 @@ list is cut off first so its ``1.D 2.D …`` is never read as questions.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 
 from grader.bank.collected import Collected, block_heads, read_block
 from grader.bank.lexicon import ANSWER_MARK, CASE_INTRO, QUESTION_LEAD
 from grader.bank.numbering import Marker, first_marker, scan
 from grader.bank.points import subquestions
-from grader.bank.sections import NUMERALS
 
 
 @dataclass(frozen=True)
@@ -67,26 +65,16 @@ def _question_item(marker: Marker, stop: int) -> Item:
 def _collected_block(text: str, first: Marker, end: int) -> tuple[int, int] | None:
     """A list of answers after the section's questions: one entry for (nearly) every question.
 
-    A reference answer may itself be a numbered list: a collected block must have one entry per
-    question before it, and more than one question.
+    A reference answer may itself be a numbered list: a collected block must have one entry for
+    (nearly) every question before it and no more — a list that runs on into the next
+    question's number is a reference answer — and more than one question.
     """
     for head, list_start in block_heads(text, first.end, end, first.ordinal):
         questions = scan(text, first, head)
         entries = read_block(text, list_start, end, first.ordinal).answers
-        if len(questions) > 1 and len(entries) >= len(questions) * 0.8:
+        if len(questions) > 1 and len(questions) * 0.8 <= len(entries) <= len(questions):
             return head, list_start
     return None
-
-
-def _numeral_value(num: str) -> int:
-    if num.isdigit():
-        return int(num)
-    if len(num) == 1:
-        return NUMERALS.index(num) + 1
-    tens, _, ones = num.partition("十")  # 十一, 二十, 二十三
-    return (NUMERALS.index(tens) + 1 if tens else 1) * 10 + (
-        NUMERALS.index(ones) + 1 if ones else 0
-    )
 
 
 def _asks(text: str, start: int, end: int) -> bool:
@@ -95,32 +83,26 @@ def _asks(text: str, start: int, end: int) -> bool:
         QUESTION_LEAD.search(text, start, end)
         or ANSWER_MARK.search(text, start, end)
         or subquestions(text[start:end], numbered_lists=True)
-        or re.search(r"[?？]", text[start:end])
     )
 
 
 def _case_items(text: str, start: int, end: int) -> list[Item]:
     """Case blocks from their introductions.
 
-    A second 材料 before the case has asked anything is more material for the same case, and
-    once it has asked, only an introduction like its own (案例 after 案例) starts the next one:
-    a 背景： inside a reference answer stays in that answer.
+    A second 材料 before the case has asked anything (问题：, sub-questions, an answer) is more
+    material for the same case; a numbered 案例 always starts a new one. Cases are numbered by
+    their place in the section; the printed label (案例一, 材料二) is kept as the number.
     """
     items: list[Item] = []
-    words: list[str] = []
     for m in CASE_INTRO.finditer(text, start, end):
-        word = m.group("word") or "阅读"
+        word, num = m.group("word") or "阅读", m.group("num")
         if items:
-            numbered_case = word == "案例" and m.group("num")
-            if not numbered_case and (
-                word != words[0] or not _asks(text, items[-1].body, m.start())
-            ):
+            numbered_case = word == "案例" and num
+            if not numbered_case and not _asks(text, items[-1].body, m.start()):
                 continue
             items[-1] = replace(items[-1], end=m.start())
-        num = m.group("num")
-        ordinal = _numeral_value(num) if num else len(items) + 1
+        ordinal = len(items) + 1
         number = f"{word}{num}" if num else str(ordinal)
         body = m.start("points") if m.group("points") else m.end()
         items.append(Item(m.start(), body, end, number, ordinal, is_case=True))
-        words.append(word)
     return items

@@ -15,7 +15,7 @@ from grader.answers import choice_letters, true_false
 from grader.bank import keys
 from grader.bank.blocks import Item
 from grader.bank.lexicon import ANSWER_MARK, BLANK, EXPLAIN_AFTER_KEY, EXPLAIN_MARK, TF_MARK
-from grader.bank.options import split_options
+from grader.bank.options import options_start, split_options
 from grader.bank.points import per_blank, subquestion_points, take_own_points
 from grader.bank.report import Problem
 from grader.models import Question, QuestionType, SourceRef
@@ -101,6 +101,11 @@ def build(
     own, stem_region = take_own_points(parts.stem)
     if item.is_case:
         stem_region = stem_region.lstrip(":：.．、 ")  # 案例一（20分）：…
+    cut = options_start(stem_region)
+    if own is None and cut is not None:  # 题干（2分）A.… B.…: the note ends the stem
+        own, head = take_own_points(stem_region[:cut])
+        if own is not None:
+            stem_region = head + "\n" + stem_region[cut:]
     draft = Draft(
         question=Question(
             id=f"{place.slug}-s{place.section_ordinal}-q{item.ordinal}",

@@ -23,11 +23,16 @@ _TABLE_NUMBERS = re.compile(r"^[ \t]*[题題]\s*[号號][ \t|:：]*((?:\d+[ \t|]
 _TABLE_KEYS = re.compile(r"^[ \t]*(?:参考|參考|标准|標準)?答\s*案[ \t|:：]*(.+)$", re.MULTILINE)
 
 
-def _entry_start(n: int) -> re.Pattern[str]:
-    """``n.``, ``n、``, ``（n）`` or the range ``n-m`` that begins entry ``n`` of a list."""
-    return re.compile(
-        rf"(?<![\d.])(?:{n}\s*[.．、:：](?!\d)|[（(]\s*{n}\s*[)）]|{n}{_RANGE_SEP}(?P<to>\d+)\s*[.．、:：]?{_RANGE_KEYS})"
-    )
+def _entry_start(n: int, paren: bool | None = None) -> re.Pattern[str]:
+    """``n.``, ``n、``, the range ``n-m`` or (``paren``) ``（n）`` that begins entry ``n``.
+
+    A list keeps the style of its first entry, so the ``（3）`` inside an answer of a ``1. 2.``
+    list is not entry 3; ``paren=None`` accepts either, for the first entry.
+    """
+    dot = rf"{n}\s*[.．、:：](?!\d)|{n}{_RANGE_SEP}(?P<to>\d+)\s*[.．、:：]?{_RANGE_KEYS}"
+    bracket = rf"[（(]\s*{n}\s*[)）]"
+    alternatives = {None: f"{dot}|{bracket}", False: dot, True: bracket}[paren]
+    return re.compile(rf"(?<![\d.])(?:{alternatives})")
 
 
 def _split_range(text: str, count: int) -> list[str] | None:
@@ -42,9 +47,10 @@ def _split_range(text: str, count: int) -> list[str] | None:
 def numbered_entries(text: str, start: int, end: int, first: int) -> Entries:
     """A list that begins with ``first`` and counts up: number → (text, offset)."""
     positions: list[tuple[int, int, int, int]] = []  # (from, to, marker start, body start)
-    n, cursor = first, start
-    while m := _entry_start(n).search(text, cursor, end):
-        to = int(m.group("to")) if m.group("to") else n
+    n, cursor, paren = first, start, None
+    while m := _entry_start(n, paren).search(text, cursor, end):
+        paren = m.group().lstrip()[:1] in "（("
+        to = int(m.group("to")) if m.groupdict().get("to") else n
         if to < n:
             break
         positions.append((n, to, m.start(), m.end()))

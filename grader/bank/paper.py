@@ -164,10 +164,11 @@ class _PaperParser:
             )
             self.note(header.end, problem, f"section '{header.title}' {what}")
             return
-        preamble = self.text[header.end : layout.preamble_end].strip()
+        raw = self.text[header.end : layout.preamble_end]
+        preamble = raw.strip()
         if preamble and header.title and not SectionRule.parse(preamble).says_anything:
             self.note(
-                header.end,
+                header.end + len(raw) - len(raw.lstrip()),
                 Problem.IGNORED_TEXT,
                 f"text before the first question ignored: {preamble[:60]!r}",
             )

@@ -24,6 +24,7 @@ _TYPE_WORDS: list[tuple[str, QuestionType | None]] = [
     ("案例分析题", QuestionType.CASE_STUDY),
     ("材料分析题", QuestionType.CASE_STUDY),
     ("综合应用题", QuestionType.CASE_STUDY),
+    ("综合分析题", QuestionType.CASE_STUDY),
     ("程序设计题", QuestionType.SHORT_ANSWER),
     ("名词解释题", QuestionType.SHORT_ANSWER),
     ("单项选择", QuestionType.SINGLE_CHOICE),

@@ -247,7 +247,8 @@ B.乙
     result = parse(paper)
     assert [q.number for q in result.questions] == ["1", "2", "3"]  # all kept
     messages = [(w.line, w.message) for w in result.report]
-    assert (1, "text before the first question ignored: '说明：请认真作答。'") in messages
+    # the line of the ignored text itself, not of the header above it
+    assert (2, "text before the first question ignored: '说明：请认真作答。'") in messages
     assert any(line == 3 and "without options" in m for line, m in messages)
     assert any(line == 5 and "names no option letter" in m for line, m in messages)
     assert any(line == 9 and "missing option" in m for line, m in messages)
