@@ -84,8 +84,12 @@ def _print_report(report: list[ReportEntry]) -> None:
             entry.message,
             entry.context,
         )
-    # Into a file or pipe, wide enough that a message is never folded mid-word.
-    (console if console.is_terminal else Console(soft_wrap=True, width=200)).print(table)
+    _table_console().print(table)
+
+
+def _table_console() -> Console:
+    """The terminal, or into a file or pipe a console wide enough that cells are not folded."""
+    return console if console.is_terminal else Console(soft_wrap=True, width=200)
 
 
 @bank_app.command("show")
@@ -125,4 +129,4 @@ def bank_show(
             # fill-in: the accepted alternatives of each blank, blanks separated by ；
             " ； ".join(" | ".join(alternatives) for alternatives in q.blanks),
         )
-    console.print(table)
+    _table_console().print(table)
