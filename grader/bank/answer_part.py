@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from grader.bank.collected import Collected, read_block, table_entries
 from grader.bank.lexicon import ANSWER_HEAD_LINE
-from grader.bank.sections import NUMERALS, SectionHeader, find_headers
+from grader.bank.sections import CHOICE_TYPES, NUMERALS, SectionHeader, find_headers
 
 _REF = re.compile(
     rf"(?:^|(?<=[\s。；;]))(?:第\s*)?(?P<numeral>[{NUMERALS}]{{1,3}})\s*(?:部分|[、.．:：])"
@@ -44,8 +44,7 @@ def find_answer_part(text: str) -> AnswerPart | None:
         after = [h for h in headers if h.start > head.start()]
         if headers and not before:
             continue
-        seen = {h.numeral for h in before} | {_bare_title(h) for h in before}
-        if any(h.numeral not in seen and _bare_title(h) not in seen for h in after):
+        if not all(_repeats(h, before) for h in after):
             continue  # a section of questions follows: this head collects one section's answers
         refs = _refs(text, head.end(), after, {h.numeral for h in before})
         if refs:
@@ -56,7 +55,19 @@ def find_answer_part(text: str) -> AnswerPart | None:
     return None
 
 
-def _bare_title(header: SectionHeader) -> str:
+def _repeats(header: SectionHeader, before: list[SectionHeader]) -> bool:
+    """A header that names a section printed before it: same numeral, or (without a numeral)
+    the same title or a type of one (``选择题：`` for the choice sections)."""
+    if header.numeral is not None:
+        return header.numeral in {h.numeral for h in before}
+    if bare_title(header) in {bare_title(h) for h in before}:
+        return True
+    if header.type is None:
+        return any(h.type in (*CHOICE_TYPES, None) for h in before)
+    return header.type in {h.type for h in before}
+
+
+def bare_title(header: SectionHeader) -> str:
     """The title without its numeral: 一、单选题 → 单选题."""
     return re.sub(rf"^(?:第\s*)?[{NUMERALS}]{{1,3}}\s*(?:部分|[、.．:：])\s*", "", header.title)
 

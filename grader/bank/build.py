@@ -18,6 +18,7 @@ from grader.bank.lexicon import ANSWER_MARK, BLANK, EXPLAIN_AFTER_KEY, EXPLAIN_M
 from grader.bank.options import options_start, split_options
 from grader.bank.points import per_blank, subquestion_points, take_own_points
 from grader.bank.report import Problem
+from grader.bank.sections import CHOICE_TYPES
 from grader.models import Question, QuestionType, SourceRef
 from grader.text import language_of
 
@@ -28,7 +29,6 @@ _TF_TRAILING = re.compile(rf"[（(]\s*({TF_MARK})\s*[)）]\s*[。.]?\s*$")
 _TF_LEADING = re.compile(rf"^\s*[（(]\s*({TF_MARK})\s*[)）]\s*")
 _TRAILING_PARENS = re.compile(r"\s*[（(]\s*[)）]\s*$")
 _STEM_LETTERS = re.compile(r"[（(]\s*([A-H](?:\s*[,，、]?\s*[A-H]){0,7})\s*[)）]")
-_CHOICE = (QuestionType.SINGLE_CHOICE, QuestionType.MULTIPLE_CHOICE)
 
 
 @dataclass
@@ -122,13 +122,13 @@ def build(
     )
     qtype = place.section_type
     stem, options = split_options(stem_region)
-    if options and qtype is not None and qtype not in _CHOICE:
+    if options and qtype is not None and qtype not in CHOICE_TYPES:
         stem, options = stem_region, {}  # letters in a fill-in or essay stem are text
     if qtype is None:
         qtype = _infer_type(stem_region, options, parts.answer, item.lead)
     q = draft.question
     q.type, q.stem, q.options = qtype, stem, options
-    if qtype in _CHOICE:
+    if qtype in CHOICE_TYPES:
         _choice(draft, stem_region, parts)
     elif qtype is QuestionType.TRUE_FALSE:
         _true_false(draft, item.lead, parts)

@@ -29,7 +29,7 @@ def _entry_start(n: int, paren: bool | None = None) -> re.Pattern[str]:
     A list keeps the style of its first entry, so the ``（3）`` inside an answer of a ``1. 2.``
     list is not entry 3; ``paren=None`` accepts either, for the first entry.
     """
-    dot = rf"{n}\s*[.．、:：](?!\d)|{n}{_RANGE_SEP}(?P<to>\d+)\s*[.．、:：]?{_RANGE_KEYS}"
+    dot = rf"(?<![（(]){n}\s*[.．、:：)）](?!\d)|{n}{_RANGE_SEP}(?P<to>\d+)\s*[.．、:：]?{_RANGE_KEYS}"
     bracket = rf"[（(]\s*{n}\s*[)）]"
     alternatives = {None: f"{dot}|{bracket}", False: dot, True: bracket}[paren]
     return re.compile(rf"(?<![\d.])(?:{alternatives})")
@@ -58,7 +58,7 @@ def numbered_entries(text: str, start: int, end: int, first: int) -> Entries:
     entries: Entries = {}
     for i, (number, to, pos, body) in enumerate(positions):
         stop = positions[i + 1][2] if i + 1 < len(positions) else end
-        chunk = text[body:stop].strip()
+        chunk = text[body:stop].strip().rstrip("；;，,、")  # 1.B；2.C；
         if to == number:
             entries[number] = (chunk, pos)
         elif (parts := _split_range(chunk, to - number + 1)) is not None:

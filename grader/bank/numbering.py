@@ -36,7 +36,8 @@ class Marker:
 
 
 _PATTERNS = {
-    Style.DOT: r"(?<![\d.]){n}\s*[.．、](?!\d)",
+    # not 2.1 or 3.14, but "1.2018年…" is question 1 about a year
+    Style.DOT: r"(?<![\d.]){n}\s*[.．、](?:(?!\d)|(?=(?:1[5-9]|20)\d\d年))",
     Style.PAREN: r"[（(]\s*{n}\s*[)）]",
     Style.TI: r"第\s*{n}\s*小?[题題](?:\s*[.．、:：])?",
 }

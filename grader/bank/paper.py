@@ -10,17 +10,18 @@ paper prints (``points``). What could not be read is an entry of the report, nev
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.bank.answer_part import AnswerPart, find_answer_part
+from grader.bank.answer_part import AnswerPart, bare_title, find_answer_part
 from grader.bank.blocks import SectionLayout, layout_section
 from grader.bank.build import Draft, Place, build
 from grader.bank.collected import Entries
 from grader.bank.points import SectionRule, paper_total
 from grader.bank.report import Problem, ReportEntry
-from grader.bank.sections import SectionHeader, find_headers
+from grader.bank.sections import CHOICE_TYPES, SectionHeader, find_headers
 from grader.bank.source import PaperText, decode
 from grader.bank.tally import tally_points
 from grader.errors import BankError
@@ -166,7 +167,7 @@ class _PaperParser:
             return
         raw = self.text[header.end : layout.preamble_end]
         preamble = raw.strip()
-        if preamble and header.title and not SectionRule.parse(preamble).says_anything:
+        if preamble and header.title and not _is_instruction(preamble):
             self.note(
                 header.end + len(raw) - len(raw.lstrip()),
                 Problem.IGNORED_TEXT,
@@ -240,6 +241,17 @@ class _PaperParser:
                 self.note(draft.offset, Problem.NO_POINTS, _label(q) + message, q)
 
 
+# What a section says to students before its questions: how to answer, what it is worth.
+_INSTRUCTION = re.compile(
+    r"请|將|将|答题卡|答題卡|涂|打[“\"]?[√✓×]|括号内|括號內|填[在入写]|选出|選出|备选项|備選項"
+    r"|只有一[个項项]|下列各|本[大小]?[题題]"
+)
+
+
+def _is_instruction(text: str) -> bool:
+    return SectionRule.parse(text).says_anything or bool(_INSTRUCTION.search(text))
+
+
 def _label(q: Question) -> str:
     return f"question {q.number} in '{q.section}': " if q.section else f"question {q.number}: "
 
@@ -251,10 +263,15 @@ def _has_item(section: _Section, number: int) -> bool:
 def _ref_targets(
     numeral: str | None, header: SectionHeader | None, sections: list[_Section], unique: bool
 ) -> list[_Section]:
-    """The sections an end-part reference names: by numeral, by title, or every section."""
+    """The sections an end-part reference names: by numeral, by title, by type, or all."""
     if numeral is not None:
         return [s for s in sections if s.header.numeral == numeral]
     if header is not None:
+        same_title = [s for s in sections if bare_title(s.header) == bare_title(header)]
+        if same_title:
+            return same_title
+        if header.type is None:  # 选择题：1-5 … answers the choice sections
+            return [s for s in sections if s.header.type in (*CHOICE_TYPES, None)]
         return [s for s in sections if s.header.type == header.type]
     return sections if unique else sections[-1:]
 

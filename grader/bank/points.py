@@ -82,11 +82,12 @@ def per_blank(stem: str) -> float | None:
     return float(m.group(1)) if m else None
 
 
-# Sub-questions: （1）（2）…, (1)(2)…, ①②…; in a case, also 1. 2. …
+# Sub-questions: （1）（2）…, (1)(2)…, ①②…; in a case, also 1. 2. … and 问题1：问题2：…
 _SUB_STYLES = [
     lambda n: rf"[（(]\s*{n}\s*[)）]",
     lambda n: chr(0x2460 + n - 1) if n <= 20 else "(?!)",
     lambda n: rf"(?:^|(?<=[\s。；;：:]))(?<![\d.]){n}\s*[.．、](?!\d)",
+    lambda n: rf"(?:问题|問題)\s*{n}\s*[.．、:：]",
 ]
 
 

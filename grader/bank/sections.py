@@ -60,6 +60,7 @@ def _widen(word: str) -> str:
 
 
 NUMERALS = "一二三四五六七八九十"
+CHOICE_TYPES = (QuestionType.SINGLE_CHOICE, QuestionType.MULTIPLE_CHOICE)
 _WORD_ALTERNATION = "|".join(f"(?P<w{i}>{_widen(w)})" for i, (w, _) in enumerate(_TYPE_WORDS))
 # "一、單項選擇題（每題1分…）", "第二部分 多选题", or a bare "判断题" at the start of a line.
 HEADER = re.compile(

@@ -25,8 +25,12 @@ _PAGE_MARK = re.compile(
     r"|^\s*[-—–－]\s*\d+\s*[-—–－]\s*$|^\s*\d+\s*/\s*\d+\s*$|^\s*page\s*\d+(?:\s*(?:of|/)\s*\d+)?\s*$",
     re.IGNORECASE,
 )
-_SEAL_FILLER = re.compile(r"[\s.·…\-—_－=○●◆*]+")
+_SEAL_FILLER = re.compile(r"[\s.·…\-—_－=○●◆*|]+")
 _SEAL_WORDS = set("装订线密封内外不要请勿答题")
+# The score boxes a Word paper prints before each section: 得分 | 评卷人
+_SCORE_BOX = re.compile(
+    r"^(?:得分|评卷人|評卷人|阅卷人|閱卷人|评分人|評分人|复核人|復核人|核分人|签名)+$"
+)
 
 
 def decode(raw: bytes, file: str | Path) -> str:
@@ -39,13 +43,15 @@ def decode(raw: bytes, file: str | Path) -> str:
 
 
 def _is_furniture(line: str, title: str) -> bool:
-    """A page number, a running title with or without one, or the 密封线 of an answer sheet."""
+    """A page number, a running title, the 密封线 of an answer sheet or a 得分/评卷人 box."""
     if not line.strip():
         return False
     rest = _PAGE_MARK.sub("", line).strip()
     if rest != line.strip() and (not rest or rest.replace(" ", "") == title):
         return True
     seal = _SEAL_FILLER.sub("", line)
+    if _SCORE_BOX.match(seal):
+        return True
     return bool(seal) and set(seal) <= _SEAL_WORDS and ("线" in seal or "封" in seal)
 
 

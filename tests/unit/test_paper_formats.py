@@ -231,7 +231,7 @@ def test_paper_without_questions_is_an_error():
 
 def test_warnings_name_the_line_and_nothing_is_dropped():
     paper = """一、单选题（共3题）
-说明：请认真作答。
+这段文字不属于任何题目。
 1.没有选项的选择题
 答案：A
 2.答案不是选项字母
@@ -248,11 +248,18 @@ B.乙
     assert [q.number for q in result.questions] == ["1", "2", "3"]  # all kept
     messages = [(w.line, w.message) for w in result.report]
     # the line of the ignored text itself, not of the header above it
-    assert (2, "text before the first question ignored: '说明：请认真作答。'") in messages
+    assert (2, "text before the first question ignored: '这段文字不属于任何题目。'") in messages
     assert any(line == 3 and "without options" in m for line, m in messages)
     assert any(line == 5 and "names no option letter" in m for line, m in messages)
     assert any(line == 9 and "missing option" in m for line, m in messages)
     assert any(line == 13 and "empty" in m for line, m in messages)
+
+
+def test_instructions_before_the_questions_are_not_reported():
+    paper = "一、判断题\n正确的打“√”，错误的打“×”。\n1.说法。（√）\n二、单选题\n请将答案填在括号内。\n1.题A.甲B.乙答案：A"
+    result = parse(paper)
+    assert len(result.questions) == 2
+    assert not [e for e in result.report if e.problem == "ignored_text"]
 
 
 def test_declared_count_mismatch_is_warned():
