@@ -9,10 +9,11 @@ list is cut off first so its ``1.D 2.D …`` is never read as questions.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 from grader.bank.collected import Collected, block_heads, read_block
-from grader.bank.lexicon import ANSWER_MARK, CASE_INTRO, QUESTION_LEAD
+from grader.bank.lexicon import ANSWER_MARK, CASE_INTRO, QUESTION_LEAD, SHARED_MATERIAL
 from grader.bank.numbering import Marker, first_marker, scan
 from grader.bank.points import subquestions
 
@@ -28,6 +29,7 @@ class Item:
     ordinal: int
     is_case: bool = False
     lead: str | None = None  # a true/false mark printed before the number
+    material: str | None = None  # 阅读下面的材料，完成14～16题: the text these questions share
 
 
 @dataclass
@@ -40,9 +42,10 @@ class SectionLayout:
 def layout_section(text: str, start: int, end: int) -> SectionLayout | None:
     """The section's items, or None when it has neither a numbered question nor a case."""
     marker = first_marker(text, start, end)
-    intro = CASE_INTRO.search(text, start, end)
+    shared = list(SHARED_MATERIAL.finditer(text, start, end))
+    intro = next((m for m in CASE_INTRO.finditer(text, start, end) if not _within(m, shared)), None)
     if intro is not None and (marker is None or intro.start() <= marker.start):
-        items = _case_items(text, intro.start(), end)
+        items = _case_items(text, intro.start(), end, shared)
         return SectionLayout(items, items[0].start)
     if marker is None:
         return None
@@ -55,7 +58,33 @@ def layout_section(text: str, start: int, end: int) -> SectionLayout | None:
     markers = scan(text, marker, questions_end)
     bounds = [m.start for m in markers[1:]] + [questions_end]
     items = [_question_item(m, stop) for m, stop in zip(markers, bounds, strict=True)]
-    return SectionLayout(items, marker.start, collected)
+    items = _share_materials(text, items, shared)
+    preamble_end = min([marker.start] + [m.start() for m in shared if m.start() < marker.start])
+    return SectionLayout(items, preamble_end, collected)
+
+
+def _within(m: re.Match[str], spans: list[re.Match[str]]) -> bool:
+    return any(s.start() <= m.start() < s.end() for s in spans)
+
+
+def _share_materials(text: str, items: list[Item], shared: list[re.Match[str]]) -> list[Item]:
+    """Give each question a shared material names (完成14～16题) the material's text, and end
+    the question before the material where the material begins."""
+    for m in shared:
+        first, last = int(m.group("first")), int(m.group("last"))
+        begins = next((i.start for i in items if i.ordinal == first and i.start >= m.start()), None)
+        if begins is None:
+            continue
+        material = text[m.start() : begins].strip()
+        items = [
+            replace(i, end=m.start())
+            if i.start < m.start() < i.end
+            else replace(i, material=material)
+            if first <= i.ordinal <= last and i.start >= m.start()
+            else i
+            for i in items
+        ]
+    return items
 
 
 def _question_item(marker: Marker, stop: int) -> Item:
@@ -86,7 +115,7 @@ def _asks(text: str, start: int, end: int) -> bool:
     )
 
 
-def _case_items(text: str, start: int, end: int) -> list[Item]:
+def _case_items(text: str, start: int, end: int, shared: list[re.Match[str]]) -> list[Item]:
     """Case blocks from their introductions.
 
     A second 材料 before the case has asked anything (问题：, sub-questions, an answer) is more
@@ -95,6 +124,8 @@ def _case_items(text: str, start: int, end: int) -> list[Item]:
     """
     items: list[Item] = []
     for m in CASE_INTRO.finditer(text, start, end):
+        if _within(m, shared):
+            continue
         word, num = m.group("word") or "阅读", m.group("num")
         if items:
             numbered_case = word == "案例" and num

@@ -138,6 +138,8 @@ def build(
     else:
         q.answer = parts.answer or None
     q.explanation = parts.explanation or None
+    if item.material:
+        q.stem = f"{item.material}\n{q.stem}"
     if not q.stem:
         draft.problems.append((Problem.EMPTY_STEM, "empty question text"))
     q.language = language_of(q.stem + (q.answer if isinstance(q.answer, str) else ""))

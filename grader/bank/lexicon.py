@@ -48,6 +48,13 @@ CASE_INTRO = re.compile(
     r"(?:问题|問題|各题|各題|小题|小題|[\d～~\-—至第题題、]+)?[。：:.]?"
 )
 
+# 阅读下面的材料，完成14～16题。 — a material shared by several numbered questions, not a case
+SHARED_MATERIAL = re.compile(
+    r"(?:^|(?<=[\n。]))[ \t]*(?:请)?(?:阅读|閱讀)[^\n。]{0,30}?(?:回答|完成|作答)[^\n。\d]{0,6}?"
+    r"(?:第\s*)?(?P<first>\d{1,3})\s*(?:[～~\-—至到]|[题題]至)\s*(?:第\s*)?(?P<last>\d{1,3})\s*小?[题題]"
+    r"[^\n。]{0,12}[。：:.]?"
+)
+
 # 问题： · 【问题】 · 思考题： — what a case asks, after its material
 QUESTION_LEAD = re.compile(
     rf"{_AFTER_BREAK}(?:【\s*)?(?:问题|問題|思考题|思考題|要求)\s*(?:】)?\s*[:：]?(?=\s|$|[^，,])"

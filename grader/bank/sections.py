@@ -32,6 +32,7 @@ _TYPE_WORDS: list[tuple[str, QuestionType | None]] = [
     ("单选题", QuestionType.SINGLE_CHOICE),
     ("多选题", QuestionType.MULTIPLE_CHOICE),
     ("选择题", None),  # single or multiple: decided per question by its answer
+    ("阅读理解", None),  # choice or written: decided per question
     ("判断题", QuestionType.TRUE_FALSE),
     ("是非题", QuestionType.TRUE_FALSE),
     ("填空题", QuestionType.FILL_BLANK),
