@@ -13,7 +13,6 @@ import re
 
 from grader.answers import choice_letters, true_false
 from grader.bank.lexicon import BLANK
-from grader.text import has_cjk
 
 _LEADING_LETTERS = re.compile(r"\s*([A-H](?:\s*[,，、/和及与]?\s*[A-H])*)(?![A-Za-z])")
 # A mark that is a word (对, 正确) must end at punctuation: "对数函数…" is not a key.
@@ -64,6 +63,7 @@ _NUMBERED_PARTS = [
 _SEPARATORS = ("；", ";", "，", ",", "、", " ")
 _OR = re.compile(r"\s*(?:或者|或|\|)\s*")
 _SLASH = re.compile(r"\s*[/／]\s*")
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _ALTERNATIVE_IN_BRACKETS = re.compile(r"^(?P<main>.+?)\s*[（(](?P<alt>[^（()）]+)[)）]$")
 
 
@@ -100,11 +100,11 @@ def alternatives(part: str) -> list[str]:
     found: list[str] = []
     for piece in (p for p in _OR.split(part.strip().rstrip("。.")) if p.strip()):
         sides = [s for s in _SLASH.split(piece) if s]
-        if len(sides) > 1 and any(has_cjk(s) for s in sides):
+        if len(sides) > 1 and any(_CJK.search(s) for s in sides):
             found.extend(sides)
             continue
         m = _ALTERNATIVE_IN_BRACKETS.match(piece)
-        if m and (has_cjk(m.group("main")) or has_cjk(m.group("alt"))):
+        if m and (_CJK.search(m.group("main")) or _CJK.search(m.group("alt"))):
             found.extend([m.group("main").strip(), m.group("alt").strip(), piece])
             continue
         found.append(piece.strip())
