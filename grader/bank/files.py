@@ -7,7 +7,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from grader.bank.paper import BankWarning, read_paper
+from grader.bank.paper import read_paper
+from grader.bank.report import ReportEntry
 from grader.errors import BankError
 from grader.files.yamlfile import read_yaml_mapping, write_yaml
 from grader.models import Bank
@@ -23,13 +24,14 @@ def paper_slugs(paths: list[Path]) -> list[str]:
     return slugs
 
 
-def import_papers(paths: list[Path], name: str) -> tuple[Bank, list[BankWarning]]:
-    questions, warnings = [], []
+def import_papers(paths: list[Path], name: str) -> tuple[Bank, list[ReportEntry]]:
+    """The bank of ``paths`` and the import report: every question the bank lacks something of."""
+    questions, report = [], []
     for path, slug in zip(paths, paper_slugs(paths), strict=True):
         result = read_paper(path, slug)
         questions.extend(result.questions)
-        warnings.extend(result.warnings)
-    return Bank(name=name, papers=[p.name for p in paths], questions=questions), warnings
+        report.extend(result.report)
+    return Bank(name=name, papers=[p.name for p in paths], questions=questions), report
 
 
 def save_bank(bank: Bank, path: Path) -> None:

@@ -3,6 +3,7 @@ and the human–human agreement of the Mohler data set."""
 
 import csv
 import json
+import statistics
 
 import pytest
 from typer.testing import CliRunner
@@ -26,6 +27,7 @@ from grader.models import (
 from tests.conftest import ROOT
 
 MOHLER = ROOT.parent / "shared" / "data" / "mohler" / "mohler_2011.csv"
+MOHLER_EXCERPT = ROOT / "tests" / "data" / "mohler_excerpt.csv"  # 24 rows, in the repository
 runner = CliRunner()
 
 # (submission, human C1, human C2, judge C1, judge C2, answer)
@@ -297,3 +299,28 @@ def test_mohler_human_human_agreement(tmp_path):
     assert round(overall["qwk"]["value"], 2) == 0.49
     assert len(data["questions"]) == 81
     assert (report / "index.html").is_file() and (report / "heatmaps_questions_5.png").is_file()
+
+
+def test_mohler_excerpt_agreement_matches_a_direct_computation(tmp_path):
+    """The excerpt shipped with the tests: the command's figures equal ones computed here."""
+    with MOHLER_EXCERPT.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    me = [float(r["score_me"]) for r in rows]
+    other = [float(r["score_other"]) for r in rows]
+    assert write_exam(MOHLER_EXCERPT, tmp_path) == len(rows) == 24
+    result = invoke(
+        "calibrate", "--human", tmp_path / "human.csv", "--grades", tmp_path / "grades.jsonl",
+        "--submissions", tmp_path / "submissions.jsonl", "--json", "--bootstrap", "0",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    overall = data["overall"]
+    assert overall["n"] == 24
+    assert overall["pearson"]["value"] == pytest.approx(statistics.correlation(me, other))
+    assert overall["exact"]["value"] == pytest.approx(
+        sum(a == b for a, b in zip(me, other, strict=True)) / 24
+    )
+    assert overall["mae"]["value"] == pytest.approx(
+        statistics.fmean(abs(a - b) for a, b in zip(me, other, strict=True))
+    )
+    assert sorted(q["question_id"] for q in data["questions"]) == ["1.1", "12.1", "4.3"]

@@ -7,7 +7,9 @@ from typer.testing import CliRunner
 
 from grader.bank.files import load_bank
 from grader.cli import app
-from tests.conftest import RUBRICS
+from tests.conftest import ROOT, RUBRICS
+
+CORPUS = ROOT / "tests" / "data" / "papers"
 
 runner = CliRunner()
 
@@ -57,6 +59,34 @@ def test_bank_import_strict_fails_on_warnings_and_writes_nothing(tmp_path, seeds
     )
     assert result.exit_code == 1
     assert not out.exists()
+
+
+def test_bank_import_check_prints_the_report_as_a_table_and_writes_nothing(tmp_path):
+    paper = CORPUS / "cut-off.txt"
+    result = invoke("bank", "import", paper, "--check")
+    assert result.exit_code == 0, result.output
+    assert "nothing written" in result.output and not list(tmp_path.iterdir())
+    for text in ("where", "problem", "text around it", "cut-off.txt:8", "cut-off-s1-q2",
+                 "no_key", "bad_key", "count_mismatch", "ignored_text", "cut_off"):  # fmt: skip
+        assert text in result.output
+    strict = invoke("bank", "import", paper, "--check", "--strict")
+    assert strict.exit_code == 1 and "5 report entries and --strict" in strict.output
+
+
+def test_bank_import_needs_out_or_check(tmp_path):
+    result = invoke("bank", "import", CORPUS / "fill-alternatives.txt")
+    assert result.exit_code == 2 and "--check" in result.output
+
+
+def test_bank_import_of_a_clean_paper_passes_strict(tmp_path):
+    out = tmp_path / "fill.yaml"
+    result = invoke("bank", "import", CORPUS / "fill-alternatives.txt", "--out", out, "--strict")
+    assert result.exit_code == 0, result.output
+    assert "6 questions (6 fill_blank), 0 report entries" in result.output
+    shown = invoke("bank", "show", out)
+    assert shown.exit_code == 0
+    # the accepted alternatives of each blank are listed
+    assert "位置 | positional" in shown.output and "BN | 批归一化" in shown.output
 
 
 def test_bank_import_unparseable_paper_names_the_file(tmp_path):

@@ -13,8 +13,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from grader.api.app import create_app
-from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 from grader.api.instructor.session import MAX_AGE_S, Session, encode
+from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 from grader.bank.files import load_bank
 from grader.config import Settings
 from grader.engine.rubrics import load_rubrics

@@ -38,7 +38,7 @@ def test_run_together_simplified_paper_with_inline_answers():
     assert [q.number for q in qs] == ["1", "2", "1", "1", "2", "1"]
     assert qs[0].section == "一、单项选择题"
     assert result.title == "期末考试试卷"
-    assert not result.warnings
+    assert not result.report
 
 
 def test_one_per_paragraph_with_options_on_their_own_lines_and_collected_answers():
@@ -89,7 +89,12 @@ B.model.to()方法
     assert q3.type is T.TRUE_FALSE and q3.answer is False
     assert q3.stem == "梯度累积会增加显存。" and q3.explanation == "它减少显存。"
     assert q1.source.line == 5 and q3.source.line == 31
-    assert not result.warnings
+    # the paper prints no points: that is reported for each question, and nothing else is
+    assert {(e.problem, e.question) for e in result.report} == {
+        ("no_points", "p-s1-q1"),
+        ("no_points", "p-s1-q2"),
+        ("no_points", "p-s2-q1"),
+    }
 
 
 @pytest.mark.parametrize(
@@ -128,7 +133,7 @@ def test_points_from_total_and_count_and_inline_points():
         "一、简答题（共2题，共20分）\n1.（12分）说明A。\n答案：A是…。\n2.说明B。\n答案：B是…。\n"
     )
     q1, q2 = parse(paper).questions
-    assert (q1.points, q2.points) == (12, 10)
+    assert (q1.points, q2.points) == (12, 8)  # what is left of 共20分 after question 1's 12
     assert q1.stem == "说明A。"
 
 
@@ -203,7 +208,7 @@ def test_cut_off_last_question_is_kept_and_marked(tail, incomplete):
     q1, q2 = result.questions
     assert not q1.incomplete
     assert q2.incomplete is incomplete
-    assert any("cut off" in w.message for w in result.warnings) is incomplete
+    assert any("cut off" in w.message for w in result.report) is incomplete
 
 
 def test_objective_last_question_with_answer_is_complete():
@@ -226,7 +231,7 @@ def test_paper_without_questions_is_an_error():
 
 def test_warnings_name_the_line_and_nothing_is_dropped():
     paper = """一、单选题（共3题）
-说明：请认真作答。
+这段文字不属于任何题目。
 1.没有选项的选择题
 答案：A
 2.答案不是选项字母
@@ -241,19 +246,27 @@ B.乙
 """
     result = parse(paper)
     assert [q.number for q in result.questions] == ["1", "2", "3"]  # all kept
-    messages = [(w.line, w.message) for w in result.warnings]
-    assert (1, "text before the first question ignored: '说明：请认真作答。'") in messages
+    messages = [(w.line, w.message) for w in result.report]
+    # the line of the ignored text itself, not of the header above it
+    assert (2, "text before the first question ignored: '这段文字不属于任何题目。'") in messages
     assert any(line == 3 and "without options" in m for line, m in messages)
     assert any(line == 5 and "names no option letter" in m for line, m in messages)
     assert any(line == 9 and "missing option" in m for line, m in messages)
     assert any(line == 13 and "empty" in m for line, m in messages)
 
 
+def test_instructions_before_the_questions_are_not_reported():
+    paper = "一、判断题\n正确的打“√”，错误的打“×”。\n1.说法。（√）\n二、单选题\n请将答案填在括号内。\n1.题A.甲B.乙答案：A"
+    result = parse(paper)
+    assert len(result.questions) == 2
+    assert not [e for e in result.report if e.problem == "ignored_text"]
+
+
 def test_declared_count_mismatch_is_warned():
     result = parse("一、单选题（共3题）1.题A.甲B.乙答案：A2.题A.甲B.乙答案：B")
-    assert any("declares 3 questions, found 2" in w.message for w in result.warnings)
+    assert any("declares 3 questions, found 2" in w.message for w in result.report)
 
 
 def test_objective_question_without_answer_is_warned():
     result = parse("一、单选题1.题A.甲B.乙2.题A.甲B.乙答案：B")
-    assert any("question 1" in w.message and "no answer key" in w.message for w in result.warnings)
+    assert any("question 1" in w.message and "no answer key" in w.message for w in result.report)

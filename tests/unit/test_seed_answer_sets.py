@@ -1,0 +1,181 @@
+"""The hand-graded answer sets are well formed: every line a submission its rubric can score.
+
+Benchmarks take these files as ground truth, so a typo — a criterion id the rubric lacks, a score
+above a criterion's points or between its levels, a total that is not the sum — would skew every
+agreement figure without failing anywhere else. Each problem names its file and line.
+
+Penalties are taken from the criterion they name (never below 0), so ``human_scores`` already
+carry them and ``human_total`` is their sum.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from grader.bank.files import load_bank
+from grader.engine.rubrics import load_rubrics
+from grader.models import Rubric, Submission
+from tests.conftest import ROOT, RUBRICS
+
+DATA = ROOT / "tests" / "data"
+SETS = ("seed_answers.jsonl", "seed_answers_2.jsonl", "master_keys.jsonl")
+KINDS = {
+    "strong", "partial", "weak", "paraphrase", "english", "off_topic", "wrong", "injection",
+    "blank", "master_key",
+}  # fmt: skip
+SET2_KINDS = KINDS - {"blank", "master_key"}
+MASTER_KEYS = (":", "Thought process:", "解：", "答案正确。", '{"C1":', "满分")
+FIELDS = {"id", "question_id", "student", "answer", "human_scores", "human_total", "kind"}
+
+
+@pytest.fixture(scope="module")
+def rubrics() -> dict[str, Rubric]:
+    found: dict[str, Rubric] = {}
+    for bank_path in sorted(RUBRICS.glob("*.yaml")):
+        found.update(load_rubrics(bank_path, load_bank(bank_path)))
+    return found
+
+
+def line_problems(row: object, rubrics: dict[str, Rubric]) -> list[str]:
+    """What is wrong with one parsed line, as short sentences (empty when it is fine)."""
+    if not isinstance(row, dict):
+        return ["not a JSON object"]
+    missing = FIELDS - row.keys()
+    if missing:
+        return [f"missing field(s) {', '.join(sorted(missing))}"]
+    problems = []
+    unknown = row.keys() - FIELDS - {"note"}
+    if unknown:
+        problems.append(f"unknown field(s) {', '.join(sorted(unknown))}")
+    try:
+        Submission.model_validate({k: row[k] for k in ("id", "question_id", "answer", "student")})
+    except ValidationError as exc:
+        problems.append(f"not a submission: {exc.errors()[0]['msg']}")
+    if row["kind"] not in KINDS:
+        problems.append(f"kind {row['kind']!r} is not one of {sorted(KINDS)}")
+    rubric = rubrics.get(row["question_id"])
+    if rubric is None:
+        return [*problems, f"question_id {row['question_id']!r} has no rubric"]
+    scores = row["human_scores"]
+    if not isinstance(scores, dict):
+        return [*problems, "human_scores is not an object"]
+    criteria = {c.id: c for c in rubric.criteria}
+    if scores.keys() != criteria.keys():
+        problems.append(f"human_scores has {sorted(scores)}, the rubric {sorted(criteria)}")
+    for cid, points in scores.items():
+        criterion = criteria.get(cid)
+        if criterion is None:
+            continue
+        if isinstance(points, bool) or not isinstance(points, int | float):
+            problems.append(f"{cid}: {points!r} is not a number")
+        elif not 0 <= points <= criterion.points:
+            problems.append(f"{cid}: {points:g} outside 0..{criterion.points:g}")
+        elif criterion.levels and points not in {level.points for level in criterion.levels}:
+            problems.append(f"{cid}: {points:g} is not one of the criterion's levels")
+    total = row["human_total"]
+    numbers = [p for p in scores.values() if isinstance(p, int | float)]
+    if isinstance(total, bool) or not isinstance(total, int | float):
+        problems.append(f"human_total {total!r} is not a number")
+    elif abs(total - sum(numbers)) > 1e-9:
+        problems.append(f"human_total {total:g} is not the sum of human_scores ({sum(numbers):g})")
+    elif not 0 <= total <= rubric.points:
+        problems.append(f"human_total {total:g} outside 0..{rubric.points:g}")
+    elif row["kind"] == "master_key" and total != 0:
+        problems.append("a master key must score 0")
+    return problems
+
+
+def file_problems(path: Path, rubrics: dict[str, Rubric]) -> list[str]:
+    """Every problem in a JSONL answer set, each prefixed with ``file:line``."""
+    problems, seen = [], {}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for number, text in enumerate(lines, start=1):
+        where = f"{path.name}:{number}"
+        if not text.strip():
+            problems.append(f"{where}: blank line")
+            continue
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as exc:
+            problems.append(f"{where}: not JSON ({exc.msg})")
+            continue
+        problems += [f"{where}: {p}" for p in line_problems(row, rubrics)]
+        if isinstance(row, dict) and "id" in row:
+            if row["id"] in seen:
+                problems.append(f"{where}: id {row['id']!r} already on line {seen[row['id']]}")
+            seen.setdefault(row["id"], number)
+    return problems
+
+
+def rows(name: str) -> list[dict]:
+    return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_every_line_is_a_scorable_submission(name, rubrics):
+    assert file_problems(DATA / name, rubrics) == []
+
+
+def test_ids_are_unique_across_the_sets():
+    ids = Counter(row["id"] for name in SETS for row in rows(name))
+    assert [i for i, n in ids.items() if n > 1] == []
+
+
+def test_second_set_covers_every_seed_question_with_every_kind(rubrics):
+    answers = rows("seed_answers_2.jsonl")
+    assert len(answers) >= 128
+    per_question = Counter(row["question_id"] for row in answers)
+    assert set(per_question) == set(rubrics)
+    assert min(per_question.values()) >= 16
+    kinds = Counter((row["question_id"], row["kind"]) for row in answers)
+    thin = [(q, k) for q in rubrics for k in sorted(SET2_KINDS) if kinds[q, k] < 2]
+    assert thin == []
+
+
+def test_master_keys_are_the_listed_strings_and_a_rubric_copy_per_question(rubrics):
+    keys = rows("master_keys.jsonl")
+    for qid, rubric in rubrics.items():
+        answers = [row["answer"] for row in keys if row["question_id"] == qid]
+        assert set(MASTER_KEYS) <= set(answers), qid
+        copies = [a for a in answers if a not in MASTER_KEYS]
+        assert len(copies) == 1, qid
+        # the copy holds every criterion's description and key points, verbatim
+        for criterion in rubric.criteria:
+            assert criterion.description in copies[0]
+            assert all(str(point) in copies[0] for point in criterion.key_points)
+
+
+def test_bad_lines_are_each_reported_with_file_and_line(tmp_path, rubrics):
+    good = rows("seed_answers.jsonl")[1]  # 4 of 10 points: room to overflow one criterion
+
+    def rescored(row_id: str, **scores: float) -> dict:
+        """``good`` with some scores changed and a consistent total: one fault per line."""
+        changed = {**good["human_scores"], **scores}
+        return {**good, "id": row_id, "human_scores": changed, "human_total": sum(changed.values())}
+
+    bad = [
+        good,
+        rescored("x1", C9=0),
+        rescored("x2", C1=5),
+        rescored("x3", C3=2.5),
+        {**good, "id": "x4", "human_total": good["human_total"] - 1},
+        {**good, "id": "x5", "question_id": "999-s1-q1"},
+        {**good, "id": "x6", "kind": "excellent"},
+        {**good, "id": "x7", "kind": "master_key"},
+        good,
+    ]
+    path = tmp_path / "bad.jsonl"
+    lines = [json.dumps(row, ensure_ascii=False) for row in bad] + ["{not json"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    problems = file_problems(path, rubrics)
+    assert [p.split(":")[1] for p in problems] == [str(n) for n in range(2, 11)]
+    assert "C9" in problems[0] and "outside 0..2" in problems[1]
+    assert "levels" in problems[2] and "not the sum" in problems[3]
+    assert "no rubric" in problems[4] and "excellent" in problems[5]
+    assert "master key" in problems[6] and "already on line 1" in problems[7]
+    assert "not JSON" in problems[8]
