@@ -21,7 +21,9 @@ from jinja2.sandbox import SandboxedEnvironment
 from grader.errors import PromptError
 from grader.models import Anchor, Question, Rubric
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+# The top-level prompts/ folder, where instructors edit the templates, seen from inside the
+# package (a relative symlink), so a built wheel carries the files themselves.
+PROMPTS_DIR = Path(__file__).resolve().parent / "prompt_templates"
 _PARTS = ("system.j2", "user.j2")  # the version hashes both
 _DELIMITER = re.compile(r"<\s*(/?)\s*student_answer\s*>", re.IGNORECASE)
 
