@@ -54,92 +54,108 @@ class Mapping:
     folds: int
 
 
+# The root command's options, by group.
+_Human = Annotated[
+    Path | None,
+    typer.Option(
+        "--human",
+        help="CSV: submission_id, question_id, score; optional answer, note and one "
+        "column per criterion id (C1, C2, ...).",
+        rich_help_panel=_INPUTS,
+    ),
+]
+_Grades = Annotated[
+    Path | None,
+    typer.Option(
+        "--grades", help="Grades JSONL written by `grader grade`.", rich_help_panel=_INPUTS
+    ),
+]
+_Bank = Annotated[
+    Path | None,
+    typer.Option(
+        "--bank",
+        help="Bank YAML: point scales from the bank and its rubrics (default: the grades' "
+        "max_score); answers that are anchors of their rubric are left out.",
+        rich_help_panel=_INPUTS,
+    ),
+]
+_Submissions = Annotated[
+    Path | None,
+    typer.Option(
+        help="Submissions JSONL: shows the answers and catches unknown ids.",
+        rich_help_panel=_INPUTS,
+    ),
+]
+_Report = Annotated[
+    Path | None,
+    typer.Option(
+        help="Write an HTML report with PNG plots into this folder.", rich_help_panel=_OUTPUT
+    ),
+]
+_Json = Annotated[
+    bool, typer.Option("--json", help="Print the figures as JSON.", rich_help_panel=_OUTPUT)
+]
+_Top = Annotated[
+    int, typer.Option(min=0, help="Largest disagreements to list.", rich_help_panel=_OUTPUT)
+]
+_Compare = Annotated[
+    Path | None,
+    typer.Option(
+        "--compare",
+        help="Earlier grades JSONL: agreement before and after, side by side, on the "
+        "answers both runs scored.",
+        rich_help_panel=_COMPARE,
+    ),
+]
+_LearnMapping = Annotated[
+    bool,
+    typer.Option(
+        "--mapping",
+        help="Learn a per-question isotonic score mapping; report it cross-validated.",
+        rich_help_panel=_MAPPING,
+    ),
+]
+_SaveMapping = Annotated[
+    Path | None,
+    typer.Option(
+        help="Save the mapping (JSON) for `grader calibrate apply`; implies --mapping. "
+        "Questions where it does not lower the cross-validated MAE keep the judge's scores.",
+        rich_help_panel=_MAPPING,
+    ),
+]
+_Folds = Annotated[
+    int,
+    typer.Option(min=2, help="Cross-validation folds for --mapping.", rich_help_panel=_MAPPING),
+]
+_Bootstrap = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        help="Bootstrap resamples for 95 % intervals (0: none).",
+        rich_help_panel=_STATISTICS,
+    ),
+]
+_Seed = Annotated[
+    int, typer.Option(help="Seed of the bootstrap and the folds.", rich_help_panel=_STATISTICS)
+]
+
+
 @calibrate_app.callback(invoke_without_command=True)
 def calibrate_run(
     ctx: typer.Context,
-    human: Annotated[
-        Path | None,
-        typer.Option(
-            "--human",
-            help="CSV: submission_id, question_id, score; optional answer, note and one "
-            "column per criterion id (C1, C2, ...).",
-            rich_help_panel=_INPUTS,
-        ),
-    ] = None,
-    grades: Annotated[
-        Path | None,
-        typer.Option(
-            "--grades", help="Grades JSONL written by `grader grade`.", rich_help_panel=_INPUTS
-        ),
-    ] = None,
-    bank_path: Annotated[
-        Path | None,
-        typer.Option(
-            "--bank",
-            help="Bank YAML: point scales from the bank and its rubrics (default: the grades' "
-            "max_score); answers that are anchors of their rubric are left out.",
-            rich_help_panel=_INPUTS,
-        ),
-    ] = None,
-    submissions: Annotated[
-        Path | None,
-        typer.Option(
-            help="Submissions JSONL: shows the answers and catches unknown ids.",
-            rich_help_panel=_INPUTS,
-        ),
-    ] = None,
-    report: Annotated[
-        Path | None,
-        typer.Option(
-            help="Write an HTML report with PNG plots into this folder.", rich_help_panel=_OUTPUT
-        ),
-    ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the figures as JSON.", rich_help_panel=_OUTPUT)
-    ] = False,
-    compare_with: Annotated[
-        Path | None,
-        typer.Option(
-            "--compare",
-            help="Earlier grades JSONL: agreement before and after, side by side, on the "
-            "answers both runs scored.",
-            rich_help_panel=_COMPARE,
-        ),
-    ] = None,
-    mapping: Annotated[
-        bool,
-        typer.Option(
-            "--mapping",
-            help="Learn a per-question isotonic score mapping; report it cross-validated.",
-            rich_help_panel=_MAPPING,
-        ),
-    ] = False,
-    save_mapping: Annotated[
-        Path | None,
-        typer.Option(
-            help="Save the mapping (JSON) for `grader calibrate apply`; implies --mapping. "
-            "Questions where it does not lower the cross-validated MAE keep the judge's scores.",
-            rich_help_panel=_MAPPING,
-        ),
-    ] = None,
-    folds: Annotated[
-        int,
-        typer.Option(min=2, help="Cross-validation folds for --mapping.", rich_help_panel=_MAPPING),
-    ] = 5,
-    top: Annotated[
-        int, typer.Option(min=0, help="Largest disagreements to list.", rich_help_panel=_OUTPUT)
-    ] = 10,
-    bootstrap: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            help="Bootstrap resamples for 95 % intervals (0: none).",
-            rich_help_panel=_STATISTICS,
-        ),
-    ] = 1000,
-    seed: Annotated[
-        int, typer.Option(help="Seed of the bootstrap and the folds.", rich_help_panel=_STATISTICS)
-    ] = 0,
+    human: _Human = None,
+    grades: _Grades = None,
+    bank_path: _Bank = None,
+    submissions: _Submissions = None,
+    report: _Report = None,
+    as_json: _Json = False,
+    compare_with: _Compare = None,
+    mapping: _LearnMapping = False,
+    save_mapping: _SaveMapping = None,
+    folds: _Folds = 5,
+    top: _Top = 10,
+    bootstrap: _Bootstrap = 1000,
+    seed: _Seed = 0,
 ) -> None:
     """Agreement between the judge and an instructor: QWK, Pearson, Spearman, MAE, exact and
     ±1 agreement, judge − human, with 95 % intervals, overall, per question and per criterion,
