@@ -193,6 +193,44 @@ def test_no_module_over_400_lines(package):
     assert stale == [], f"short enough now: remove them from LONG_FOR_NOW: {stale}"
 
 
+MAX_FUNCTION_LINES = 80
+MAX_INIT_PARAMETERS = 8
+# Alembic revisions are history: generated once, never edited.
+_FROZEN = ("grader/service/migrations/versions/",)
+
+
+def _functions(package: str):
+    for path in sorted((ROOT / package).rglob("*.py")):
+        where = str(path.relative_to(ROOT))
+        if where.startswith(_FROZEN):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                yield f"{where}:{node.lineno} {node.name}", node
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_function_over_80_lines(package):
+    long = {
+        name: node.end_lineno - node.lineno + 1
+        for name, node in _functions(package)
+        if node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    }
+    assert long == {}, f"split these: {long}"
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_constructor_with_more_than_8_parameters(package):
+    wide = {}
+    for name, node in _functions(package):
+        if node.name == "__init__":
+            args = node.args
+            count = len(args.posonlyargs) + len(args.args) + len(args.kwonlyargs) - 1  # self
+            if count > MAX_INIT_PARAMETERS:
+                wide[name] = count
+    assert wide == {}, f"group these parameters into a value: {wide}"
+
+
 def test_importing_grader_loads_no_model_runtime():
     """``import grader`` and the modules every command and worker loads stay free of torch,
     vLLM and sentence-transformers: those load when a model is actually used."""
