@@ -193,6 +193,26 @@ def test_no_module_over_400_lines(package):
     assert stale == [], f"short enough now: remove them from LONG_FOR_NOW: {stale}"
 
 
+def test_the_readme_layout_names_every_module():
+    """README "Layout" is the map a newcomer reads: a module missing from it is a room unseen."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    layout = re.sub(r"```.*?```", "", readme[readme.index("## Layout") :], flags=re.DOTALL)
+    named = set(re.findall(r"`([^`]+)`", layout))
+    words = {w for n in named for w in re.split(r"[/ ]", n)}
+    missing = [
+        str(path.relative_to(ROOT))
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if path.name != "__init__.py"
+        and "migrations" not in path.parts
+        and path.name not in words
+        and path.stem not in words
+    ]
+    assert missing == [], f"add them to README Layout with their job: {missing}"
+
+
 MAX_FUNCTION_LINES = 80
 MAX_INIT_PARAMETERS = 8
 # Alembic revisions are history: generated once, never edited.
