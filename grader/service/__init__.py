@@ -3,5 +3,6 @@ batch, the store (repositories over one SQLAlchemy engine; SQLite or PostgreSQL)
 migrations, signed webhooks, and dispatching stored submissions to graders.
 
 Imported by the HTTP intake (``grader.api``), the command line and the Celery workers
-(``workers``); it knows nothing of HTTP, and of Celery only the task and queue names.
+(``workers``); it knows nothing of HTTP or Celery (the Celery dispatcher, and the task and queue
+names, are in ``workers``).
 """
