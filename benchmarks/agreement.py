@@ -45,6 +45,8 @@ from pathlib import Path
 from common import code_version, fmt
 
 from grader.config import Settings
+from grader.engine.pipeline import Pipeline
+from grader.engine.rubrics import derive_rubric, key_points_of
 from grader.judge import make_judge
 from grader.models import (
     Bank,
@@ -57,8 +59,6 @@ from grader.models import (
     Rubric,
     Submission,
 )
-from grader.pipeline import Pipeline
-from grader.rubrics import derive_rubric, key_points_of
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "mohler" / "mohler_2011.csv"

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from grader.config import Settings
-from grader.judge.packaged import PACKAGED_MODELS
+from grader.packaged import PACKAGED_MODELS
 
 # Published Qwen2.5 Instruct configurations (architecture values only).
 _QWEN2 = {

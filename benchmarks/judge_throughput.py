@@ -47,13 +47,13 @@ from common import code_version
 
 from grader.bank.files import load_bank
 from grader.config import Settings
+from grader.engine.prompts import judge_messages, judge_prompt
+from grader.engine.rubrics import load_rubrics, rubric_for
+from grader.engine.verdict import parse_verdict, verdict_schema
 from grader.errors import JudgeProtocolError
 from grader.judge import make_judge
 from grader.judge.base import Judge, JudgeRequest
 from grader.models import Question, Rubric
-from grader.prompts import judge_messages, judge_prompt
-from grader.rubrics import load_rubrics, rubric_for
-from grader.verdict import parse_verdict, verdict_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "tests" / "data" / "seed_answers.jsonl"

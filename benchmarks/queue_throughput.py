@@ -42,7 +42,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader.store import Store  # noqa: E402
+from grader.service.store import Store  # noqa: E402
 from tests.integration.service import RedisServer, Worker, free_port, wait_for  # noqa: E402
 
 EXAM = "grad_accum_engineer"
@@ -113,7 +113,7 @@ class Service:
 
     def wait_graded(self, n: int, timeout: float) -> None:
         wait_for(
-            lambda: self.store.counts()["submissions"].get("graded", 0) >= n,
+            lambda: self.store.metrics.counts()["submissions"].get("graded", 0) >= n,
             timeout,
             f"{n} grades",
             0.05,
@@ -126,8 +126,8 @@ class Service:
         return [t for t in lines if t["step"] == step and t["start"] >= since]
 
     def grades(self) -> list:
-        platform_id = self.store.platform_by_name("bench").id
-        return [s.grade for s in self.store.export(platform_id, EXAM) if s.grade is not None]
+        platform_id = self.store.accounts.platform_by_name("bench").id
+        return [s.grade for s in self.store.intake.export(platform_id, EXAM) if s.grade is not None]
 
     def close(self) -> None:
         self.client.close()

@@ -24,11 +24,11 @@ from common import code_version, fmt
 
 from grader.bank.files import load_bank
 from grader.config import Settings
+from grader.engine.pipeline import Pipeline
+from grader.engine.rubrics import load_rubrics
 from grader.judge import make_judge
 from grader.judge.vllm_local import resolve_model
 from grader.models import Grade, GradeStatus, Submission
-from grader.pipeline import Pipeline
-from grader.rubrics import load_rubrics
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "tests" / "data" / "seed_answers.jsonl"

@@ -3,8 +3,8 @@
 Wraps, in the main process before Celery forks its pool (so every pool process inherits the
 wrappers): loading the graders (``Graders.load``: banks, judge engine), the task's step
 (``grade_stored``: store reads, pipeline, store writes), ``Pipeline.grade_many``, its embedding
-signals (``Pipeline._analyze``) and its judge call (``Judge.judge``: every model call of a
-batch, re-asks included). Each call appends one JSON line (pid, step, start, end, items) to the
+signals (``Pipeline._analyze``) and its judge call (``grader.engine.asking.ask``: every model
+call of a batch, re-asks included). Each call appends one JSON line (pid, step, start, end, items) to the
 file named by ``GRADER_BENCH_TIMINGS``. The service's own code is unchanged.
 
     GRADER_BENCH_TIMINGS=t.jsonl python benchmarks/timed_worker.py worker --concurrency 2
@@ -18,11 +18,11 @@ import os
 import time
 from collections.abc import Callable
 
-import grader.grading
+import grader.engine.asking
+import grader.service.batches
 from grader.cli import main
-from grader.exams import Graders
-from grader.judge.base import Judge
-from grader.pipeline import Pipeline
+from grader.engine.pipeline import Pipeline
+from grader.service.exams import Graders
 
 TIMINGS = os.environ["GRADER_BENCH_TIMINGS"]
 
@@ -44,10 +44,13 @@ def _timed(step: str, fn: Callable, items: Callable[[tuple], int] = lambda _: 0)
 
 Graders.load = classmethod(_timed("load", Graders.load.__func__))
 # workers.tasks imports grade_stored by name when Celery loads it, after this line
-grader.grading.grade_stored = _timed("task", grader.grading.grade_stored, lambda a: len(a[2]))
+grader.service.batches.grade_stored = _timed(
+    "task", grader.service.batches.grade_stored, lambda a: len(a[2])
+)
 Pipeline.grade_many = _timed("grade_many", Pipeline.grade_many, lambda a: len(a[1]))
 Pipeline._analyze = _timed("signals", Pipeline._analyze, lambda a: len(a[1]))
-Judge.judge = _timed("judge", Judge.judge, lambda a: len(a[1]))
+# the engine calls the judge as grader.engine.asking.ask (a module attribute), so this reaches it
+grader.engine.asking.ask = _timed("judge", grader.engine.asking.ask, lambda a: len(a[1]))
 
 if __name__ == "__main__":
     main()

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from grader.objective import MultipleChoiceCredit
+from grader.models import MultipleChoiceCredit
 
 JudgeBackend = Literal["vllm", "openai", "scripted", "none"]
 

@@ -2,7 +2,7 @@
 
 ``Embedder.encode(texts)`` takes one list and returns one 2-D float32 array in the same order,
 L2-normalized, so a dot product is the cosine. The model is the packaged multilingual-e5-small
-(Chinese and English in one space; see ``grader.embed_model``) or any local
+(Chinese and English in one space; see ``grader.packaged``) or any local
 sentence-transformers folder.
 
 Vectors are kept in a SQLite file under ``<cache>/embed-cache/``, keyed by the model and the
@@ -26,14 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader.embed_model import (
+from grader.errors import ConfigError
+from grader.packaged import (
     DEFAULT_EMBED_MODEL,
     PACKAGED_EMBED_MODELS,
-    EmbedModelError,
-    PackagedEmbedModel,
+    E5Model,
     prepare_embed_model,
 )
-from grader.errors import ConfigError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,12 +47,14 @@ __all__ = [
     "EmbedStats",
     "Embedder",
     "make_embedder",
-    "paired_similarity",
-    "similarity",
 ]
 
 _INSTALL_HINT = "pip install 'grader[embed]'"
 _SQL_CHUNK = 500  # keys per IN (...) query; well under SQLite's bound-parameter limit
+
+
+class EmbedModelError(ConfigError):
+    """The embedding model cannot be loaded or fails to encode."""
 
 
 class EmbedCacheError(ConfigError):
@@ -103,7 +104,7 @@ class Embedder:
         self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
 
-        self._spec: PackagedEmbedModel | None = None
+        self._spec: E5Model | None = None
         self._folder: Path | None = None
         self._dim: int | None = None
         if isinstance(model, str) and model in PACKAGED_EMBED_MODELS:
@@ -183,14 +184,7 @@ class Embedder:
     def similarity(self, a: list[str], b: list[str]) -> np.ndarray:
         """Cosine matrix, shape (len(a), len(b)); both lists are encoded in one call."""
         vectors = self.encode([*a, *b])
-        return similarity(vectors[: len(a)], vectors[len(a) :])
-
-    def paired_similarity(self, a: list[str], b: list[str]) -> np.ndarray:
-        """Cosine of a[i] with b[i], shape (len(a),): e.g. each answer against its reference."""
-        if len(a) != len(b):
-            raise ValueError(f"paired_similarity needs equal lengths, got {len(a)} and {len(b)}")
-        vectors = self.encode([*a, *b])
-        return paired_similarity(vectors[: len(a)], vectors[len(a) :])
+        return vectors[: len(a)] @ vectors[len(a) :].T  # rows are unit vectors
 
     def _encode_batch(self, inputs: list[str]) -> np.ndarray:
         import numpy as np
@@ -259,33 +253,6 @@ def make_embedder(
         batch_size=settings.embed_batch_size,
         progress=progress,
     )
-
-
-def similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cosine matrix of two 2-D arrays, shape (len(a), len(b)); re-normalizes to be safe."""
-    import numpy as np
-
-    a, b = _unit_rows(np.asarray(a, dtype=np.float32)), _unit_rows(np.asarray(b, dtype=np.float32))
-    return a @ b.T
-
-
-def paired_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise cosine of two arrays of the same shape, shape (len(a),)."""
-    import numpy as np
-
-    a, b = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
-    if a.shape != b.shape:
-        raise ValueError(f"paired_similarity needs equal shapes, got {a.shape} and {b.shape}")
-    return (_unit_rows(a) * _unit_rows(b)).sum(axis=1)
-
-
-def _unit_rows(x: np.ndarray) -> np.ndarray:
-    import numpy as np
-
-    if x.ndim != 2:
-        raise ValueError(f"expected a 2-D array of vectors, got shape {x.shape}")
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.maximum(norms, 1e-12)  # a zero vector stays zero instead of becoming NaN
 
 
 def _fingerprint(folder: Path) -> str:

@@ -7,9 +7,10 @@
      ├── SubmissionError      a submissions file line is invalid (carries file and line)
      ├── PromptError          a prompt template cannot be rendered
      ├── CalibrationError     human scores or a score mapping cannot be used (carries file and line)
-     └── JudgeError
-          ├── JudgeUnavailable    transient: retry later
-          └── JudgeProtocolError  the judge replied, but not with a usable verdict
+     └── JudgeProtocolError   the judge replied, but not with a usable verdict
+
+A judge that cannot be reached is not an exception: its reply carries ``transient=True`` and the
+grade says so with the review code ``judge_unavailable`` (``Grade.retryable``).
 
 Lower libraries' exceptions are translated at the boundary (``raise ... from exc``) so callers
 only ever need to catch ``GraderError``.
@@ -64,13 +65,5 @@ class PromptError(GraderError):
     """A prompt template is missing or cannot be rendered."""
 
 
-class JudgeError(GraderError):
-    """The judge could not produce a verdict."""
-
-
-class JudgeUnavailable(JudgeError):
-    """Transient failure (server down, timeout): the work should be retried."""
-
-
-class JudgeProtocolError(JudgeError):
+class JudgeProtocolError(GraderError):
     """The judge answered, but the reply is not a valid verdict."""

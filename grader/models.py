@@ -41,6 +41,14 @@ _OBJECTIVE = {
 }
 
 
+class MultipleChoiceCredit(StrEnum):
+    """How a multiple-choice answer with some of the right letters scores (a setting)."""
+
+    ALL_OR_NOTHING = "all_or_nothing"  # 少选、错选均不得分
+    PARTIAL = "partial"  # correct letters / all correct letters, zero with any wrong letter
+    HALF = "half"  # half the points for a correct subset, zero with any wrong letter
+
+
 class SourceRef(_Model):
     """Where a question came from, so an instructor can find it in the paper."""
 
@@ -170,8 +178,36 @@ class Method(StrEnum):
     INSTRUCTOR = "instructor"  # an instructor's override; the judge's grade is in details
 
 
+class ReviewCode(StrEnum):
+    """Why a grade goes to an instructor (or why it has no score); the JSON keeps the value."""
+
+    # objective questions
+    NO_KEY = "no_key"  # the bank has no answer key
+    UNREADABLE_ANSWER = "unreadable_answer"  # not a letter, a true/false mark, an answer
+    NO_SUCH_OPTION = "no_such_option"
+    BLANK_COUNT = "blank_count"  # fill-in: not as many answers as blanks
+    # decided by rule, without the judge
+    BLANK = "blank"
+    NON_ANSWER = "non_answer"  # "不知道", "I don't know"
+    OFF_TOPIC = "off_topic"
+    NEAR_DUPLICATE = "near_duplicate"
+    NEEDS_JUDGE = "needs_judge"  # subjective question and no judge configured
+    # the judge
+    JUDGE_UNAVAILABLE = "judge_unavailable"  # transient: the answer is graded again later
+    JUDGE_FAILED = "judge_failed"  # replied, but never with a valid verdict
+    JUDGE_PARTIAL = "judge_partial"  # some self-consistency samples failed
+    EVIDENCE_NOT_FOUND = "evidence_not_found"
+    SUSPECTED_INJECTION = "suspected_injection"
+    COVERAGE_DISAGREEMENT = "coverage_disagreement"
+    SEMANTIC_DISAGREEMENT = "semantic_disagreement"
+    LOW_CONFIDENCE = "low_confidence"
+    # the rubric and the question
+    UNREVIEWED_RUBRIC = "unreviewed_rubric"
+    INCOMPLETE_QUESTION = "incomplete_question"
+
+
 class ReviewReason(_Model):
-    code: str = Field(description="Machine-readable, e.g. 'incomplete_question'.")
+    code: ReviewCode = Field(description="Machine-readable, e.g. 'incomplete_question'.")
     message: str
 
 
@@ -238,11 +274,35 @@ class Grade(_Model):
     signals: AnswerSignals | None = None
     provenance: dict[str, Any] = Field(default_factory=dict)
 
+    @property
+    def retryable(self) -> bool:
+        """Unscored only because the judge could not be reached: grade it again later."""
+        return any(r.code == ReviewCode.JUDGE_UNAVAILABLE for r in self.review_reasons)
+
     @model_validator(mode="after")
     def _score_only_when_graded(self) -> Grade:
         if (self.status is GradeStatus.GRADED) != (self.score is not None):
             raise ValueError("score is set exactly when status is 'graded'")
         return self
+
+
+# --- the grading service ------------------------------------------------------------------
+
+
+class SubmissionStatus(StrEnum):
+    """A stored submission's way through the service."""
+
+    QUEUED = "queued"  # stored, waiting for (or being given) a grade
+    GRADED = "graded"
+    FAILED = "failed"  # out of retries: see its error and the dead letters
+
+
+class DeliveryStatus(StrEnum):
+    """A webhook delivery: pending until the platform acknowledges it or retries run out."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"
 
 
 # --- the judge's verdict -------------------------------------------------------------------

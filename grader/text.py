@@ -1,11 +1,13 @@
 """Text clean-up shared by the importer and the graders.
 
-Two different jobs live here and must not be confused:
+Three different jobs live here and must not be confused:
 
 * ``clean`` repairs *display* text from exam papers (pinyin annotations, broken bytes) and is
   applied once, at import.
 * ``match_key`` builds a *comparison* key (NFKC, case, spaces, Traditional → Simplified) and is
   never shown to anyone.
+* ``features`` are the words and character bigrams of a text, for wording overlap (key-point
+  coverage, the evidence check, the scripted judge).
 """
 
 from __future__ import annotations
@@ -77,10 +79,6 @@ def language_of(text: str) -> str:
     return "zh" if cjk >= 10 or cjk * 4 >= latin else "en"
 
 
-def has_cjk(text: str) -> bool:
-    return bool(_CJK.search(text))
-
-
 # Sentence ends, line breaks and clause commas: key points are often one clause of a sentence.
 _SENTENCE_END = re.compile(r"(?<=[。；;！!？?，,\n])|(?<=[.．])(?=\s)")
 _CONTENT = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]")
@@ -95,3 +93,28 @@ def sentences_of(text: str, min_chars: int = 2) -> list[str]:
 def content_chars(text: str) -> int:
     """Letters, digits and CJK characters: punctuation and spaces are not an answer."""
     return len(_CONTENT.findall(text))
+
+
+# Wording features: what key-point coverage and the evidence check compare.
+_WORD = re.compile(r"[a-z0-9_]+")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
+
+
+def features(text: str) -> set[str]:
+    """Words (Latin) and character bigrams (Chinese) of the text, on its match key."""
+    key = match_key(text)
+    # Words come from the text with its spaces kept: the match key drops spaces, which glued
+    # every English sentence into one "word" and left English coverage at 0.
+    spaced = unicodedata.normalize("NFKC", text).casefold()
+    grams = {w for w in _WORD.findall(spaced) if len(w) > 1}
+    for run in _CJK_RUN.findall(key):
+        grams.update(run[i : i + 2] for i in range(len(run) - 1))
+        if len(run) == 1:
+            grams.add(run)
+    return grams
+
+
+def point_coverage(key_point: str, answer_features: set[str]) -> float:
+    """Share of the key point's wording features that the answer's features contain."""
+    wanted = features(key_point)
+    return len(wanted & answer_features) / len(wanted) if wanted else 0.0

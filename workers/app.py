@@ -1,4 +1,4 @@
-"""The Celery app: Redis broker, late acknowledgement, two queues.
+"""The Celery app: Redis broker, late acknowledgement, two queues (``workers.queues``).
 
 ``grade`` runs ``grade_batch`` (the judge; one process per GPU), ``io`` runs webhooks. A task
 is acknowledged only after it has finished (``acks_late``), and a task whose worker process
@@ -6,6 +6,11 @@ died is requeued (``reject_on_worker_lost``): a SIGKILLed worker's batch is grad
 another, and the store's idempotent writes keep one grade per submission. On Redis an
 unacknowledged message is redelivered after ``visibility_timeout``
 (``GRADER_VISIBILITY_TIMEOUT_S``), so it must exceed the longest batch.
+
+Importing this module builds no app. ``create_app(settings)`` makes one (the API's dispatcher
+makes its own, the only one in that process); ``get_app()`` is the worker process's app, made
+on first use with the worker's start-up hooks, and is what ``celery -A workers.app`` finds as
+``workers.app.app``.
 """
 
 from __future__ import annotations
@@ -15,21 +20,21 @@ import logging
 from celery import Celery
 
 from grader.config import Settings
+from workers import lifecycle, tasks
+from workers.queues import GRADE_QUEUE, ROUTES
 
 
-def make_app(settings: Settings) -> Celery:
-    app = Celery("grader", broker=settings.redis_url, include=["workers.tasks"])
+def create_app(settings: Settings) -> Celery:
+    """A Celery app on ``settings.redis_url`` with the service's tasks registered."""
+    app = Celery("grader", broker=settings.redis_url)
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         task_ignore_result=True,  # results live in the store
         task_serializer="json",
         accept_content=["json"],
-        task_default_queue="grade",
-        task_routes={
-            "workers.tasks.grade_batch": {"queue": "grade"},
-            "workers.tasks.deliver_webhook": {"queue": "io"},
-        },
+        task_default_queue=GRADE_QUEUE,
+        task_routes={task: {"queue": queue} for task, queue in ROUTES.items()},
         worker_prefetch_multiplier=1,  # a busy process does not sit on batches others could run
         broker_transport_options={
             "visibility_timeout": settings.visibility_timeout_s,
@@ -53,11 +58,27 @@ def make_app(settings: Settings) -> Celery:
         worker_cancel_long_running_tasks_on_connection_loss=False,
         worker_hijack_root_logger=False,
     )
+    tasks.register(app, settings)
     return app
 
 
-settings = Settings()
-app = make_app(settings)
-logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per webhook is noise
+_app: Celery | None = None
 
-import workers.signals  # noqa: E402, F401 - connects the worker's start-up hooks
+
+def get_app() -> Celery:
+    """This worker process's app, from the environment's settings, made once with the
+    start-up hooks (migrate, the judge after the fork, the sweeper)."""
+    global _app
+    if _app is None:
+        settings = Settings()
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per webhook is noise
+        _app = create_app(settings)
+        lifecycle.connect(_app, settings)
+    return _app
+
+
+def __getattr__(name: str) -> Celery:
+    """``celery -A workers.app worker`` looks for ``workers.app.app``: made when asked."""
+    if name == "app":
+        return get_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

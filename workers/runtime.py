@@ -12,8 +12,8 @@ from functools import cached_property
 import httpx
 
 from grader.config import Settings
-from grader.exams import Graders
-from grader.store import Store
+from grader.service.exams import Graders
+from grader.service.store import Store
 
 
 class Runtime:

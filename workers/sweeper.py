@@ -16,8 +16,9 @@ from datetime import timedelta
 from celery import Celery
 
 from grader.config import Settings
-from grader.grading import chunks
-from grader.store import Store
+from grader.service.batches import chunks
+from grader.service.store import Store
+from workers.queues import GRADE_QUEUE, GRADE_TASK, IO_QUEUE, WEBHOOK_TASK
 
 log = logging.getLogger(__name__)
 
@@ -38,12 +39,12 @@ class Sweeper:
     def sweep(self) -> tuple[int, int]:
         """One pass: (submissions, deliveries) enqueued again."""
         after = timedelta(seconds=self.settings.sweep_after_s)
-        stale = self.store.claim_stale(after)
+        stale = self.store.queue.claim_stale(after)
         for ids in chunks(stale, self.settings.batch_size):
-            self.app.send_task("workers.tasks.grade_batch", args=[ids], queue="grade")
-        overdue = self.store.claim_overdue_deliveries(after)
+            self.app.send_task(GRADE_TASK, args=[ids], queue=GRADE_QUEUE)
+        overdue = self.store.outbox.claim_overdue_deliveries(after)
         for delivery_id in overdue:
-            self.app.send_task("workers.tasks.deliver_webhook", args=[delivery_id], queue="io")
+            self.app.send_task(WEBHOOK_TASK, args=[delivery_id], queue=IO_QUEUE)
         if stale or overdue:
             log.warning(
                 "sweeper re-enqueued %d submission(s), %d webhook(s)", len(stale), len(overdue)

@@ -1,56 +1,65 @@
-"""The tasks: thin — load ids, call the shared grading step, persist, acknowledge."""
+"""The tasks: thin — load ids, call the shared grading step, persist, acknowledge.
+
+Plain functions, registered on an app by ``register`` (called by ``workers.app.create_app``)
+under the names in ``workers.queues``, so importing this module builds no app.
+"""
 
 from __future__ import annotations
 
 import logging
 
-from celery import Task
+from celery import Celery, Task
 
-from grader.grading import grade_stored
-from grader.webhooks import backoff, deliver
-from workers.app import app, settings
+from grader.config import Settings
+from grader.service.batches import grade_stored
+from grader.service.webhooks import backoff, deliver
+from workers.queues import GRADE_TASK, IO_QUEUE, WEBHOOK_TASK
 from workers.runtime import runtime
 
 log = logging.getLogger(__name__)
 
 
-class _DeadLetterOnFailure(Task):
+class DeadLetterOnFailure(Task):
     """After the last retry the batch is recorded as dead and its submissions as failed."""
 
     def on_failure(self, exc, task_id, args, kwargs, einfo):
         ids = args[0] if args else kwargs.get("ids", [])
-        runtime().store.dead_letter(self.name, ids, f"{type(exc).__name__}: {exc}")
+        runtime().store.queue.dead_letter(self.name, ids, f"{type(exc).__name__}: {exc}")
 
 
-def _retry_in(retries: int) -> float:
-    # Capped below the visibility timeout: a longer countdown would be redelivered early.
-    cap = max(1.0, settings.visibility_timeout_s / 2)
-    return backoff(retries + 1, settings.retry_backoff_s, cap)
+def register(app: Celery, settings: Settings) -> None:
+    app.task(
+        name=GRADE_TASK,
+        bind=True,
+        base=DeadLetterOnFailure,
+        max_retries=settings.task_retries,
+        shared=False,
+    )(grade_batch)
+    app.task(name=WEBHOOK_TASK, bind=True, shared=False)(deliver_webhook)
 
 
-@app.task(bind=True, base=_DeadLetterOnFailure, max_retries=settings.task_retries)
-def grade_batch(self, ids: list[int]) -> int:
+def grade_batch(task: Task, ids: list[int]) -> int:
     """Grade the submissions ``ids`` still queued with one ``grade_many``."""
     rt = runtime()
     try:
         outcome = grade_stored(rt.store, rt.graders, ids)
     except Exception as exc:  # database busy or down, a bug: retry, then dead-letter
         log.exception("grading %d submission(s) failed", len(ids))
-        raise self.retry(exc=exc, countdown=_retry_in(self.request.retries)) from exc
+        raise task.retry(exc=exc, countdown=_retry_in(task.request.retries)) from exc
     for delivery_id in outcome.deliveries:
-        deliver_webhook.apply_async((delivery_id,), queue="io")
+        task.app.send_task(WEBHOOK_TASK, args=[delivery_id], queue=IO_QUEUE)
     if outcome.retry:  # the judge was unreachable for these: only they are tried again
-        if self.request.retries >= self.max_retries:
-            rt.store.dead_letter(self.name, outcome.retry, "judge unavailable after retries")
+        if task.request.retries >= task.max_retries:
+            rt.store.queue.dead_letter(task.name, outcome.retry, "judge unavailable after retries")
         else:
-            raise self.retry(args=[outcome.retry], countdown=_retry_in(self.request.retries))
+            raise task.retry(args=[outcome.retry], countdown=_retry_in(task.request.retries))
     return outcome.graded
 
 
-@app.task(bind=True)
-def deliver_webhook(self, delivery_id: int) -> None:
+def deliver_webhook(task: Task, delivery_id: int) -> None:
     """One attempt; a failure schedules the next with backoff (the store keeps the count)."""
     rt = runtime()
+    settings = rt.settings
     wait = deliver(
         rt.store,
         delivery_id,
@@ -60,4 +69,13 @@ def deliver_webhook(self, delivery_id: int) -> None:
         client=rt.http,
     )
     if wait is not None:
-        deliver_webhook.apply_async((delivery_id,), countdown=min(wait, _retry_in(99)), queue="io")
+        task.app.send_task(
+            WEBHOOK_TASK, args=[delivery_id], countdown=min(wait, _retry_in(99)), queue=IO_QUEUE
+        )
+
+
+def _retry_in(retries: int) -> float:
+    # Capped below the visibility timeout: a longer countdown would be redelivered early.
+    settings = runtime().settings
+    cap = max(1.0, settings.visibility_timeout_s / 2)
+    return backoff(retries + 1, settings.retry_backoff_s, cap)

@@ -1,1 +1,2 @@
-"""The grading service's HTTP intake (FastAPI). Imported only by `grader serve` and tests."""
+"""The grading service's HTTP face (FastAPI): the platforms' intake, health and metrics, and the
+instructor pages. Imported only by `grader serve` and tests."""

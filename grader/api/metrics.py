@@ -1,15 +1,43 @@
-"""Prometheus metrics, read from the store at scrape time so API and workers on any host agree.
+"""Health and Prometheus metrics, read from the store at scrape time so API and workers on any
+host agree.
 
 ``grader_graded_total`` is a counter: graded/s is ``rate(grader_graded_total[1m])``.
 """
 
 from __future__ import annotations
 
-from fastapi import Response
+from typing import Any
+
+from fastapi import APIRouter, Response
+from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 
-from grader.store import Store
+from grader.api.deps import Svc
+from grader.api.schemas import Health
+from grader.models import DeliveryStatus, SubmissionStatus
+from grader.service.store import Store
+
+router = APIRouter()
+
+
+@router.get("/healthz", response_model=Health, responses={503: {"model": Health}})
+def health(svc: Svc) -> Any:
+    """200 when the database and the broker answer, 503 otherwise."""
+    try:
+        svc.store.ping()
+        database = "ok"
+    except Exception as exc:
+        database = f"error: {type(exc).__name__}"
+    broker = "ok" if svc.dispatcher.broker_ok() else "unreachable"
+    body = Health(database=database, broker=broker)
+    status = 200 if database == broker == "ok" else 503
+    return JSONResponse(body.model_dump(), status_code=status)
+
+
+@router.get("/metrics", include_in_schema=False)
+def metrics(svc: Svc) -> Response:
+    return metrics_response(svc.store, svc.dispatcher)
 
 
 class _StoreCollector:
@@ -17,13 +45,13 @@ class _StoreCollector:
         self.store, self.dispatcher = store, dispatcher
 
     def collect(self):
-        counts = self.store.counts()
+        counts = self.store.metrics.counts()
         totals = counts["totals"]
         submissions = GaugeMetricFamily(
             "grader_submissions", "submissions by status", labels=["status"]
         )
-        for status in ("queued", "graded", "failed"):
-            submissions.add_metric([status], counts["submissions"].get(status, 0))
+        for status in SubmissionStatus:
+            submissions.add_metric([status.value], counts["submissions"].get(status.value, 0))
         yield submissions
         depth = GaugeMetricFamily(
             "grader_queue_depth", "messages waiting in the broker", labels=["queue"]
@@ -49,8 +77,8 @@ class _StoreCollector:
         deliveries = GaugeMetricFamily(
             "grader_webhook_deliveries", "webhook deliveries by status", labels=["status"]
         )
-        for status in ("pending", "delivered", "failed"):
-            deliveries.add_metric([status], counts["deliveries"].get(status, 0))
+        for status in DeliveryStatus:
+            deliveries.add_metric([status.value], counts["deliveries"].get(status.value, 0))
         yield deliveries
 
 

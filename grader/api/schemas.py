@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from grader.models import Grade
+from grader.models import Grade, SubmissionStatus
 
 
 class SubmissionIn(BaseModel):
@@ -24,7 +23,7 @@ class SubmissionIn(BaseModel):
 
 class Accepted(BaseModel):
     id: str
-    status: Literal["queued", "graded", "failed"]
+    status: SubmissionStatus
     duplicate: bool = Field(description="this id was posted before with the same body")
 
 
@@ -37,7 +36,7 @@ class SubmissionOut(BaseModel):
     exam: str
     question_id: str
     student: str | None
-    status: Literal["queued", "graded", "failed"]
+    status: SubmissionStatus
     submitted_at: datetime
     graded_at: datetime | None
     error: str | None = None

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from grader.answers import choice_letters, true_false
 from grader.bank import keys
 from grader.bank.blocks import Item
 from grader.bank.lexicon import ANSWER_MARK, BLANK, EXPLAIN_AFTER_KEY, EXPLAIN_MARK, TF_MARK
+from grader.bank.marks import choice_letters, true_false
 from grader.bank.options import options_start, split_options
 from grader.bank.points import per_blank, subquestion_points, take_own_points
 from grader.bank.report import Problem

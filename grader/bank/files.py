@@ -10,8 +10,8 @@ from pydantic import ValidationError
 from grader.bank.paper import read_paper
 from grader.bank.report import ReportEntry
 from grader.errors import BankError
+from grader.files.yamlfile import read_yaml_mapping, write_yaml
 from grader.models import Bank
-from grader.yamlfile import read_yaml_mapping, write_yaml
 
 
 def paper_slugs(paths: list[Path]) -> list[str]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from grader.answers import choice_letters, true_false
 from grader.bank.lexicon import BLANK
+from grader.bank.marks import choice_letters, true_false
 
 _LEADING_LETTERS = re.compile(r"\s*([A-H](?:\s*[,，、/和及与]?\s*[A-H])*)(?![A-Za-z])")
 # A mark that is a word (对, 正确) must end at punctuation: "对数函数…" is not a key.

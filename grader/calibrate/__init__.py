@@ -1,17 +1,17 @@
 """Calibration against an instructor's grades: agreement metrics, disagreement lists, anchors
 promoted from graded answers, and per-question score mapping.
 
-Everything here is a pure function over pydantic models, so the CLI and a web page share it:
+Everything here is a pure function over pydantic models (but ``save_promotions``, which writes
+the new rubric files), so the CLI and a web page share it:
 
 - ``tables``: read the instructor's CSV, join it with the judge's grades;
 - ``metrics``: agreement figures with bootstrap intervals;
 - ``summary``: overall / per question / per criterion, largest disagreements, before vs after;
 - ``mapping``: isotonic score mapping, cross-validated;
-- ``anchors``: graded answers -> rubric anchors;
+- ``promote``: graded answers -> rubric anchors, the flow the CLI and the pages share;
 - ``report``: the HTML report with plots (imports matplotlib only when called).
 """
 
-from grader.calibrate.anchors import promote_anchors
 from grader.calibrate.mapping import (
     MappingCheck,
     ScoreMapping,
@@ -22,6 +22,7 @@ from grader.calibrate.mapping import (
     save_mapping,
 )
 from grader.calibrate.metrics import Agreement, Estimate, agreement
+from grader.calibrate.promote import Promotion, plan_promotions, promote_anchors, save_promotions
 from grader.calibrate.summary import Calibration, Comparison, Disagreement, calibrate, compare
 from grader.calibrate.tables import (
     HumanScore,
@@ -43,6 +44,7 @@ __all__ = [
     "HumanScore",
     "MappingCheck",
     "Pairing",
+    "Promotion",
     "Scale",
     "ScoreMapping",
     "ScorePair",
@@ -54,9 +56,11 @@ __all__ = [
     "fit_mapping",
     "load_mapping",
     "pair_scores",
+    "plan_promotions",
     "promote_anchors",
     "question_scales",
     "read_answers",
     "read_human_scores",
     "save_mapping",
+    "save_promotions",
 ]

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from grader.engine.rubrics import rubric_for
 from grader.errors import CalibrationError
+from grader.files.submissions import SubmissionLine
 from grader.models import Bank, Grade, Rubric
-from grader.rubrics import rubric_for
-from grader.submissions import SubmissionLine
 
 REQUIRED_COLUMNS = ("submission_id", "question_id", "score")
 TEXT_COLUMNS = ("answer", "note", "student")
@@ -276,26 +276,7 @@ def pair_scores(
             excluded_anchors.append(human.submission_id)
             continue
         pairs.append(
-            ScorePair(
-                submission_id=human.submission_id,
-                question_id=human.question_id,
-                max_score=scale.max_score,
-                human=human.score,
-                judge=grade.score,
-                criteria=[
-                    CriterionPair(
-                        id=c.id,
-                        max_points=scale.criteria.get(c.id, c.max_points),
-                        human=human.criteria.get(c.id),
-                        judge=c.points,
-                        evidence=c.evidence,
-                        rationale=c.rationale,
-                    )
-                    for c in grade.criteria
-                ],
-                answer=human.answer or (answers or {}).get(human.submission_id),
-                feedback=grade.feedback,
-            )
+            _pair(human, grade, scale, human.answer or (answers or {}).get(human.submission_id))
         )
     graded_by_human = {h.submission_id for h in humans}
     return Pairing(
@@ -304,6 +285,30 @@ def pair_scores(
         judge_unscored=judge_unscored,
         judge_only=sum(1 for sid in latest if sid not in graded_by_human),
         excluded_anchors=excluded_anchors,
+    )
+
+
+def _pair(human: HumanScore, grade: Grade, scale: Scale, answer: str | None) -> ScorePair:
+    assert grade.score is not None
+    return ScorePair(
+        submission_id=human.submission_id,
+        question_id=human.question_id,
+        max_score=scale.max_score,
+        human=human.score,
+        judge=grade.score,
+        criteria=[
+            CriterionPair(
+                id=c.id,
+                max_points=scale.criteria.get(c.id, c.max_points),
+                human=human.criteria.get(c.id),
+                judge=c.points,
+                evidence=c.evidence,
+                rationale=c.rationale,
+            )
+            for c in grade.criteria
+        ],
+        answer=answer,
+        feedback=grade.feedback,
     )
 
 

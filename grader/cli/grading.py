@@ -48,28 +48,9 @@ def grade(
     when there are subjective answers to grade. Blank and off-topic answers score 0 without
     the judge; off-topic ones and near-duplicates go to the review queue.
     """
-    from grader.bank.files import load_bank
-    from grader.config import Settings
-    from grader.embed import make_embedder
-    from grader.gradebook import GradeWriter, read_grades
-    from grader.judge import make_judge
-    from grader.pipeline import Pipeline
-    from grader.rubrics import load_rubrics
-    from grader.submissions import read_submissions
+    from grader.files.grades import read_grades
 
-    try:
-        overrides = {"judge": judge, "embed_model": embed_model}
-        settings = Settings(**{k: v for k, v in overrides.items() if v})
-        bank = load_bank(bank_path)
-        rubrics = load_rubrics(bank_path, bank)
-        pending = read_submissions(submissions, bank)
-        # A grade left unscored because the judge was unreachable is tried again.
-        done = {g.submission_id for g in read_grades(out) if not _retryable(g)}
-    except GraderError as exc:
-        raise fail(exc) from exc
-    except ValueError as exc:  # settings validation
-        err.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(code=2) from exc
+    bank, rubrics, settings, pending, done = _load(bank_path, submissions, out, judge, embed_model)
     todo = [s for s in pending if s.id not in done]
     if done:
         console.print(
@@ -78,46 +59,85 @@ def grade(
     subjective = [s for s in todo if not bank.get(s.question_id).type.objective]
     # Grouped by question, so each batch's answers share rubric prefixes.
     subjective.sort(key=lambda s: s.question_id)
-    try:
-        embedder = make_embedder(settings, progress=err.print) if subjective else None
-        if subjective and settings.judge != "none":
-            err.print(
-                f"loading the {settings.judge} judge ({settings.judge_model}) "
-                f"for {len(subjective)} subjective answer(s)…"
-            )
-        judge_backend = make_judge(settings) if subjective else None
-    except GraderError as exc:
-        raise fail(exc) from exc
+    embedder, judge_backend = _models(settings, len(subjective)) if subjective else (None, None)
+    from grader.engine.pipeline import Pipeline
+
     pipeline = Pipeline(bank, rubrics, judge_backend, settings, embedder)
     # Off-topic, duplicate and group signals compare each answer with the whole file's
     # answers to its question, graded before or not.
     cohort = [s for s in pending if not bank.get(s.question_id).type.objective]
+    # Objective answers first (instant), then the judge's work in batches.
+    ordered = [s for s in todo if s not in subjective] + subjective
     try:
-        with (
-            GradeWriter(out) as writer,
-            Progress(
-                TextColumn("grading"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeRemainingColumn(),
-                console=err,
-            ) as progress,
-        ):
-            task = progress.add_task("grading", total=len(todo))
-            # Objective answers first (instant), then the judge's work in batches.
-            ordered = [s for s in todo if s not in subjective] + subjective
-            for start in range(0, len(ordered), batch_size):
-                batch = ordered[start : start + batch_size]
-                writer.write(pipeline.grade_many(batch, cohort))
-                progress.advance(task, len(batch))
+        _grade_into(out, pipeline, ordered, cohort, batch_size)
     finally:
         if judge_backend is not None:
             judge_backend.close()
     _summary(read_grades(out), {s.id for s in pending})
 
 
-def _retryable(grade) -> bool:
-    return any(r.code == "judge_unavailable" for r in grade.review_reasons)
+def _load(
+    bank_path: Path, submissions: Path, out: Path, judge: str | None, embed_model: str | None
+):
+    """Settings, bank, rubrics and submissions, and the ids already graded in ``out``."""
+    from grader.bank.files import load_bank
+    from grader.config import Settings
+    from grader.engine.rubrics import load_rubrics
+    from grader.files.grades import read_grades
+    from grader.files.submissions import read_submissions
+
+    try:
+        overrides = {"judge": judge, "embed_model": embed_model}
+        settings = Settings(**{k: v for k, v in overrides.items() if v})
+        bank = load_bank(bank_path)
+        rubrics = load_rubrics(bank_path, bank)
+        pending = read_submissions(submissions, bank)
+        # A grade left unscored because the judge was unreachable is tried again.
+        done = {g.submission_id for g in read_grades(out) if not g.retryable}
+    except GraderError as exc:
+        raise fail(exc) from exc
+    except ValueError as exc:  # settings validation
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(code=2) from exc
+    return bank, rubrics, settings, pending, done
+
+
+def _models(settings, subjective: int):
+    """The embedder and the judge, loaded only when there are subjective answers."""
+    from grader.embed import make_embedder
+    from grader.judge import make_judge
+
+    try:
+        embedder = make_embedder(settings, progress=err.print)
+        if settings.judge != "none":
+            err.print(
+                f"loading the {settings.judge} judge ({settings.judge_model}) "
+                f"for {subjective} subjective answer(s)…"
+            )
+        return embedder, make_judge(settings)
+    except GraderError as exc:
+        raise fail(exc) from exc
+
+
+def _grade_into(out: Path, pipeline, ordered: list, cohort: list, batch_size: int) -> None:
+    """Grade ``ordered`` in batches, each batch's grades appended (and flushed) to ``out``."""
+    from grader.files.grades import GradeWriter
+
+    with (
+        GradeWriter(out) as writer,
+        Progress(
+            TextColumn("grading"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=err,
+        ) as progress,
+    ):
+        task = progress.add_task("grading", total=len(ordered))
+        for start in range(0, len(ordered), batch_size):
+            batch = ordered[start : start + batch_size]
+            writer.write(pipeline.grade_many(batch, cohort))
+            progress.advance(task, len(batch))
 
 
 def _summary(grades: list, submission_ids: set[str]) -> None:

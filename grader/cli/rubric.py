@@ -26,7 +26,7 @@ def rubric_check(
 ) -> None:
     """Validate every rubric file of the banks, and list subjective questions without one."""
     from grader.bank.files import load_bank
-    from grader.rubrics import load_rubric, rubric_dir
+    from grader.engine.rubrics import load_rubric, rubric_dir
 
     paths = banks or sorted(Path("rubrics").glob("*.yaml"))
     if not paths:
@@ -80,9 +80,9 @@ def rubric_draft(
     """Draft a rubric from the question's reference answer with the judge, for you to edit."""
     from grader.bank.files import load_bank
     from grader.config import Settings
-    from grader.draft import draft_rubric
+    from grader.engine.draft import draft_rubric
+    from grader.engine.rubrics import rubric_dir, save_rubric
     from grader.judge import make_judge
-    from grader.rubrics import rubric_dir, save_rubric
 
     try:
         settings = Settings(**({"judge": judge} if judge else {}))

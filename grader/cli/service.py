@@ -10,6 +10,7 @@ from rich.table import Table
 
 from grader.cli.app import app, console, err, fail
 from grader.errors import GraderError
+from workers.queues import GRADE_QUEUE, QUEUES
 
 platform_app = typer.Typer(help="Platforms that post to the grading service.", no_args_is_help=True)
 app.add_typer(platform_app, name="platform")
@@ -19,7 +20,7 @@ app.add_typer(db_app, name="db")
 
 def _store():
     from grader.config import Settings
-    from grader.store import Store
+    from grader.service.store import Store
 
     store = Store(Settings().database_url)
     store.migrate()
@@ -47,15 +48,15 @@ def platform_add(
 ) -> None:
     """Register a platform; prints its API key and webhook secret once (only a hash is kept)."""
     from grader.api.keys import new_key
-    from grader.webhooks import new_secret
+    from grader.service.webhooks import new_secret
 
     store = _store()
-    if store.platform_by_name(name) is not None:
+    if store.accounts.platform_by_name(name) is not None:
         err.print(f"[bold red]error:[/] platform {name!r} exists")
         raise typer.Exit(code=2)
     _warn_unserved(exam)
     key, secret = new_key(), new_secret()
-    store.add_platform(name, exam, key.key_id, key.key_hash, secret, webhook_url)
+    store.accounts.add_platform(name, exam, key.key_id, key.key_hash, secret, webhook_url)
     console.print(f"platform {name} may post to: {', '.join(sorted(set(exam)))}")
     print(f"api_key={key.key}")
     print(f"webhook_secret={secret}")
@@ -80,7 +81,7 @@ def platform_list() -> None:
     table = Table(title="platforms")
     for column in ("name", "exams", "webhook"):
         table.add_column(column)
-    for p in _store().list_platforms():
+    for p in _store().accounts.list_platforms():
         table.add_row(p.name, ", ".join(sorted(p.exams)), p.webhook_url or "")
     console.print(table)
 
@@ -97,9 +98,10 @@ def serve(
     import uvicorn
 
     from grader.api.app import create_app
-    from grader.api.dispatch import CeleryDispatcher, InlineDispatcher
     from grader.config import Settings
-    from grader.exams import Graders, load_exams
+    from grader.service.dispatch import InlineDispatcher
+    from grader.service.exams import Graders, load_exams
+    from workers.dispatch import CeleryDispatcher
 
     settings = Settings()
     store = _store()
@@ -122,7 +124,7 @@ def serve(
 def worker(
     queues: Annotated[
         str, typer.Option(help="grade (the judge), io (webhooks), or both: grade,io.")
-    ] = "grade,io",
+    ] = ",".join(QUEUES),
     concurrency: Annotated[
         int | None,
         typer.Option(
@@ -141,10 +143,10 @@ def worker(
     settings = Settings()
     if concurrency is None:
         concurrency = 1 if settings.judge == "vllm" else (os.cpu_count() or 1)
-    os.environ["GRADER_WORKER_LOADS_JUDGE"] = "1" if "grade" in queues.split(",") else "0"
-    from workers.app import app as celery_app
+    os.environ["GRADER_WORKER_LOADS_JUDGE"] = "1" if GRADE_QUEUE in queues.split(",") else "0"
+    from workers.app import get_app
 
-    celery_app.worker_main(
+    get_app().worker_main(
         [
             "worker",
             "-Q",
@@ -178,12 +180,12 @@ def instructor_add(
     from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 
     store = _store()
-    if store.instructor(name=name) is not None:
+    if store.accounts.instructor(name=name) is not None:
         err.print(f"[bold red]error:[/] instructor {name!r} exists")
         raise typer.Exit(code=2)
     _warn_unserved(exam)
     key = new_key(INSTRUCTOR_PREFIX)
-    store.add_instructor(name, exam, key.key_id, key.key_hash)
+    store.accounts.add_instructor(name, exam, key.key_id, key.key_hash)
     console.print(f"instructor {name} grades: {', '.join(sorted(set(exam)))}")
     print(f"instructor_key={key.key}")
 
@@ -194,6 +196,6 @@ def instructor_list() -> None:
     table = Table(title="instructors")
     for column in ("name", "exams"):
         table.add_column(column)
-    for i in _store().list_instructors():
+    for i in _store().accounts.list_instructors():
         table.add_row(i.name, ", ".join(sorted(i.exams)))
     console.print(table)

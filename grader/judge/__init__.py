@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from grader.config import Settings
 from grader.errors import ConfigError
-from grader.judge.base import Completion, Judge, JudgeReply, JudgeRequest
+from grader.judge.base import Completion, Judge, JudgeRequest
 
-__all__ = ["Completion", "Judge", "JudgeReply", "JudgeRequest", "make_judge"]
+__all__ = ["Completion", "Judge", "JudgeRequest", "make_judge"]
 
 
 def _scripted(settings: Settings) -> Judge:

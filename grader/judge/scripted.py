@@ -4,6 +4,12 @@ It implements the same protocol as the real backends and is chosen by the same f
 default it "grades" by key-point coverage and quotes the answer's best-matching sentence, so
 its verdicts depend on the answer the way a judge's should; tests pass their own script to
 produce invalid replies, failures or fixed scores.
+
+Like a model, it learns the reply's shape from the request alone: the criterion ids, the point
+choices and the quote's length come from the request's JSON schema, the key points from its
+rubric, and wording overlap from ``grader.text``. So this backend needs nothing from the engine
+(the judge floor sits below it), and a change to the verdict schema reaches it the way it
+reaches a model.
 """
 
 from __future__ import annotations
@@ -13,9 +19,8 @@ import re
 import time
 from collections.abc import Callable, Sequence
 
-from grader.coverage import criterion_coverage, features, point_coverage
 from grader.judge.base import Completion, Judge, JudgeRequest
-from grader.verdict import EVIDENCE_MAX_CHARS, point_choices
+from grader.text import features, point_coverage
 
 Script = Callable[[JudgeRequest], "str | Completion"]
 _SENTENCES = re.compile(r"[^。！？!?\n；;.]+")
@@ -23,16 +28,21 @@ _SENTENCES = re.compile(r"[^。！？!?\n；;.]+")
 
 def coverage_script(request: JudgeRequest) -> str:
     """A schema-valid reply that pays each criterion in proportion to its key-point coverage."""
+    if request.rubric is None:
+        raise ValueError("the coverage script needs the request's rubric")
     sentences = [s.strip() for s in _SENTENCES.findall(request.answer) if s.strip()]
+    have = features(request.answer)
+    fields = request.json_schema["properties"]
     reply: dict[str, object] = {}
     for criterion in request.rubric.criteria:
-        covered = criterion_coverage(criterion, request.answer)
-        choices = point_choices(criterion)
-        points = min(choices, key=lambda p: abs(p - covered * criterion.points))
+        wanted_points = criterion.key_points or [criterion.description]
+        covered = sum(point_coverage(p, have) for p in wanted_points) / len(wanted_points)
+        schema = fields[criterion.id]["properties"]
+        points = min(schema["points"]["enum"], key=lambda p: abs(p - covered * criterion.points))
         wanted = " ".join(criterion.key_points) or criterion.description
         best = max(sentences, key=lambda s: point_coverage(wanted, features(s)), default="")
         reply[criterion.id] = {
-            "evidence": best[:EVIDENCE_MAX_CHARS] if points else "",
+            "evidence": best[: schema["evidence"]["maxLength"]] if points else "",
             "rationale": f"key-point coverage {covered:.0%}",
             "points": points,
         }
@@ -49,10 +59,8 @@ class ScriptedJudge(Judge):
         self.script = script or coverage_script
         self.model = model
         self.latency_s = latency_s  # per batch: stands in for model time in queue tests
-        self.calls: list[list[JudgeRequest]] = []  # every batch received, for tests
 
     def complete(self, requests: Sequence[JudgeRequest]) -> list[Completion]:
-        self.calls.append(list(requests))
         if self.latency_s:
             time.sleep(self.latency_s)
         out = []

@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader.config import Settings
@@ -25,7 +26,7 @@ INSTALL_HINT = (
 
 def resolve_model(settings: Settings) -> tuple[str, str]:
     """(folder vLLM loads, name for provenance): a packaged model prepared once, or a folder."""
-    from grader.judge.packaged import PACKAGED_MODELS, prepare_model
+    from grader.packaged import PACKAGED_MODELS, prepare_model
 
     name = settings.judge_model
     if name in PACKAGED_MODELS:
@@ -59,66 +60,23 @@ def _has_cuda() -> bool:
     return torch.cuda.is_available()
 
 
-class VllmJudge(Judge):
-    backend = "vllm"
+@dataclass(frozen=True)
+class VllmOptions:
+    """How the engine is built: vLLM's own options, grouped so the judge takes one value."""
 
-    def __init__(
-        self,
-        model_path: str,
-        *,
-        model_name: str | None = None,
-        max_model_len: int = 4096,
-        dtype: str = "bfloat16",
-        enforce_eager: bool = True,
-        kv_cache_gib: int = 3,
-        block_size: int | None = None,
-        gpu_memory_utilization: float = 0.85,
-        enable_prefix_caching: bool = True,
-        load_format: str = "auto",
-        seed: int = 0,
-    ):
-        try:
-            from vllm import LLM
-        except ImportError as exc:
-            raise ConfigError(f"{INSTALL_HINT} ({exc})") from exc
-        if not _has_cuda():
-            # vLLM's CPU build otherwise gives most of the RAM to the KV cache (measured: 18 of
-            # 23 GiB) and the process is killed for memory.
-            os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(kv_cache_gib))
-        if multiprocessing.current_process().daemon:
-            # A Celery prefork pool process is daemonic and may not start children, and vLLM
-            # runs its engine core in a child process by default: run it in this one instead.
-            os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-        self.model = model_name or Path(model_path).name
-        self.enable_prefix_caching = enable_prefix_caching
-        options: dict = dict(
-            model=model_path,
-            dtype=dtype,
-            enforce_eager=enforce_eager,
-            enable_prefix_caching=enable_prefix_caching,
-            max_model_len=max_model_len,
-            seed=seed,
-            load_format=load_format,
-            structured_outputs_config={"backend": "xgrammar", "disable_any_whitespace": True},
-        )
-        if _has_cuda():
-            options["gpu_memory_utilization"] = gpu_memory_utilization
-        # On CPU, 32-token cache blocks let more of each shared rubric prefix hit the cache than
-        # the default 128 (measured: 1600 vs 1024 of 1749 prompt tokens on a repeated batch).
-        block = block_size or (None if _has_cuda() else 32)
-        if block:
-            options["block_size"] = block
-        try:
-            self.llm = LLM(**options)
-        except Exception as exc:  # vLLM raises many kinds; the caller needs one
-            raise ConfigError(f"vLLM could not load {model_path}: {exc}") from exc
+    max_model_len: int = 4096
+    dtype: str = "bfloat16"
+    enforce_eager: bool = True
+    kv_cache_gib: int = 3  # VLLM_CPU_KVCACHE_SPACE on CPU
+    block_size: int | None = None  # None: vLLM's default on CUDA, 32 tokens on CPU
+    gpu_memory_utilization: float = 0.85
+    enable_prefix_caching: bool = True
+    load_format: str = "auto"  # "dummy": random weights from config.json
+    seed: int = 0
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> VllmJudge:
-        path, name = resolve_model(settings)
+    def from_settings(cls, settings: Settings) -> VllmOptions:
         return cls(
-            path,
-            model_name=name,
             max_model_len=settings.vllm_max_model_len,
             dtype=settings.vllm_dtype,
             enforce_eager=settings.vllm_enforce_eager,
@@ -128,6 +86,64 @@ class VllmJudge(Judge):
             load_format=settings.vllm_load_format,
             seed=settings.judge_seed,
         )
+
+    def engine_arguments(self, model_path: str, cuda: bool) -> dict:
+        """Keyword arguments of ``vllm.LLM``."""
+        arguments: dict = dict(
+            model=model_path,
+            dtype=self.dtype,
+            enforce_eager=self.enforce_eager,
+            enable_prefix_caching=self.enable_prefix_caching,
+            max_model_len=self.max_model_len,
+            seed=self.seed,
+            load_format=self.load_format,
+            structured_outputs_config={"backend": "xgrammar", "disable_any_whitespace": True},
+        )
+        if cuda:
+            arguments["gpu_memory_utilization"] = self.gpu_memory_utilization
+        # On CPU, 32-token cache blocks let more of each shared rubric prefix hit the cache than
+        # the default 128 (measured: 1600 vs 1024 of 1749 prompt tokens on a repeated batch).
+        block = self.block_size or (None if cuda else 32)
+        if block:
+            arguments["block_size"] = block
+        return arguments
+
+
+class VllmJudge(Judge):
+    backend = "vllm"
+
+    def __init__(
+        self,
+        model_path: str,
+        options: VllmOptions | None = None,
+        *,
+        model_name: str | None = None,
+    ):
+        try:
+            from vllm import LLM
+        except ImportError as exc:
+            raise ConfigError(f"{INSTALL_HINT} ({exc})") from exc
+        options = options or VllmOptions()
+        cuda = _has_cuda()
+        if not cuda:
+            # vLLM's CPU build otherwise gives most of the RAM to the KV cache (measured: 18 of
+            # 23 GiB) and the process is killed for memory.
+            os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(options.kv_cache_gib))
+        if multiprocessing.current_process().daemon:
+            # A Celery prefork pool process is daemonic and may not start children, and vLLM
+            # runs its engine core in a child process by default: run it in this one instead.
+            os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        self.model = model_name or Path(model_path).name
+        self.options = options
+        try:
+            self.llm = LLM(**options.engine_arguments(model_path, cuda))
+        except Exception as exc:  # vLLM raises many kinds; the caller needs one
+            raise ConfigError(f"vLLM could not load {model_path}: {exc}") from exc
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> VllmJudge:
+        path, name = resolve_model(settings)
+        return cls(path, VllmOptions.from_settings(settings), model_name=name)
 
     def _params(self, request: JudgeRequest):
         from vllm import SamplingParams

@@ -38,7 +38,7 @@ def model_cache() -> Path:
 @pytest.fixture(scope="session")
 def packaged_model(model_cache) -> Path:
     _need("vllm")
-    from grader.judge.packaged import prepare_model
+    from grader.packaged import prepare_model
 
     return prepare_model(PACKAGED, model_cache)
 

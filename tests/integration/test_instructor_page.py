@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from grader.bank.files import load_bank
-from grader.rubrics import load_rubrics
+from grader.engine.rubrics import load_rubrics
 from tests.integration.service import ROOT, free_port, wait_for
 
 pytestmark = pytest.mark.slow

@@ -12,6 +12,7 @@ import urllib.request
 
 import pytest
 
+from grader.engine.asking import ask
 from tests.integration.test_vllm_backend import request
 
 pytestmark = pytest.mark.slow
@@ -65,7 +66,7 @@ def test_openai_backend_against_vllm_serve(vllm_server):
     from grader.judge.openai_compat import OpenAIJudge
 
     judge = OpenAIJudge(vllm_server, concurrency=4, timeout_s=120)
-    replies = judge.judge([request(i, f"答案{i}：梯度累加。") for i in range(4)], max_reasks=1)
+    replies = ask(judge, [request(i, f"答案{i}：梯度累加。") for i in range(4)], max_reasks=1)
     assert judge.model == "judge"
     assert all(r.verdict is not None for r in replies), [r.error for r in replies]
     assert all(r.prompt_tokens > 100 for r in replies)

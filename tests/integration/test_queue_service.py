@@ -15,12 +15,11 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
 from grader.api.app import create_app
-from grader.api.dispatch import CeleryDispatcher
 from grader.api.keys import new_key
 from grader.config import Settings
-from grader.exams import load_exams
-from grader.store import Store
-from grader.store.schema import grades, webhook_deliveries
+from grader.service.exams import load_exams
+from grader.service.store import Store
+from grader.service.store.schema import grades, webhook_deliveries
 from tests.integration.service import (
     ROOT,
     RedisServer,
@@ -29,6 +28,7 @@ from tests.integration.service import (
     Worker,
     wait_for,
 )
+from workers.dispatch import CeleryDispatcher
 
 pytestmark = [
     pytest.mark.slow,
@@ -91,7 +91,7 @@ class Service:
         self.store = Store(self.settings.database_url)
         self.store.migrate()
         key = new_key()
-        self.store.add_platform(
+        self.store.accounts.add_platform(
             "exams-r-us", [EXAM], key.key_id, key.key_hash, SECRET, receiver.url
         )
         self.headers = {"Authorization": f"Bearer {key.key}"}
@@ -115,7 +115,7 @@ class Service:
             assert response.status_code == 202, response.text
 
     def graded(self) -> int:
-        return self.store.counts()["submissions"].get("graded", 0)
+        return self.store.metrics.counts()["submissions"].get("graded", 0)
 
     def grade_rows(self) -> tuple[int, int]:
         with self.store.engine.connect() as conn:
@@ -261,9 +261,9 @@ def test_an_unreachable_judge_is_retried_then_dead_lettered(service):
     assert len(subjective) >= 15
     service.start_worker()
     service.post(items)
-    wait_for(lambda: service.store.counts()["submissions"].get("failed", 0) == len(subjective),
+    wait_for(lambda: service.store.metrics.counts()["submissions"].get("failed", 0) == len(subjective),
              60, "the subjective answers to be dead-lettered")  # fmt: skip
-    counts = service.store.counts()
+    counts = service.store.metrics.counts()
     assert counts["submissions"] == {"graded": 60 - len(subjective), "failed": len(subjective)}
     assert counts["totals"]["dead_letters"] >= 1
     failed = service.client.get(

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from grader.config import Settings
-from grader.exams import Graders
-from grader.grading import grade_stored
-from grader.store import Store
-from grader.store.records import NewSubmission
+from grader.service.batches import grade_stored
+from grader.service.exams import Graders
+from grader.service.store import Store
+from grader.service.store.records import NewSubmission
 from tests.conftest import RUBRICS
 from tests.integration.conftest import _need
 from tests.integration.test_signals import ANSWERS, QID
@@ -34,12 +34,14 @@ def test_copy_found_across_tasks_within_a_platform_only(store):
     graders = Graders.load(settings)
     platforms = []
     for name in ("acme", "other"):
-        platforms.append(store.add_platform(name, [EXAM], f"id-{name}", f"hash-{name}", "s"))
+        platforms.append(
+            store.accounts.add_platform(name, [EXAM], f"id-{name}", f"hash-{name}", "s")
+        )
 
     def submit(platform_id, external_id, key):
         student, answer = ANSWERS[key]
-        store.submit(platform_id, [NewSubmission(external_id, EXAM, QID, answer, student)])
-        return [s.id for s in store.cohort(platform_id, EXAM, [QID])]
+        store.intake.submit(platform_id, [NewSubmission(external_id, EXAM, QID, answer, student)])
+        return [s.id for s in store.queue.cohort(platform_id, EXAM, [QID])]
 
     acme, other = platforms
     # The original is graded in one task; its copy arrives later, in another.
@@ -49,12 +51,12 @@ def test_copy_found_across_tasks_within_a_platform_only(store):
     submit(acme, "A-2", "copy")
     ids = submit(acme, "A-3", "off_zh")
     grade_stored(store, graders, ids)  # A-1 is graded already: skipped
-    grade_stored(store, graders, [s.id for s in store.cohort(other, EXAM, [QID])])
+    grade_stored(store, graders, [s.id for s in store.queue.cohort(other, EXAM, [QID])])
 
-    copy = store.submission(acme, "A-2").grade
+    copy = store.intake.submission(acme, "A-2").grade
     assert [d.submission_id for d in copy.signals.near_duplicates] == ["A-1"]
     assert "near_duplicate" in {r.code for r in copy.review_reasons}
-    off = store.submission(acme, "A-3").grade
+    off = store.intake.submission(acme, "A-3").grade
     assert off.signals.off_topic and off.method == "rule" and off.score == 0
-    assert store.submission(other, "B-1").grade.signals.near_duplicates == []
+    assert store.intake.submission(other, "B-1").grade.signals.near_duplicates == []
     graders.close()

@@ -16,12 +16,13 @@ from typer.testing import CliRunner
 from grader.bank.files import load_bank
 from grader.cli import app
 from grader.config import Settings
+from grader.engine.pipeline import Pipeline
+from grader.engine.rubrics import load_rubrics
 from grader.judge.scripted import ScriptedJudge
 from grader.models import Anchor, Submission
-from grader.pipeline import Pipeline
-from grader.rubrics import load_rubrics
 from tests.conftest import RUBRICS
 from tests.integration.conftest import _need
+from tests.judges import RecordingJudge
 
 pytestmark = pytest.mark.slow
 
@@ -74,7 +75,7 @@ def bank():
 
 @pytest.fixture(scope="module")
 def graded(embedder, bank):
-    judge = ScriptedJudge()
+    judge = RecordingJudge()
     settings = Settings(judge="scripted", embed_model=MODEL)
     pipeline = Pipeline(bank, load_rubrics(BANK_PATH, bank), judge, settings, embedder)
     grades = pipeline.grade_many(submissions())
@@ -148,7 +149,7 @@ def test_anchors_most_similar_per_group_and_one_prefix_per_group(embedder, bank)
         ),
     ]
     rubrics[QID] = rubric.model_copy(update={"anchors": anchors})
-    judge = ScriptedJudge()
+    judge = RecordingJudge()
     settings = Settings(judge="scripted", embed_model=MODEL, anchors_k=1)
     grades = Pipeline(bank, rubrics, judge, settings, embedder).grade_many(
         submissions(["p1", "copy", "p2", "warmup"])

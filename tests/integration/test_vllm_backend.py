@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from grader.engine.asking import ask
+from grader.engine.verdict import verdict_schema
 from grader.judge.base import JudgeRequest
 from grader.models import Criterion, Rubric
-from grader.verdict import verdict_schema
 
 pytestmark = pytest.mark.slow
 
@@ -30,16 +31,16 @@ def request(i: int, answer: str, system: str = SYSTEM) -> JudgeRequest:
 
 @pytest.fixture(scope="module")
 def tiny_judge(tiny_model):
-    from grader.judge.vllm_local import VllmJudge
+    from grader.judge.vllm_local import VllmJudge, VllmOptions
 
-    judge = VllmJudge(str(tiny_model), max_model_len=2048, kv_cache_gib=1)
+    judge = VllmJudge(str(tiny_model), VllmOptions(max_model_len=2048, kv_cache_gib=1))
     yield judge
     judge.close()
 
 
 def test_batch_gives_schema_valid_verdicts_in_order_with_cache_hits(tiny_judge):
     requests = [request(i, f"第{i}份答案：梯度累加。") for i in range(6)]
-    replies = tiny_judge.judge(requests, max_reasks=1)
+    replies = ask(tiny_judge, requests, max_reasks=1)
     assert len(replies) == 6
     valid = [r for r in replies if r.verdict is not None]
     # random weights, but the grammar makes every reply valid JSON of the schema
@@ -62,11 +63,11 @@ def test_one_oversized_item_does_not_fail_the_batch(tiny_judge):
 
 @pytest.mark.gpu
 def test_cuda_batch_with_dummy_weights(tiny_model):
-    from grader.judge.vllm_local import VllmJudge
+    from grader.judge.vllm_local import VllmJudge, VllmOptions
 
-    judge = VllmJudge(str(tiny_model), load_format="dummy", max_model_len=2048)
+    judge = VllmJudge(str(tiny_model), VllmOptions(load_format="dummy", max_model_len=2048))
     try:
-        replies = judge.judge([request(i, "梯度累加") for i in range(16)], max_reasks=1)
+        replies = ask(judge, [request(i, "梯度累加") for i in range(16)], max_reasks=1)
         assert sum(r.verdict is not None for r in replies) == 16
     finally:
         judge.close()

@@ -12,7 +12,8 @@ from benchmarks.mohler_as_exam import write_exam
 from grader.bank.files import save_bank
 from grader.calibrate import agreement
 from grader.cli import app
-from grader.gradebook import GradeWriter, read_grades
+from grader.engine.rubrics import load_rubrics, save_rubric
+from grader.files.grades import GradeWriter, read_grades
 from grader.models import (
     Bank,
     Criterion,
@@ -23,7 +24,6 @@ from grader.models import (
     Question,
     Rubric,
 )
-from grader.rubrics import load_rubrics, save_rubric
 from tests.conftest import ROOT
 
 MOHLER = ROOT.parent / "shared" / "data" / "mohler" / "mohler_2011.csv"

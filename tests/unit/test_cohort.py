@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from grader.anchors import choose_anchors
-from grader.cohort import centroid, group_answers, near_duplicates
+from grader.engine.anchors import choose_anchors
+from grader.engine.cohort import centroid, group_answers, near_duplicates
+from grader.engine.signals import blank_reason
 from grader.models import Anchor
-from grader.signals import blank_reason
 from grader.text import content_chars, sentences_of
 
 

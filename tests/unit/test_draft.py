@@ -2,12 +2,13 @@ import json
 
 import pytest
 
-from grader.draft import _rescale, draft_rubric, draft_schema
+from grader.engine.draft import _rescale, draft_rubric, draft_schema
+from grader.engine.rubrics import rubric_problems
 from grader.errors import JudgeProtocolError
 from grader.judge.base import Completion
 from grader.judge.scripted import ScriptedJudge
 from grader.models import Question, QuestionType
-from grader.rubrics import rubric_problems
+from tests.judges import RecordingJudge
 
 Q = Question(id="q", number="1", section="简答题", type=QuestionType.SHORT_ANSWER, stem="简述梯度累积。",
              answer="多个小批次梯度累加，再统一更新，节省显存。", points=5)  # fmt: skip
@@ -19,7 +20,7 @@ def test_draft_from_the_judges_proposal_adds_up_and_is_unreviewed():
         {"description": "统一更新", "points": 3, "key_points": ["统一更新"]},
         {"description": "节省显存", "points": 1, "key_points": ["显存"]},
     ]}  # fmt: skip
-    judge = ScriptedJudge(lambda r: json.dumps(proposal, ensure_ascii=False))
+    judge = RecordingJudge(lambda r: json.dumps(proposal, ensure_ascii=False))
     rubric = draft_rubric(Q, judge)
     assert not rubric.reviewed and "drafted by scripted" in rubric.notes
     assert sum(c.points for c in rubric.criteria) == 5

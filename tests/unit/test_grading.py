@@ -4,15 +4,16 @@ import threading
 
 import pytest
 
-from grader.api.dispatch import _Gatherer
 from grader.config import Settings
-from grader.exams import Graders, load_exams
-from grader.grading import chunks, grade_stored
 from grader.judge.base import Completion
-from grader.judge.scripted import ScriptedJudge, coverage_script
-from grader.store import NewSubmission, Store
+from grader.judge.scripted import coverage_script
+from grader.service.batches import chunks, grade_stored
+from grader.service.dispatch import Gatherer
+from grader.service.exams import Graders, load_exams
+from grader.service.store import NewSubmission, Store
 from tests.conftest import RUBRICS
 from tests.integration.service import wait_for
+from tests.judges import RecordingJudge
 
 EXAM = "grad_accum_engineer"
 ESSAYS = ["004-s5-q1", "004-s5-q2", "004-s5-q3"]
@@ -27,16 +28,16 @@ def store(tmp_path):
 
 def graders(script=coverage_script):
     settings = Settings(banks=[RUBRICS / f"{EXAM}.yaml"], judge="scripted")
-    return Graders(load_exams(settings.banks), settings, ScriptedJudge(script))
+    return Graders(load_exams(settings.banks), settings, RecordingJudge(script))
 
 
 def submit(store, n):
-    platform = store.add_platform("p", [EXAM], "kid", "hash", "secret")
+    platform = store.accounts.add_platform("p", [EXAM], "kid", "hash", "secret")
     items = [
         NewSubmission(f"s{i}", EXAM, ESSAYS[i % 3], f"答案{i}：zero_grad() 清零梯度")
         for i in range(n)
     ]
-    return [s for s, _ in store.submit(platform, items)]
+    return [s for s, _ in store.intake.submit(platform, items)]
 
 
 def test_one_judge_batch_per_task_grouped_by_question(store):
@@ -70,7 +71,7 @@ def test_an_unreachable_judge_leaves_the_answer_for_a_retry(store):
 
     outcome = grade_stored(store, graders(flaky), [s.id for s in stored])
     assert outcome.retry == [stored[0].id] and outcome.graded == 2
-    assert [s.id for s in store.queued([s.id for s in stored])] == [stored[0].id]
+    assert [s.id for s in store.queue.queued([s.id for s in stored])] == [stored[0].id]
 
 
 def test_the_gatherer_sends_singles_together():
@@ -81,7 +82,7 @@ def test_the_gatherer_sends_singles_together():
         if sum(map(len, sent)) == 5:
             done.set()
 
-    gatherer = _Gatherer(flush, size=10, wait_s=0.3)
+    gatherer = Gatherer(flush, size=10, wait_s=0.3)
     for i in range(5):
         gatherer.add([i])
     assert done.wait(5)
@@ -91,7 +92,7 @@ def test_the_gatherer_sends_singles_together():
 
 def test_the_gatherer_flushes_a_full_batch_at_once():
     sent = []
-    gatherer = _Gatherer(sent.append, size=3, wait_s=60)
+    gatherer = Gatherer(sent.append, size=3, wait_s=60)
     gatherer.add([1, 2, 3])
     wait_for(lambda: sent, 5, "a full batch to go without waiting 60 s")
     assert sent == [[1, 2, 3]]
@@ -112,7 +113,7 @@ def test_two_tasks_grading_the_same_batch_at_once_store_one_grade_each(store):
     for t in threads:
         t.join(30)
     assert len(outcomes) == 2
-    counts = store.counts()
+    counts = store.metrics.counts()
     assert counts["totals"]["grades"] == 12 and counts["submissions"] == {"graded": 12}
 
 
@@ -141,4 +142,4 @@ def test_the_sweeper_re_enqueues_lost_work_once(store):
     assert sweeper.sweep() == (3, 0)
     assert sorted(i for _, args, _ in broker.sent for i in args[0]) == [s.id for s in stored]
     assert all(q == "grade" and len(args[0]) <= 2 for _, args, q in broker.sent)
-    assert store.claim_stale(timedelta(minutes=1)) == []  # claimed: not sent again soon
+    assert store.queue.claim_stale(timedelta(minutes=1)) == []  # claimed: not sent again soon

@@ -13,14 +13,14 @@ import pytest
 from fastapi.testclient import TestClient
 
 from grader.api.app import create_app
-from grader.api.dispatch import InlineDispatcher
+from grader.api.instructor.session import MAX_AGE_S, Session, encode
 from grader.api.keys import INSTRUCTOR_PREFIX, new_key
-from grader.api.session import MAX_AGE_S, Session, encode
 from grader.bank.files import load_bank
 from grader.config import Settings
-from grader.exams import Graders
-from grader.rubrics import load_rubrics
-from grader.store import Store
+from grader.engine.rubrics import load_rubrics
+from grader.service.dispatch import InlineDispatcher
+from grader.service.exams import Graders
+from grader.service.store import Store
 from tests.conftest import RUBRICS
 from tests.integration.service import wait_for
 
@@ -51,11 +51,11 @@ def service(bank_copy, tmp_path):
     store = Store(settings.database_url)
     store.migrate()
     platform = new_key()
-    store.add_platform("acme", [EXAM, OTHER], platform.key_id, platform.key_hash, "secret")
+    store.accounts.add_platform("acme", [EXAM, OTHER], platform.key_id, platform.key_hash, "secret")
     instructor_keys = {}
     for name, exam in (("li", EXAM), ("wang", OTHER)):
         key = new_key(INSTRUCTOR_PREFIX)
-        store.add_instructor(name, [exam], key.key_id, key.key_hash)
+        store.accounts.add_instructor(name, [exam], key.key_id, key.key_hash)
         instructor_keys[name] = key.key
     graders = Graders.load(settings)
     dispatcher = InlineDispatcher(settings, store, graders, poll_s=0.05)
@@ -70,7 +70,7 @@ def service(bank_copy, tmp_path):
     ]
     with TestClient(app) as client:
         assert client.post("/v1/submissions", json=posted, headers=api).status_code == 202
-        wait_for(lambda: store.counts()["submissions"].get("graded") == 5, 20, "5 grades")
+        wait_for(lambda: store.metrics.counts()["submissions"].get("graded") == 5, 20, "5 grades")
         yield client, store, instructor_keys, api, bank_copy
     dispatcher.close()
 
@@ -89,7 +89,9 @@ def csrf_of(client, url="/instructor"):
 
 def sid(store, external_id):
     return next(
-        a.submission.id for a in store.answers(EXAM) if a.submission.external_id == external_id
+        a.submission.id
+        for a in store.reviews.answers(EXAM)
+        if a.submission.external_id == external_id
     )
 
 
@@ -126,7 +128,7 @@ def test_a_forged_or_tampered_session_is_not_accepted(service):
         encode(Session(session["i"], "x", int(time.time())), "another secret"),
         encode(
             Session(session["i"], "x", int(time.time()) - MAX_AGE_S - 1),
-            store.secret("session_key", lambda: "unused"),
+            store.accounts.secret("session_key", lambda: "unused"),
         ),
     ):
         response = client.get(
@@ -159,7 +161,7 @@ def test_an_instructor_sees_only_their_exams(service):
             f"/instructor/answers/{sid(store, 'e1')}/{action}", data={**data, "csrf": token}
         )
         assert response.status_code == 404, action
-    assert all(a.human is None and a.override is None for a in store.answers(EXAM))
+    assert all(a.human is None and a.override is None for a in store.reviews.answers(EXAM))
 
 
 def test_state_changes_need_the_sessions_csrf_token(service):
@@ -168,9 +170,9 @@ def test_state_changes_need_the_sessions_csrf_token(service):
     url = f"/instructor/answers/{sid(store, 'e1')}/score"
     for data in ({"score": "3"}, {"score": "3", "csrf": "forged"}):
         assert client.post(url, data=data).status_code == 403
-    assert store.answer(sid(store, "e1")).human is None
+    assert store.reviews.answer(sid(store, "e1")).human is None
     ok = client.post(url, data={"score": "3", "csrf": csrf_of(client)}, follow_redirects=False)
-    assert ok.status_code == 303 and store.answer(sid(store, "e1")).human.score == 3
+    assert ok.status_code == 303 and store.reviews.answer(sid(store, "e1")).human.score == 3
 
 
 @pytest.mark.parametrize(
@@ -193,7 +195,7 @@ def test_a_bad_human_score_is_refused_naming_the_field(service, data, message):
     url = f"/instructor/answers/{sid(store, 'e1')}/score"
     response = client.post(url, data={**data, "csrf": csrf_of(client)})
     assert response.status_code == 422 and message in response.text
-    assert store.answer(sid(store, "e1")).human is None
+    assert store.reviews.answer(sid(store, "e1")).human is None
 
 
 def test_human_scores_update_agreement_and_entering_again_replaces(service):
@@ -202,7 +204,10 @@ def test_human_scores_update_agreement_and_entering_again_replaces(service):
     token = csrf_of(client)
     question = f"/instructor/exams/{EXAM}/questions/{ESSAY}"
     assert re.search(r"n<b>0</b>", client.get(question).text)
-    judge = {a.submission.external_id: a.submission.grade.score for a in store.answers(EXAM, ESSAY)}
+    judge = {
+        a.submission.external_id: a.submission.grade.score
+        for a in store.reviews.answers(EXAM, ESSAY)
+    }
     for external_id in ("e1", "e2"):
         url = f"/instructor/answers/{sid(store, external_id)}/score"
         assert (
@@ -217,7 +222,7 @@ def test_human_scores_update_agreement_and_entering_again_replaces(service):
         "MAE<b>0.50</b>" in client.get(question).text
         and "exact<b>50%</b>" in client.get(question).text
     )
-    assert [a.human.score for a in store.answers(EXAM, ESSAY) if a.human] == [
+    assert [a.human.score for a in store.reviews.answers(EXAM, ESSAY) if a.human] == [
         judge["e1"] - 1,
         judge["e2"],
     ]
@@ -255,10 +260,10 @@ def test_an_override_wins_in_the_api_and_exports_and_keeps_the_judges_grade(serv
         )
     )
     assert next(r for r in rows if r["submission_id"] == "e2")["score"] == "3.0"
-    answer = store.answer(sid(store, "e2"))
+    answer = store.reviews.answer(sid(store, "e2"))
     assert answer.submission.grade.score == judge["score"]  # the judge's grade is kept
     assert answer.override.score == 3 and answer.open_review is None
-    from grader.store.schema import grade_overrides
+    from grader.service.store.schema import grade_overrides
 
     with store.engine.connect() as conn:
         assert conn.execute(grade_overrides.select()).all().__len__() == 1
@@ -269,7 +274,7 @@ def test_the_review_queue_lists_flagged_grades_and_accepting_closes_them(service
     login(client, keys["li"])
     review = f"/instructor/exams/{EXAM}/review"
     page = client.get(review).text
-    flagged = [a.submission.external_id for a in store.answers(EXAM) if a.open_review]
+    flagged = [a.submission.external_id for a in store.reviews.answers(EXAM) if a.open_review]
     assert "e3" in flagged and all(f">{x}<" in page for x in flagged)
     assert "suspected_injection" in page
     response = client.post(
@@ -279,7 +284,7 @@ def test_the_review_queue_lists_flagged_grades_and_accepting_closes_them(service
     )
     assert response.status_code == 303 and response.headers["location"].startswith(review)
     assert ">e3<" not in client.get(review).text
-    assert store.answer(sid(store, "e3")).open_review is None
+    assert store.reviews.answer(sid(store, "e3")).open_review is None
 
 
 def test_promoting_an_answer_makes_a_new_rubric_version_with_the_anchor(service):
@@ -318,7 +323,7 @@ def test_answers_are_escaped(service):
         "answer": "<script>alert(1)</script>",
     }
     assert client.post("/v1/submissions", json=hostile, headers=api).status_code == 202
-    wait_for(lambda: store.counts()["submissions"].get("graded") == 6, 20, "the grade")
+    wait_for(lambda: store.metrics.counts()["submissions"].get("graded") == 6, 20, "the grade")
     login(client, keys["li"])
     page = client.get(f"/instructor/exams/{EXAM}/questions/{ESSAY}").text
     assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -1,7 +1,7 @@
 import pytest
 
-from grader.models import Question, QuestionType
-from grader.objective import MultipleChoiceCredit, fill_key, grade_objective
+from grader.engine.objective import fill_key, grade_objective
+from grader.models import MultipleChoiceCredit, Question, QuestionType
 
 OPTIONS = {"A": "TensorFlow", "B": "PyTorch", "C": "Horovod", "D": "Spark"}
 

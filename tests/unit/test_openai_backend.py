@@ -12,6 +12,7 @@ import pytest
 
 pytest.importorskip("openai")
 
+from grader.engine.asking import ask
 from grader.judge.base import JudgeRequest
 from grader.judge.openai_compat import OpenAIJudge
 from grader.models import Criterion, Rubric
@@ -82,8 +83,8 @@ def test_batch_with_retries_and_a_bad_item():
     with Server() as server:
         server.fail_first = {"flaky": 2}
         judge = OpenAIJudge(server.url, concurrency=4, retries=3, backoff_s=0.01)
-        replies = judge.judge(
-            [request("ok"), request("flaky"), request("bad request")], max_reasks=0
+        replies = ask(
+            judge, [request("ok"), request("flaky"), request("bad request")], max_reasks=0
         )
         assert judge.model == "served-model"  # asked the server when none was configured
         assert replies[0].verdict.criteria["C1"].points == 1
@@ -99,7 +100,7 @@ def test_batch_with_retries_and_a_bad_item():
 
 def test_server_down_is_transient():
     judge = OpenAIJudge("http://127.0.0.1:9/v1", model="m", retries=1, backoff_s=0.01, timeout_s=2)
-    (reply,) = judge.judge([request("x")])
+    (reply,) = ask(judge, [request("x")])
     assert reply.verdict is None and reply.transient
 
 

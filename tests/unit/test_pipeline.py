@@ -5,11 +5,11 @@ import json
 import pytest
 
 from grader.config import Settings
-from grader.evidence import locate
+from grader.engine.evidence import locate
+from grader.engine.pipeline import Pipeline
 from grader.judge.base import Completion
-from grader.judge.scripted import ScriptedJudge
 from grader.models import Bank, Criterion, Question, QuestionType, Rubric, Submission
-from grader.pipeline import Pipeline
+from tests.judges import RecordingJudge
 
 Q = Question(id="q1", number="1", section="简答题", type=QuestionType.SHORT_ANSWER,
              stem="简述梯度累积。", answer="累加多个小批次的梯度，再更新参数。", points=4)  # fmt: skip
@@ -35,7 +35,7 @@ def reply(c1=2, c2=2, e1="累加梯度", e2="更新参数", feedback="好"):
 
 def pipeline(script=None, **settings):
     return Pipeline(
-        BANK, {"q1": RUBRIC}, ScriptedJudge(script), Settings(judge="scripted", **settings)
+        BANK, {"q1": RUBRIC}, RecordingJudge(script), Settings(judge="scripted", **settings)
     )
 
 
@@ -197,7 +197,7 @@ def test_one_quote_cannot_carry_every_criterion():
         },
         ensure_ascii=False,
     )
-    p = Pipeline(BANK, {"q1": rubric}, ScriptedJudge(script), Settings(judge="scripted"))
+    p = Pipeline(BANK, {"q1": rubric}, RecordingJudge(script), Settings(judge="scripted"))
     (grade,) = p.grade_many([sub("推荐系统很重要，可以用大数据和人工智能。平台应该多招老师。")])
     assert grade.score == 2  # the two criteria the quote is most about keep their point
     assert grade.criteria[0].points == 1  # "推荐系统架构" shares the most wording
@@ -205,7 +205,7 @@ def test_one_quote_cannot_carry_every_criterion():
 
 
 def test_english_coverage_and_evidence_work_word_by_word():
-    from grader.coverage import features, point_coverage
+    from grader.text import features, point_coverage
 
     answer = "A prototype simulates the behaviour of portions of the final product."
     assert (
@@ -213,3 +213,64 @@ def test_english_coverage_and_evidence_work_word_by_word():
     )
     # a paraphrased quote is mapped to the answer's sentence, as it is for Chinese
     assert locate("prototype simulates behaviour of portions", answer) is not None
+
+
+def test_a_questions_prompt_prefix_and_schema_are_built_once_not_per_answer(monkeypatch):
+    import grader.engine.requests as requests
+
+    rendered = []
+    real = requests.judge_system
+    monkeypatch.setattr(
+        requests, "judge_system", lambda *args: rendered.append(args[1].id) or real(*args)
+    )
+    p = pipeline(lambda r: reply())
+    p.grade_many([sub(f"累加梯度，第{i}份", f"s{i}") for i in range(5)] + [sub("累加", "t", "q2")])
+    assert sorted(rendered) == ["q1", "q2"]  # one per question (and anchor set)
+    (batch,) = p.judge.calls
+    q1 = [r for r in batch if r.group.startswith("q1@")]
+    # built once and shared (a request keeps its own shallow copies of the containers)
+    first = q1[0]
+    assert len(q1) == 5
+    assert all(r.json_schema["properties"] is first.json_schema["properties"] for r in q1)
+    assert all(r.messages[0]["content"] is first.messages[0]["content"] for r in q1)
+
+
+def test_a_derived_rubric_is_derived_once_per_question():
+    from grader.engine.rubrics import derive_rubric, rubric_for
+
+    assert rubric_for(Q2, {}) is rubric_for(Q2, {}) and rubric_for(Q2, {}) == derive_rubric(Q2)
+    assert rubric_for(Q, {"q1": RUBRIC}) is RUBRIC  # an instructor's rubric always wins
+    changed = Q2.model_copy(update={"answer": "完全不同的参考答案，另有要点。"})
+    assert rubric_for(changed, {}) != rubric_for(Q2, {})  # keyed by what it is derived from
+
+
+class CountingEmbedder:
+    """Deterministic unit vectors from the text's characters; counts calls to encode."""
+
+    name = "counting"
+
+    def __init__(self):
+        self.calls: list[int] = []
+
+    def encode(self, texts):
+        import numpy as np
+
+        self.calls.append(len(texts))
+        vectors = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for ch in text:
+                vectors[row, ord(ch) % 64] += 1.0
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
+def test_each_questions_cohort_is_embedded_and_grouped_once_per_call():
+    embedder = CountingEmbedder()
+    p = Pipeline(
+        BANK, {"q1": RUBRIC}, RecordingJudge(lambda r: reply()), Settings(), embedder=embedder
+    )
+    batch = [sub(f"累加梯度再更新参数{i}", f"s{i}") for i in range(4)]
+    batch += [sub("累加多个小批次的梯度", "t1", "q2"), sub("再更新参数", "t2", "q2")]
+    cohort = [sub(f"别的同学写的答案{i}", f"c{i}") for i in range(6)]
+    grades = p.grade_many(batch, cohort)
+    assert len(embedder.calls) == 2  # one batch of texts per question, cohort included
+    assert all(g.signals is not None and g.signals.group for g in grades)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from grader.engine.prompts import PROMPTS_DIR, judge_messages, judge_prompt, load_prompt
 from grader.errors import PromptError
 from grader.models import Anchor, Criterion, Level, Penalty, Question, QuestionType, Rubric
-from grader.prompts import PROMPTS_DIR, judge_messages, judge_prompt, load_prompt
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 

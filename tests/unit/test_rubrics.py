@@ -1,9 +1,15 @@
 import pytest
 import yaml
 
+from grader.engine.rubrics import (
+    derive_rubric,
+    key_points_of,
+    load_rubric,
+    load_rubrics,
+    save_rubric,
+)
 from grader.errors import RubricError
 from grader.models import Bank, Question, QuestionType
-from grader.rubrics import derive_rubric, key_points_of, load_rubric, load_rubrics, save_rubric
 
 Q = Question(id="q1", number="1", section="s", type=QuestionType.SHORT_ANSWER, stem="简述。",
              answer="1.梯度清零。2.多次反向传播累加梯度；3.到步数后更新参数。", points=5)  # fmt: skip

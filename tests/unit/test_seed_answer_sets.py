@@ -18,8 +18,8 @@ import pytest
 from pydantic import ValidationError
 
 from grader.bank.files import load_bank
+from grader.engine.rubrics import load_rubrics
 from grader.models import Rubric, Submission
-from grader.rubrics import load_rubrics
 from tests.conftest import ROOT, RUBRICS
 
 DATA = ROOT / "tests" / "data"

@@ -8,11 +8,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from grader.api.app import create_app
-from grader.api.dispatch import InlineDispatcher
 from grader.api.keys import new_key
 from grader.config import Settings
-from grader.exams import Graders
-from grader.store import Store
+from grader.service.dispatch import InlineDispatcher
+from grader.service.exams import Graders
+from grader.service.store import Store
 from tests.conftest import RUBRICS
 from tests.integration.service import wait_for
 
@@ -36,7 +36,7 @@ def service(tmp_path):
     keys = {}
     for name, exam in (("a", EXAM), ("b", "llm_trainer_solutions")):
         key = new_key()
-        store.add_platform(name, [exam], key.key_id, key.key_hash, "secret")
+        store.accounts.add_platform(name, [exam], key.key_id, key.key_hash, "secret")
         keys[name] = {"Authorization": f"Bearer {key.key}"}
     graders = Graders.load(settings)
     dispatcher = InlineDispatcher(settings, store, graders, poll_s=0.05)
@@ -56,7 +56,7 @@ def item(i, question=CHOICE, answer="B", exam=EXAM):
 
 
 def stored(store):
-    return sum(store.counts()["submissions"].values())
+    return sum(store.metrics.counts()["submissions"].values())
 
 
 def test_post_one_then_get_its_grade(service):
@@ -80,14 +80,14 @@ def test_bulk_post_is_graded_and_a_repeat_returns_the_original(service):
     client, store, keys = service
     items = [item(i, answer="ABCD"[i % 4]) for i in range(5)]
     first = client.post("/v1/submissions", json=items, headers=keys["a"]).json()
-    wait_for(lambda: store.counts()["submissions"].get("graded") == 5, 10, "5 grades")
+    wait_for(lambda: store.metrics.counts()["submissions"].get("graded") == 5, 10, "5 grades")
     again = client.post("/v1/submissions", json=items, headers=keys["a"])
     assert again.status_code == 202
     assert [s["id"] for s in again.json()["submissions"]] == [s["id"] for s in first["submissions"]]
     assert all(s["duplicate"] and s["status"] == "graded" for s in again.json()["submissions"])
     changed = client.post("/v1/submissions", json=item(0, answer="D"), headers=keys["a"])
     assert changed.status_code == 409 and changed.json()["detail"]["ids"] == ["s0"]
-    assert stored(store) == 5 and store.counts()["totals"]["grades"] == 5
+    assert stored(store) == 5 and store.metrics.counts()["totals"]["grades"] == 5
 
 
 def _bad_requests(keys):
@@ -114,7 +114,9 @@ def test_bad_input_gets_a_clear_4xx_and_changes_nothing(service, case):
     client, store, keys = service
     earlier = client.post("/v1/submissions", json=item(0), headers=keys["a"])
     assert earlier.status_code == 202
-    wait_for(lambda: store.counts()["submissions"].get("graded") == 1, 10, "the earlier grade")
+    wait_for(
+        lambda: store.metrics.counts()["submissions"].get("graded") == 1, 10, "the earlier grade"
+    )
     status, loc, kwargs = _bad_requests(keys)[case]
     response = client.post("/v1/submissions", **kwargs)
     assert response.status_code == status, response.text
@@ -145,7 +147,7 @@ def test_export_as_jsonl_and_csv(service):
     client, store, keys = service
     items = [item(1, answer="A"), {**item(2, answer="C"), "student": "=HYPERLINK(1)"}]
     client.post("/v1/submissions", json=items, headers=keys["a"])
-    wait_for(lambda: store.counts()["submissions"].get("graded") == 2, 10, "2 grades")
+    wait_for(lambda: store.metrics.counts()["submissions"].get("graded") == 2, 10, "2 grades")
     lines = client.get(f"/v1/exams/{EXAM}/grades", headers=keys["a"]).text.splitlines()
     records = [json.loads(line) for line in lines]
     assert [r["id"] for r in records] == ["s1", "s2"]
@@ -160,7 +162,7 @@ def test_export_as_jsonl_and_csv(service):
 def test_health_metrics_and_openapi(service):
     client, store, keys = service
     client.post("/v1/submissions", json=item(1), headers=keys["a"])
-    wait_for(lambda: store.counts()["submissions"].get("graded") == 1, 10, "a grade")
+    wait_for(lambda: store.metrics.counts()["submissions"].get("graded") == 1, 10, "a grade")
     assert client.get("/healthz").json() == {"database": "ok", "broker": "ok"}
     metrics = client.get("/metrics").text
     assert "grader_graded_total 1.0" in metrics
@@ -172,8 +174,8 @@ def test_health_metrics_and_openapi(service):
 
 
 def test_with_the_broker_down_posts_are_stored_and_health_says_so(tmp_path):
-    from grader.api.dispatch import CeleryDispatcher
-    from grader.exams import load_exams
+    from grader.service.exams import load_exams
+    from workers.dispatch import CeleryDispatcher
 
     settings = Settings(
         database_url=f"sqlite:///{tmp_path / 'grader.db'}",
@@ -184,7 +186,7 @@ def test_with_the_broker_down_posts_are_stored_and_health_says_so(tmp_path):
     store = Store(settings.database_url)
     store.migrate()
     key = new_key()
-    store.add_platform("a", [EXAM], key.key_id, key.key_hash, "secret")
+    store.accounts.add_platform("a", [EXAM], key.key_id, key.key_hash, "secret")
     dispatcher = CeleryDispatcher(settings)
     client = TestClient(create_app(settings, store, load_exams(settings.banks), dispatcher))
     try:
@@ -194,6 +196,6 @@ def test_with_the_broker_down_posts_are_stored_and_health_says_so(tmp_path):
             "/v1/submissions", json=item(1), headers={"Authorization": f"Bearer {key.key}"}
         )
         assert posted.status_code == 202
-        assert store.counts()["submissions"] == {"queued": 1}  # the sweeper will send it
+        assert store.metrics.counts()["submissions"] == {"queued": 1}  # the sweeper will send it
     finally:
         dispatcher.close()

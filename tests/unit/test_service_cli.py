@@ -4,7 +4,7 @@ from typer.testing import CliRunner
 
 from grader.api.keys import INSTRUCTOR_PREFIX, hash_key, key_id_of
 from grader.cli import app
-from grader.store import Store
+from grader.service.store import Store
 
 runner = CliRunner()
 
@@ -19,7 +19,7 @@ def test_platform_add_prints_the_key_once_and_stores_its_hash(tmp_path, monkeypa
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     key = next(line for line in result.output.splitlines() if line.startswith("api_key="))[8:]
-    platform = Store(url).platform_by_key_id(key_id_of(key))
+    platform = Store(url).accounts.platform_by_key_id(key_id_of(key))
     assert platform.name == "acme" and platform.exams == {"grad_accum_engineer"}
     assert platform.key_hash == hash_key(key) and key not in (
         tmp_path / "g.db"
@@ -27,8 +27,8 @@ def test_platform_add_prints_the_key_once_and_stores_its_hash(tmp_path, monkeypa
     unknown = runner.invoke(app, ["platform", "add", "other", "--exam", "no_such_exam"])
     assert unknown.exit_code == 0 and "not among the banks served" in unknown.output
     assert "platform other may post to: no_such_exam" in unknown.output
-    assert Store(url).platform_by_name("other").exams == {"no_such_exam"}
-    assert Store(url).platform_by_name("no_such_exam") is None  # not named after the exam
+    assert Store(url).accounts.platform_by_name("other").exams == {"no_such_exam"}
+    assert Store(url).accounts.platform_by_name("no_such_exam") is None  # not named after the exam
     again = runner.invoke(app, ["platform", "add", "acme", "--exam", "x"])
     assert again.exit_code == 2 and "exists" in again.output
     listed = runner.invoke(app, ["platform", "list"])
@@ -43,7 +43,7 @@ def test_instructor_add_prints_a_login_key_once_and_stores_its_hash(tmp_path, mo
     line = next(x for x in result.output.splitlines() if x.startswith("instructor_key="))
     key = line[len("instructor_key=") :]
     assert key_id_of(key) is None  # not a platform key
-    instructor = Store(url).instructor(key_id=key_id_of(key, INSTRUCTOR_PREFIX))
+    instructor = Store(url).accounts.instructor(key_id=key_id_of(key, INSTRUCTOR_PREFIX))
     assert instructor.name == "li" and instructor.exams == {"grad_accum_engineer"}
     assert instructor.key_hash == hash_key(key)
     assert key not in (tmp_path / "g.db").read_bytes().decode("latin-1")

@@ -8,8 +8,15 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from grader.models import Grade, GradeStatus, Method, ReviewReason
-from grader.store import IdConflict, NewSubmission, Store
-from grader.store.schema import grades, metadata, review_queue, submissions, webhook_deliveries
+from grader.service.store import IdConflict, NewSubmission, Store
+from grader.service.store.schema import (
+    grades,
+    metadata,
+    review_queue,
+    submissions,
+    webhook_deliveries,
+)
+from grader.service.webhooks import payload
 
 
 @pytest.fixture
@@ -21,7 +28,9 @@ def store(tmp_path):
 
 @pytest.fixture
 def platform(store):
-    return store.add_platform("p", ["exam1"], "kid", "hash", "secret", "http://127.0.0.1:9/hook")
+    return store.accounts.add_platform(
+        "p", ["exam1"], "kid", "hash", "secret", "http://127.0.0.1:9/hook"
+    )
 
 
 def new(i, answer="B", question="q1"):
@@ -58,9 +67,9 @@ def test_migrating_an_empty_file_gives_the_declared_schema(tmp_path):
 
 
 def test_submit_twice_returns_the_stored_submission(store, platform):
-    first = store.submit(platform, [new(1), new(2)])
+    first = store.intake.submit(platform, [new(1), new(2)])
     assert [created for _, created in first] == [True, True]
-    again = store.submit(platform, [new(2), new(1)])
+    again = store.intake.submit(platform, [new(2), new(1)])
     assert [(s.id, created) for s, created in again] == [
         (first[1][0].id, False),
         (first[0][0].id, False),
@@ -69,83 +78,85 @@ def test_submit_twice_returns_the_stored_submission(store, platform):
 
 
 def test_a_changed_body_is_a_conflict_and_nothing_of_the_request_is_stored(store, platform):
-    store.submit(platform, [new(1)])
+    store.intake.submit(platform, [new(1)])
     with pytest.raises(IdConflict) as caught:
-        store.submit(platform, [new(3), new(1, answer="C")])
+        store.intake.submit(platform, [new(3), new(1, answer="C")])
     assert caught.value.external_ids == ["s1"]
     with pytest.raises(IdConflict):  # the same id twice in one request, two bodies
-        store.submit(platform, [new(4), new(4, answer="C")])
+        store.intake.submit(platform, [new(4), new(4, answer="C")])
     assert count(store, submissions) == 1
 
 
 def test_ids_are_per_platform(store, platform):
-    other = store.add_platform("q", ["exam1"], "kid2", "hash2", "secret2")
-    store.submit(platform, [new(1)])
-    ((stored, created),) = store.submit(other, [new(1, answer="different")])
-    assert created and store.submission(platform, "s1").answer == "B"
-    assert store.submission(other, "s1").id == stored.id
+    other = store.accounts.add_platform("q", ["exam1"], "kid2", "hash2", "secret2")
+    store.intake.submit(platform, [new(1)])
+    ((stored, created),) = store.intake.submit(other, [new(1, answer="different")])
+    assert created and store.intake.submission(platform, "s1").answer == "B"
+    assert store.intake.submission(other, "s1").id == stored.id
 
 
 def test_recording_a_grade_twice_stores_it_once(store, platform):
-    ((stored, _),) = store.submit(platform, [new(1)])
-    first = store.record([(stored, grade(stored, review=True))])
-    second = store.record([(stored, grade(stored, review=True))])  # a redelivered task
+    ((stored, _),) = store.intake.submit(platform, [new(1)])
+    first = store.queue.record([(stored, grade(stored, review=True))])
+    second = store.queue.record([(stored, grade(stored, review=True))])  # a redelivered task
     assert first == second and len(first) == 1
     assert (count(store, grades), count(store, review_queue), count(store, webhook_deliveries)) == (
         1,
         1,
         1,
     )
-    found = store.submission(platform, "s1")
+    found = store.intake.submission(platform, "s1")
     assert found.status == "graded" and found.grade.score == 1.0
-    assert store.queued([stored.id]) == []  # a redelivered task finds nothing left to grade
-    assert store.counts()["totals"]["judge_latency_s"] == 0.5
+    assert store.queue.queued([stored.id]) == []  # a redelivered task finds nothing left to grade
+    assert store.metrics.counts()["totals"]["judge_latency_s"] == 0.5
 
 
 def test_stale_submissions_are_claimed_once(store, platform):
-    store.submit(platform, [new(1), new(2)])
-    claimed = store.claim_stale(timedelta(0))
+    store.intake.submit(platform, [new(1), new(2)])
+    claimed = store.queue.claim_stale(timedelta(0))
     assert [s.external_id for s in claimed] == ["s1", "s2"]
-    assert store.claim_stale(timedelta(minutes=5)) == []  # just claimed: not stale again
+    assert store.queue.claim_stale(timedelta(minutes=5)) == []  # just claimed: not stale again
 
 
 def test_dead_letter_fails_the_submissions(store, platform):
-    ((stored, _),) = store.submit(platform, [new(1)])
-    store.dead_letter("workers.tasks.grade_batch", [stored.id], "JudgeUnavailable: down")
-    found = store.submission(platform, "s1")
+    ((stored, _),) = store.intake.submit(platform, [new(1)])
+    store.queue.dead_letter("workers.tasks.grade_batch", [stored.id], "JudgeUnavailable: down")
+    found = store.intake.submission(platform, "s1")
     assert found.status == "failed" and "down" in found.error
-    assert store.counts()["totals"]["dead_letters"] == 1
+    assert store.metrics.counts()["totals"]["dead_letters"] == 1
 
 
 def test_export_lists_each_submission_once_with_its_grade(store, platform):
-    pairs = store.submit(platform, [new(1), new(2)])
-    store.record([(pairs[0][0], grade(pairs[0][0]))])
-    rows = list(store.export(platform, "exam1"))
+    pairs = store.intake.submit(platform, [new(1), new(2)])
+    store.queue.record([(pairs[0][0], grade(pairs[0][0]))])
+    rows = list(store.intake.export(platform, "exam1"))
     assert [(r.external_id, r.status, r.grade is not None) for r in rows] == [
         ("s1", "graded", True),
         ("s2", "queued", False),
     ]
-    assert list(store.export(platform, "other")) == []
+    assert list(store.intake.export(platform, "other")) == []
 
 
 def test_an_override_wins_in_reads_exports_and_webhook_payloads(store, platform):
-    (s, _), (other, _) = store.submit(platform, [new(1), new(2)])
-    [delivery] = store.record([(s, grade(s, review=True))])[:1]
-    store.record([(other, grade(other))])
-    assert store.add_override(s.id, 2.0, "right after all", "li")
-    assert not store.add_override(s.id, 2.0, "right after all", "li")  # the same, stored once
-    seen = store.submission(platform, "s1").grade
+    (s, _), (other, _) = store.intake.submit(platform, [new(1), new(2)])
+    [delivery] = store.queue.record([(s, grade(s, review=True))])[:1]
+    store.queue.record([(other, grade(other))])
+    assert store.reviews.add_override(s.id, 2.0, "right after all", "li")
+    assert not store.reviews.add_override(
+        s.id, 2.0, "right after all", "li"
+    )  # the same, stored once
+    seen = store.intake.submission(platform, "s1").grade
     assert (seen.score, seen.method, seen.needs_review) == (2.0, Method.INSTRUCTOR, False)
     assert seen.details["override"]["judge"] == {
         "status": "graded",
         "score": 1.0,
         "method": "judge",
     }
-    exported = {x.external_id: x.grade.score for x in store.export(platform, "exam1")}
+    exported = {x.external_id: x.grade.score for x in store.intake.export(platform, "exam1")}
     assert exported == {"s1": 2.0, "s2": 1.0}
-    assert store.delivery(delivery).payload["grade"]["score"] == 2.0
-    answer = store.answer(s.id)
+    assert payload(store.outbox.delivery(delivery))["grade"]["score"] == 2.0
+    answer = store.reviews.answer(s.id)
     assert answer.submission.grade.score == 1.0 and answer.override.score == 2.0
     assert answer.open_review is None  # the override closed the review
-    assert store.add_override(s.id, 0.5, "on second thought", "wang")
-    assert store.submission(platform, "s1").grade.score == 0.5  # the newest wins
+    assert store.reviews.add_override(s.id, 0.5, "on second thought", "wang")
+    assert store.intake.submission(platform, "s1").grade.score == 0.5  # the newest wins

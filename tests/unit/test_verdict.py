@@ -2,11 +2,13 @@ import json
 
 import pytest
 
+from grader.engine.asking import ask
+from grader.engine.verdict import parse_verdict, point_choices, verdict_schema
 from grader.errors import JudgeProtocolError
 from grader.judge.base import Completion, JudgeRequest
 from grader.judge.scripted import ScriptedJudge
 from grader.models import Criterion, Level, Rubric
-from grader.verdict import parse_verdict, point_choices, verdict_schema
+from tests.judges import RecordingJudge
 
 RUBRIC = Rubric(
     question_id="q",
@@ -85,8 +87,8 @@ def test_judge_reasks_invalid_replies_in_batches_and_keeps_order():
             raise RuntimeError("boom")
         return GOOD
 
-    judge = ScriptedJudge(script)
-    replies = judge.judge([request(i) for i in range(4)], max_reasks=2)
+    judge = RecordingJudge(script)
+    replies = ask(judge, [request(i) for i in range(4)], max_reasks=2)
     assert [r.verdict is not None for r in replies] == [True, True, False, False]
     assert [r.attempts for r in replies] == [1, 2, 3, 1]
     assert "not JSON" in replies[2].error and "boom" in replies[3].error
@@ -100,5 +102,5 @@ def test_judge_reasks_invalid_replies_in_batches_and_keeps_order():
 
 def test_transient_backend_errors_are_not_reasked():
     judge = ScriptedJudge(lambda r: Completion(error="connection refused", transient=True))
-    (reply,) = judge.judge([request(0)])
+    (reply,) = ask(judge, [request(0)])
     assert reply.verdict is None and reply.transient and reply.attempts == 1

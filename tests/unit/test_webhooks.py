@@ -7,8 +7,15 @@ import httpx
 import pytest
 
 from grader.models import Grade, GradeStatus, Method
-from grader.store import NewSubmission, Store
-from grader.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, backoff, deliver, sign, verify
+from grader.service.store import NewSubmission, Store
+from grader.service.webhooks import (
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
+    backoff,
+    deliver,
+    sign,
+    verify,
+)
 
 
 def test_signature_round_trip_and_tampering():
@@ -30,11 +37,13 @@ def test_backoff_doubles_up_to_the_cap():
 def delivery(tmp_path):
     store = Store(f"sqlite:///{tmp_path / 'g.db'}")
     store.migrate()
-    platform = store.add_platform("p", ["e"], "kid", "hash", "s3cret", "http://platform/hook")
-    ((stored, _),) = store.submit(platform, [NewSubmission("x1", "e", "q1", "A")])
+    platform = store.accounts.add_platform(
+        "p", ["e"], "kid", "hash", "s3cret", "http://platform/hook"
+    )
+    ((stored, _),) = store.intake.submit(platform, [NewSubmission("x1", "e", "q1", "A")])
     grade = Grade(submission_id="x1", question_id="q1", status=GradeStatus.GRADED, score=1.0,
                   max_score=1.0, method=Method.EXACT)  # fmt: skip
-    (delivery_id,) = store.record([(stored, grade)])
+    (delivery_id,) = store.queue.record([(stored, grade)])
     return store, delivery_id
 
 
@@ -55,7 +64,7 @@ def test_a_delivered_webhook_is_signed_and_not_sent_again(delivery):
                   request.headers[SIGNATURE_HEADER])  # fmt: skip
     payload = json.loads(request.content)
     assert payload["submission_id"] == "x1" and payload["grade"]["score"] == 1.0
-    assert store.delivery(delivery_id).status == "delivered"
+    assert store.outbox.delivery(delivery_id).status == "delivered"
     deliver(store, delivery_id, retries=3, timeout_s=1, client=client(204, seen))
     assert len(seen) == 1
 
@@ -68,6 +77,6 @@ def test_a_refused_webhook_is_retried_with_backoff_then_given_up(delivery):
         for _ in range(3)
     ]
     assert waits == [1, 2, None]
-    final = store.delivery(delivery_id)
+    final = store.outbox.delivery(delivery_id)
     assert (final.status, final.attempts) == ("failed", 3)
-    assert store.due_deliveries() == []
+    assert store.outbox.due_deliveries() == []

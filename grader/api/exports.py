@@ -1,0 +1,62 @@
+"""An exam's grades for its platform, streamed: JSON lines or CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+
+from grader.api.schemas import SubmissionOut
+from grader.service.store import StoredSubmission
+
+
+def submission_out(s: StoredSubmission) -> SubmissionOut:
+    return SubmissionOut(
+        id=s.external_id,
+        exam=s.exam,
+        question_id=s.question_id,
+        student=s.student,
+        status=s.status,
+        submitted_at=s.created_at,
+        graded_at=s.graded_at,
+        error=s.error,
+        grade=s.grade,
+    )
+
+
+def jsonl(rows: Iterator[StoredSubmission]) -> Iterator[str]:
+    for s in rows:
+        yield submission_out(s).model_dump_json(exclude={"answer"}) + "\n"
+
+
+CSV_COLUMNS = [
+    "submission_id", "exam", "question_id", "student", "status", "score", "max_score",
+    "method", "confidence", "needs_review", "review_codes", "graded_at",
+]  # fmt: skip
+
+
+def _cell(text: str | None) -> str:
+    """Platform-supplied text that a spreadsheet would run as a formula is quoted with '."""
+    text = text or ""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def csv_rows(rows: Iterator[StoredSubmission]) -> Iterator[str]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_COLUMNS)
+    for s in rows:
+        g = s.grade
+        writer.writerow(
+            [
+                _cell(s.external_id), s.exam, s.question_id, _cell(s.student), s.status,
+                "" if g is None or g.score is None else g.score,
+                "" if g is None or g.max_score is None else g.max_score,
+                g.method.value if g else "", "" if g is None or g.confidence is None else g.confidence,
+                g.needs_review if g else "", " ".join(r.code for r in g.review_reasons) if g else "",
+                s.graded_at.isoformat() if s.graded_at else "",
+            ]
+        )  # fmt: skip
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()

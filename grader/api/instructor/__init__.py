@@ -1,0 +1,42 @@
+"""The instructor pages: answers with the judge's evidence, human scores, live agreement,
+anchors, the review queue and overrides. Server-rendered, plain forms, POST-redirect-GET.
+
+Instructors log in with their own key (``grader instructor add``) and see only their exams.
+Answers are addressed by the store's own submission id: platform ids may repeat across
+platforms. Every template autoescapes: answers are untrusted text.
+
+- ``context``: what handlers share (``Pages`` on the app), the signed-in instructor, CSRF;
+- ``session``: the signed cookie; ``auth``: log in and out;
+- ``pages``: what instructors read; ``actions``: the forms they post; ``forms``: their fields;
+- ``views``: points, summaries and the question page both use.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from grader.api.instructor import actions, auth, pages
+from grader.api.instructor.context import LoginRequired, Pages
+from grader.api.instructor.session import new_secret
+
+
+def install(app: FastAPI) -> None:
+    """Mount the pages on the service's app (its ``state.services``); a page asked for without
+    a session logs in."""
+    services = app.state.services
+    settings, store = services.settings, services.store
+    secret = (
+        settings.secret_key.get_secret_value()
+        if settings.secret_key
+        else store.accounts.secret("session_key", new_secret)
+    )
+    app.state.instructor_pages = Pages.build(settings, store, services.exams, secret)
+    for module in (auth, pages, actions):  # each under /instructor, none in the OpenAPI docs
+        app.include_router(module.router)
+
+    @app.exception_handler(LoginRequired)
+    async def _to_login(request: Request, exc: LoginRequired):
+        if request.method == "GET":
+            return RedirectResponse("/instructor/login", status_code=303)
+        return HTMLResponse("not logged in: open /instructor/login", status_code=401)

@@ -1,0 +1,45 @@
+"""Logging in with an instructor key, and out: a signed session cookie (``session``)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from grader.api import keys
+from grader.api.instructor.context import Ctx, Who, checked_form
+from grader.api.instructor.session import COOKIE, MAX_AGE_S, encode, new_session
+
+router = APIRouter(prefix="/instructor", include_in_schema=False)
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_form(request: Request, ctx: Ctx) -> HTMLResponse:
+    return ctx.render(request, "login.html.j2", error=None)
+
+
+@router.post("/login", response_class=HTMLResponse)
+async def login(request: Request, ctx: Ctx):
+    key = str((await request.form()).get("key") or "").strip()
+    key_id = keys.key_id_of(key, keys.INSTRUCTOR_PREFIX)
+    found = ctx.store.accounts.instructor(key_id=key_id) if key_id else None
+    if found is None or not keys.matches(key, found.key_hash):
+        return ctx.render(request, "login.html.j2", status=401, error="key: not a valid key")
+    response = RedirectResponse("/instructor", status_code=303)
+    response.set_cookie(
+        COOKIE,
+        encode(new_session(found.id), ctx.secret),
+        max_age=MAX_AGE_S,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        path="/instructor",
+    )
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request, who: Who) -> RedirectResponse:
+    await checked_form(request, who)
+    response = RedirectResponse("/instructor/login", status_code=303)
+    response.delete_cookie(COOKIE, path="/instructor")
+    return response

@@ -1,0 +1,90 @@
+"""What the instructor pages' handlers share: the app's parts, templates, and who is signed in.
+
+``install`` puts a ``Pages`` on ``app.state``; each handler asks for it (``Ctx``) and for the
+signed-in instructor (``Who``) as FastAPI dependencies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from grader.api.instructor.session import COOKIE, Session, csrf_ok, decode
+from grader.config import Settings
+from grader.service.exams import Exam
+from grader.service.store import AnswerRow, Instructor, Store
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "instructor"
+
+
+@dataclass(frozen=True)
+class Pages:
+    settings: Settings
+    store: Store
+    exams: dict[str, Exam]
+    secret: str  # signs the session cookies
+    templates: Environment
+
+    @classmethod
+    def build(cls, settings: Settings, store: Store, exams: dict[str, Exam], secret: str) -> Pages:
+        # autoescape: answers are untrusted text
+        env = Environment(
+            loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined
+        )
+        return cls(settings, store, exams, secret, env)
+
+    def render(self, request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
+        html = self.templates.get_template(name).render(request=request, **context)
+        return HTMLResponse(html, status_code=status)
+
+    def exam_of(self, instructor: Instructor, name: str) -> Exam:
+        if name not in instructor.exams or name not in self.exams:
+            raise HTTPException(404, f"no exam {name!r} for you")
+        return self.exams[name]
+
+    def answer_of(self, instructor: Instructor, submission_id: int) -> tuple[Exam, AnswerRow]:
+        row = self.store.reviews.answer(submission_id)
+        if row is None or row.submission.exam not in instructor.exams:
+            raise HTTPException(404, f"no answer {submission_id} for you")
+        return self.exam_of(instructor, row.submission.exam), row
+
+
+def pages(request: Request) -> Pages:
+    return request.app.state.instructor_pages
+
+
+Ctx = Annotated[Pages, Depends(pages)]
+
+
+class LoginRequired(Exception):
+    """Not logged in: the page sends the browser to the login form."""
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    instructor: Instructor
+    session: Session
+
+
+def signed_in(request: Request, ctx: Ctx) -> SignedIn:
+    session = decode(request.cookies.get(COOKIE), ctx.secret)
+    found = ctx.store.accounts.instructor(instructor_id=session.instructor_id) if session else None
+    if session is None or found is None:
+        raise LoginRequired()
+    return SignedIn(found, session)
+
+
+Who = Annotated[SignedIn, Depends(signed_in)]
+
+
+async def checked_form(request: Request, who: SignedIn) -> dict[str, str]:
+    """The form's fields, once its CSRF token matches the session's (else 403)."""
+    form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
+    if not csrf_ok(who.session, form.get("csrf")):
+        raise HTTPException(403, "missing or wrong CSRF token: reload the page and retry")
+    return form

@@ -1,0 +1,214 @@
+"""What platforms call: post answers, poll one submission, list their exams, export an exam.
+
+A post is stored before it is acknowledged (202) and dispatched after it is stored, so an
+accepted submission is never lost. Errors name the field: ``{"detail": [{"loc": ["body", 3,
+"question_id"], "msg": ...}]}``; nothing of a rejected request is stored.
+"""
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import StreamingResponse
+from pydantic import TypeAdapter, ValidationError
+
+from grader.api.deps import Caller, Svc
+from grader.api.exports import csv_rows, jsonl, submission_out
+from grader.api.schemas import Accepted, ExamOut, SubmissionIn, SubmissionOut, SubmitResponse
+from grader.config import Settings
+from grader.service.exams import Exam
+from grader.service.store import IdConflict, NewSubmission, Platform
+
+
+def intake_router(bulk_limit: int) -> APIRouter:
+    """The ``/v1`` routes; ``bulk_limit`` goes into the documented request body."""
+    router = APIRouter(prefix="/v1")
+    router.add_api_route(
+        "/submissions",
+        submit,
+        methods=["POST"],
+        status_code=202,
+        response_model=SubmitResponse,
+        openapi_extra={"requestBody": _request_body_doc(bulk_limit)},
+        responses={
+            401: {"description": "missing or invalid API key"},
+            403: {"description": "an exam this platform may not post to"},
+            409: {"description": "an id already posted with a different body"},
+            413: {"description": "request body too large"},
+            422: {"description": "invalid submission; `loc` names the field"},
+        },
+    )
+    router.add_api_route(
+        "/submissions/{submission_id:path}", get_submission, response_model=SubmissionOut
+    )
+    router.add_api_route("/exams", list_exams, response_model=list[ExamOut])
+    router.add_api_route("/exams/{exam}/grades", export)
+    return router
+
+
+async def submit(request: Request, caller: Caller, svc: Svc) -> SubmitResponse:
+    """Accept one submission (an object) or many (a list); grading happens later.
+
+    Posting an id again with the same body returns the stored submission; with a
+    different body it is a 409 and nothing of the request is stored.
+    """
+    settings = svc.settings
+    items = _validate(
+        await _read_json(request, settings.max_body_bytes), settings, svc.exams, caller
+    )
+    try:
+        stored = svc.store.intake.submit(caller.id, items)
+    except IdConflict as exc:
+        raise HTTPException(409, {"msg": str(exc), "ids": exc.external_ids}) from exc
+    created = [s for s, new in stored if new]
+    if created:
+        svc.dispatcher.enqueue(created)
+    return SubmitResponse(
+        submissions=[
+            Accepted(id=s.external_id, status=s.status, duplicate=not new) for s, new in stored
+        ]
+    )
+
+
+def get_submission(submission_id: str, caller: Caller, svc: Svc) -> SubmissionOut:
+    """Status of one submission, and its grade once graded."""
+    found = svc.store.intake.submission(caller.id, submission_id)
+    if found is None:
+        raise HTTPException(404, f"no submission {submission_id!r}")
+    return submission_out(found)
+
+
+def list_exams(caller: Caller, svc: Svc) -> list[ExamOut]:
+    """The exams this platform may post to."""
+    return [
+        ExamOut(
+            name=name,
+            questions=len(svc.exams[name].bank.questions),
+            subjective=sum(not q.type.objective for q in svc.exams[name].bank.questions),
+        )
+        for name in sorted(caller.exams)
+        if name in svc.exams
+    ]
+
+
+def export(exam: str, caller: Caller, svc: Svc, format: str = "jsonl") -> StreamingResponse:
+    """Every submission of this platform to the exam with its grade: JSONL or CSV."""
+    if exam not in caller.exams:
+        raise HTTPException(404, f"no exam {exam!r} for this platform")
+    rows = svc.store.intake.export(caller.id, exam)
+    if format == "jsonl":
+        return StreamingResponse(jsonl(rows), media_type="application/x-ndjson")
+    if format == "csv":
+        return StreamingResponse(
+            csv_rows(rows),
+            media_type="text/csv",
+            headers={"Content-Disposition": f'attachment; filename="{exam}.csv"'},
+        )
+    raise HTTPException(
+        422, [{"loc": ["query", "format"], "msg": "use jsonl or csv", "type": "value_error"}]
+    )
+
+
+async def _read_json(request: Request, limit: int) -> Any:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise HTTPException(413, f"request body over {limit} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise HTTPException(413, f"request body over {limit} bytes")
+    try:
+        return json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise HTTPException(
+            422, [{"loc": ["body"], "msg": f"malformed JSON: {exc}", "type": "json_invalid"}]
+        ) from exc
+
+
+def _validate(
+    data: Any, settings: Settings, exams: dict[str, Exam], caller: Platform
+) -> list[NewSubmission]:
+    """Every item checked before anything is stored; all problems reported at once."""
+    if isinstance(data, dict):
+        raw, prefix = [data], ["body"]
+    elif isinstance(data, list):
+        raw, prefix = data, None
+    else:
+        raise HTTPException(
+            422,
+            [
+                {
+                    "loc": ["body"],
+                    "msg": "expected a submission object or a list of them",
+                    "type": "type_error",
+                }
+            ],
+        )
+    if not raw:
+        raise HTTPException(422, [{"loc": ["body"], "msg": "empty list", "type": "too_short"}])
+    if len(raw) > settings.bulk_limit:
+        raise HTTPException(
+            413, f"{len(raw)} submissions in one request; the limit is {settings.bulk_limit}"
+        )
+    errors: list[dict] = []
+    forbidden: set[str] = set()
+    items = []
+    for i, entry in enumerate(raw):
+        loc = prefix or ["body", i]
+        try:
+            item = SubmissionIn.model_validate(entry)
+        except ValidationError as exc:
+            errors += [
+                {"loc": [*loc, *e["loc"]], "msg": e["msg"], "type": e["type"]}
+                for e in exc.errors(include_url=False, include_input=False)
+            ]
+            continue
+        if item.exam not in caller.exams:
+            forbidden.add(item.exam)
+            continue
+        exam = exams.get(item.exam)
+        if exam is None:
+            errors.append(
+                {
+                    "loc": [*loc, "exam"],
+                    "msg": f"exam {item.exam!r} is not served here",
+                    "type": "value_error",
+                }
+            )
+        elif exam.bank.get(item.question_id) is None:
+            errors.append(
+                {
+                    "loc": [*loc, "question_id"],
+                    "msg": f"no question {item.question_id!r} in exam {item.exam!r}",
+                    "type": "value_error",
+                }
+            )
+        elif len(item.answer) > settings.max_answer_chars:
+            errors.append(
+                {
+                    "loc": [*loc, "answer"],
+                    "msg": f"answer is {len(item.answer)} characters; the limit is {settings.max_answer_chars}",
+                    "type": "string_too_long",
+                }
+            )
+        items.append(NewSubmission(item.id, item.exam, item.question_id, item.answer, item.student))
+    if forbidden:
+        raise HTTPException(
+            403, f"this platform may not post to exam(s): {', '.join(sorted(forbidden))}"
+        )
+    if errors:
+        raise HTTPException(422, errors)
+    return items
+
+
+def _request_body_doc(bulk_limit: int) -> dict:
+    one = TypeAdapter(SubmissionIn).json_schema()
+    return {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {"oneOf": [one, {"type": "array", "items": one, "maxItems": bulk_limit}]}
+            }
+        },
+    }

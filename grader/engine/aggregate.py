@@ -1,0 +1,192 @@
+"""From the judge's checked verdicts to one grade: points, confidence and review reasons.
+
+Per criterion the median of the samples' points, after each quote is checked against the
+answer (``grader.engine.evidence``). For a suspected injection the lower of the raw and the
+cleaned answer's scores is kept. Confidence falls with the samples' spread and with the gap to
+key-point coverage (wording and, with embeddings, meaning): they fail on different answers.
+A judge that gave no verdict yields ``unscored`` with a reason, never a silent 0.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from grader.engine.coverage import coverage_points
+from grader.engine.evidence import check_verdict
+from grader.engine.reasons import (
+    coverage_reasons,
+    duplicate_reasons,
+    rubric_reasons,
+    semantic_reasons,
+)
+from grader.engine.requests import Work
+from grader.models import (
+    CriterionScore,
+    Grade,
+    GradeStatus,
+    Method,
+    ReviewCode,
+    ReviewReason,
+    Rubric,
+    Verdict,
+)
+
+_NOTES = {
+    "not_in_answer": " [quoted evidence not in the answer]",
+    "reused": " [the same quote was used for too many criteria]",
+}
+
+
+def judged_grade(item: Work, provenance: dict[str, Any], review_below: float) -> Grade:
+    """The grade of a judged answer; ``review_below``: the confidence that sends it to review."""
+    good = [r.verdict for r in item.replies if r.verdict is not None]
+    if not good:
+        return _unscored(item, provenance)
+    rubric, answer = item.plan.rubric, item.submission.answer
+    criteria, totals, score, feedback, reasons = _scored(item, good)
+    coverage = coverage_points(rubric, answer)
+    # Wording (n-grams) and meaning (embeddings) fail on different answers: use both.
+    model_free = coverage if item.signals is None else (coverage + item.signals.coverage_points) / 2
+    spread = (max(totals) - min(totals)) / rubric.points if len(totals) > 1 else 0.0
+    gap = abs(score - model_free) / rubric.points
+    confidence = round(max(0.0, min(1.0 - spread, 1.0 - gap)), 3)
+    reasons.extend(coverage_reasons(score, model_free, rubric))
+    if item.signals is not None:
+        reasons.extend(semantic_reasons(score / rubric.points, item.signals))
+        reasons.extend(duplicate_reasons(item.signals))
+    if confidence < review_below:
+        reasons.append(
+            ReviewReason(code=ReviewCode.LOW_CONFIDENCE, message=f"confidence {confidence:.2f}")
+        )
+    reasons.extend(rubric_reasons(item.plan.question, rubric))
+    return Grade(
+        **_identity(item),
+        status=GradeStatus.GRADED,
+        score=round(score, 4),
+        max_score=rubric.points,
+        method=Method.JUDGE,
+        criteria=criteria,
+        feedback=feedback or None,
+        confidence=confidence,
+        needs_review=bool(reasons),
+        review_reasons=reasons,
+        details={
+            "coverage_points": round(coverage, 2),
+            "samples": len(good),
+            "sample_totals": totals,
+        },
+        signals=item.signals,
+        provenance=provenance,
+    )
+
+
+def _scored(
+    item: Work, good: list[Verdict]
+) -> tuple[list[CriterionScore], list[float], float, str, list[ReviewReason]]:
+    """Criteria, sample totals, score and feedback from the verdicts, with the reasons the
+    verdicts themselves give (invented quotes, an injection, failed samples)."""
+    reasons: list[ReviewReason] = []
+    criteria, totals, unsupported = aggregate(good, item.plan.rubric, item.submission.answer)
+    if unsupported:
+        reasons.append(
+            ReviewReason(
+                code=ReviewCode.EVIDENCE_NOT_FOUND,
+                message=f"quoted evidence missing from the answer or reused, scored 0: {', '.join(sorted(unsupported))}",
+            )
+        )
+    score = sum(c.points for c in criteria)
+    feedback = good[0].feedback
+    if item.injections:
+        reasons.append(_injection_reason(item))
+        criteria, score, feedback = _lower_of_cleaned(item, criteria, score, feedback)
+    if len(good) < len(item.replies):
+        reasons.append(
+            ReviewReason(
+                code=ReviewCode.JUDGE_PARTIAL,
+                message=f"{len(item.replies) - len(good)} of {len(item.replies)} samples failed",
+            )
+        )
+    return criteria, totals, score, feedback, reasons
+
+
+def aggregate(
+    verdicts: list[Verdict], rubric: Rubric, answer: str
+) -> tuple[list[CriterionScore], list[float], set[str]]:
+    """Per criterion the median of the checked sample points; also each sample's total."""
+    unsupported: dict[str, str] = {}  # criterion id -> why its points were taken away
+    checked: list[dict[str, float]] = []
+    quotes: dict[str, str] = {}
+    for verdict in verdicts:
+        points = {}
+        for cid, (value, quote, problem) in check_verdict(verdict, rubric, answer).items():
+            points[cid] = value
+            if problem:
+                unsupported.setdefault(cid, problem)
+            elif quote:
+                quotes.setdefault(cid, quote)
+        checked.append(points)
+    scores = []
+    for c in rubric.criteria:
+        first = verdicts[0].criteria[c.id] if verdicts else None
+        points = statistics.median(p[c.id] for p in checked) if checked else 0.0
+        note = _NOTES[unsupported[c.id]] if c.id in unsupported and not points else ""
+        scores.append(
+            CriterionScore(
+                id=c.id,
+                points=float(points),
+                max_points=c.points,
+                evidence=quotes.get(c.id, ""),
+                rationale=(first.rationale if first else "") + note,
+            )
+        )
+    return scores, [round(sum(p.values()), 4) for p in checked], set(unsupported)
+
+
+def _identity(item: Work) -> dict[str, Any]:
+    s = item.submission
+    return {"submission_id": s.id, "question_id": s.question_id, "student": s.student}
+
+
+def _unscored(item: Work, provenance: dict[str, Any]) -> Grade:
+    replies = item.replies
+    reason = next((r.error for r in replies if r.error), "no verdict")
+    transient = all(r.transient for r in replies)
+    return Grade(
+        **_identity(item),
+        status=GradeStatus.UNSCORED,
+        score=None,
+        max_score=item.plan.rubric.points,
+        method=Method.JUDGE,
+        needs_review=True,
+        review_reasons=[
+            ReviewReason(
+                code=ReviewCode.JUDGE_UNAVAILABLE if transient else ReviewCode.JUDGE_FAILED,
+                message=f"no valid verdict after {replies[0].attempts} attempt(s): {reason}",
+            )
+        ],
+        provenance=provenance,
+    )
+
+
+def _injection_reason(item: Work) -> ReviewReason:
+    codes = sorted({f.code for f in item.injections})
+    return ReviewReason(
+        code=ReviewCode.SUSPECTED_INJECTION,
+        message=f"{', '.join(codes)}: {item.injections[0].text[:60]!r}",
+    )
+
+
+def _lower_of_cleaned(
+    item: Work, criteria: list[CriterionScore], score: float, feedback: str
+) -> tuple[list[CriterionScore], float, str]:
+    """The cleaned answer's result when it scores lower (an answer that was nothing but the
+    attempt has no cleaned requests and scores 0), pending review either way."""
+    cleaned_good = [r.verdict for r in item.cleaned_replies if r.verdict is not None]
+    if not cleaned_good and item.cleaned_requests:
+        return criteria, score, feedback  # the judge failed on the cleaned answer: keep raw
+    c_criteria, _, _ = aggregate(cleaned_good, item.plan.rubric, item.cleaned_answer or "")
+    c_score = sum(c.points for c in c_criteria)
+    if c_score < score:  # keep the lower score, pending review
+        return c_criteria, c_score, (cleaned_good[0].feedback if cleaned_good else "")
+    return criteria, score, feedback

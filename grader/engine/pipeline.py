@@ -1,0 +1,165 @@
+"""``Pipeline.grade_many``: the one entry point that turns submissions into grades, batch-first.
+
+1. objective questions are graded exactly, blank answers and non-answers ("不知道") to
+   subjective ones score 0 by rule, before any model (``rule_grades``);
+2. with an embedder, each question's answers are compared with each other and with the
+   reference (``signals``): off-topic answers score 0 by rule and go to review,
+   near-duplicates are flagged, answers are grouped, and each group gets its closest anchors;
+3. every other answer becomes judge requests on its question and anchor group's shared prefix
+   (``requests``), and the whole batch goes to the judge at once, sorted by that prefix;
+4. verdicts are checked, aggregated and turned into confidence and review flags
+   (``aggregate``), with provenance on every grade (``provenance``).
+
+A judge that fails yields ``unscored`` with a reason, never a silent 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from grader.config import Settings
+from grader.engine.aggregate import judged_grade
+from grader.engine.anchors import choose_anchors
+from grader.engine.provenance import judged_provenance
+from grader.engine.requests import Plan, Work, judge_all
+from grader.engine.rubrics import rubric_for
+from grader.engine.rule_grades import (
+    blank_grade,
+    needs_judge_grade,
+    objective_grade,
+    off_topic_grade,
+)
+from grader.engine.signals import QuestionAnalysis, analyze_question, blank_reason
+from grader.judge.base import Judge
+from grader.models import AnswerSignals, Bank, Grade, Question, Rubric, Submission
+
+if TYPE_CHECKING:
+    from grader.embed import Embedder
+
+
+class Pipeline:
+    """Grades submissions to one bank. Holds the judge, so it is built once per process.
+
+    ``rubrics`` is read on every call, not copied: a rubric replaced in it (an anchor
+    promoted on the instructor pages) is used from the next batch on.
+    """
+
+    def __init__(
+        self,
+        bank: Bank,
+        rubrics: dict[str, Rubric] | None = None,
+        judge: Judge | None = None,
+        settings: Settings | None = None,
+        embedder: Embedder | None = None,
+    ):
+        self.bank = bank
+        self.rubrics = rubrics if rubrics is not None else {}
+        self.judge = judge
+        self.settings = settings or Settings()
+        self.embedder = embedder
+        self._questions = {q.id: q for q in bank.questions}
+
+    def grade_many(
+        self, submissions: Sequence[Submission], cohort: Sequence[Submission] = ()
+    ) -> list[Grade]:
+        """One grade per submission, same order. Question ids must exist in the bank.
+
+        ``cohort``: other answers to the same questions (say, the whole exam) that off-topic,
+        near-duplicate and group signals compare against; the batch is always part of it.
+        """
+        grades: dict[int, Grade] = {}
+        subjective: dict[int, Submission] = {}
+        rubrics: dict[str, Rubric] = {}  # one rubric per question for the whole call
+        for i, submission in enumerate(submissions):
+            question = self._questions[submission.question_id]
+            if question.type.objective:
+                grades[i] = objective_grade(submission, question, self.settings)
+                continue
+            if question.id not in rubrics:
+                rubrics[question.id] = rubric_for(question, self.rubrics)
+            if why := blank_reason(submission.answer, self.settings.min_answer_chars):
+                grades[i] = blank_grade(submission, rubrics[question.id], why)
+            else:
+                subjective[i] = submission
+        analyses = self._analyze(list(subjective.values()), cohort, rubrics)
+        plans: dict[tuple[str, ...], Plan] = {}  # once per question and anchor set
+        work: dict[int, Work] = {}
+        for i, submission in subjective.items():
+            question = self._questions[submission.question_id]
+            rubric = rubrics[question.id]
+            analysis = analyses.get(question.id)
+            signals = analysis.signals[submission.id] if analysis else None
+            if signals is not None and signals.off_topic:
+                grades[i] = off_topic_grade(submission, rubric, signals, self._embed_model)
+            elif self.judge is None:
+                grades[i] = needs_judge_grade(submission, question, rubric, signals)
+            else:
+                plan = self._plan(plans, question, rubric, signals, analysis)
+                work[i] = Work.prepare(submission, plan, signals, self.settings)
+        if work:
+            assert self.judge is not None
+            judge_all(self.judge, list(work.values()), self.settings.judge_max_reasks)
+            for i, item in work.items():
+                grades[i] = self._judged(item)
+        return [grades[i] for i in range(len(submissions))]
+
+    @property
+    def _embed_model(self) -> str | None:
+        return self.embedder.name if self.embedder is not None else None
+
+    def _plan(
+        self,
+        plans: dict[tuple[str, ...], Plan],
+        question: Question,
+        rubric: Rubric,
+        signals: AnswerSignals | None,
+        analysis: QuestionAnalysis | None,
+    ) -> Plan:
+        """The plan for this answer's question and anchors, made once: answer groups shown
+        the same anchors share it."""
+        if analysis is None or signals is None or signals.group is None:
+            anchors = choose_anchors(rubric.anchors, self.settings.anchors_k)
+        else:
+            anchors = analysis.anchors[signals.group]
+        key = (question.id, *(a.id for a in anchors))
+        if key not in plans:
+            plans[key] = Plan.build(question, rubric, anchors, self.settings)
+        return plans[key]
+
+    def _judged(self, item: Work) -> Grade:
+        replies = item.replies + item.cleaned_replies
+        provenance = judged_provenance(item, replies, self.judge, self._embed_model, self.settings)
+        return judged_grade(item, provenance, self.settings.review_below_confidence)
+
+    def _analyze(
+        self,
+        submissions: list[Submission],
+        cohort: Sequence[Submission],
+        rubrics: dict[str, Rubric],
+    ) -> dict[str, QuestionAnalysis]:
+        """Per question, the signals of the batch's answers within their whole cohort: the
+        cohort's vectors and groups are computed once per question per call."""
+        if self.embedder is None or not submissions:
+            return {}
+        batch: dict[str, list[Submission]] = {}
+        for s in submissions:
+            batch.setdefault(s.question_id, []).append(s)
+        others: dict[str, list[Submission]] = {qid: [] for qid in batch}
+        for s in cohort:
+            if (
+                s.question_id in batch
+                and blank_reason(s.answer, self.settings.min_answer_chars) is None
+            ):
+                others[s.question_id].append(s)
+        analyses = {}
+        for qid, mine in batch.items():
+            analyses[qid] = analyze_question(
+                self._questions[qid],
+                rubrics[qid],
+                mine,
+                self.embedder,
+                self.settings,
+                cohort=others[qid],
+            )
+        return analyses

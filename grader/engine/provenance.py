@@ -1,0 +1,63 @@
+"""Provenance: what produced a grade, recorded on the grade itself.
+
+Backend, model, prompt and rubric versions, sampling, tokens and latency, so a grade can be
+traced and reproduced, and a cached grade never outlives the rubric or prompt it was made with.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from grader import __version__
+from grader.config import Settings
+from grader.models import Rubric
+
+if TYPE_CHECKING:
+    from grader.engine.asking import JudgeReply
+    from grader.engine.requests import Work
+    from grader.judge.base import Judge
+
+ENGINE = f"grader {__version__}"
+
+
+def objective_provenance(settings: Settings) -> dict[str, Any]:
+    return {"engine": ENGINE, "multiple_choice_credit": settings.multiple_choice_credit.value}
+
+
+def rule_provenance(rubric: Rubric, embed_model: str | None) -> dict[str, Any]:
+    """A subjective answer scored by rule; ``embed_model`` when embeddings took part."""
+    provenance: dict[str, Any] = {"engine": ENGINE, "rubric_version": rubric.version}
+    if embed_model is not None:
+        provenance["embed_model"] = embed_model
+    return provenance
+
+
+def judged_provenance(
+    item: Work,
+    replies: list[JudgeReply],
+    judge: Judge | None,
+    embed_model: str | None,
+    settings: Settings,
+) -> dict[str, Any]:
+    plan = item.plan
+    return {
+        "engine": ENGINE,
+        "backend": judge.backend if judge else None,
+        "model": judge.model if judge else None,
+        "prompt_version": plan.prompt.version,
+        "rubric_version": plan.rubric_version,
+        "rubric_reviewed": plan.rubric.reviewed,
+        "anchors": [a.id for a in plan.anchors],
+        "embed_model": embed_model,
+        "sampling": {
+            "samples": settings.judge_samples,
+            "temperature": plan.temperature,
+            "max_tokens": plan.max_tokens,
+            "seed": settings.judge_seed,
+        },
+        "attempts": sum(r.attempts for r in replies),
+        "prompt_tokens": sum(r.prompt_tokens for r in replies),
+        "completion_tokens": sum(r.completion_tokens for r in replies),
+        "cached_tokens": sum(r.cached_tokens or 0 for r in replies),
+        "latency_s": round(sum(r.latency_s for r in replies), 3),
+    }

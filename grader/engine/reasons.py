@@ -1,0 +1,77 @@
+"""Review reasons that compare the judge with what the engine sees without it.
+
+Key-point coverage (wording), embedding signals (meaning), near-duplicates, the judge's own
+spread, and the state of the rubric and question: each disagreement or doubt becomes a
+``ReviewReason`` that sends the grade to an instructor.
+"""
+
+from __future__ import annotations
+
+from grader.models import AnswerSignals, Question, ReviewCode, ReviewReason, Rubric
+
+COVERAGE_GAP = 0.5  # judge and coverage further apart than half the points: review
+COVERED = 0.5  # a key point at least this covered counts as present
+HIGH, LOW = 0.6, 0.2  # judge shares of the points that contradict "no key point" / "most"
+
+
+def duplicate_reasons(signals: AnswerSignals | None) -> list[ReviewReason]:
+    """Other students' answers that are nearly the same text (the first three named)."""
+    if signals is None or not signals.near_duplicates:
+        return []
+    others = ", ".join(
+        f"{d.submission_id}" + (f" ({d.student})" if d.student else "") + f" {d.similarity:.3f}"
+        for d in signals.near_duplicates[:3]
+    )
+    more = len(signals.near_duplicates) - 3
+    return [
+        ReviewReason(
+            code=ReviewCode.NEAR_DUPLICATE,
+            message=f"nearly the same as {others}" + (f" and {more} more" if more > 0 else ""),
+        )
+    ]
+
+
+def semantic_reasons(share: float, signals: AnswerSignals) -> list[ReviewReason]:
+    """A high score with no key point in sight, or a low one with most of them there."""
+    if not signals.key_points:
+        return []
+    covered = sum(m.coverage >= COVERED for m in signals.key_points)
+    total = len(signals.key_points)
+    if share >= HIGH and covered == 0:
+        message = f"judge gave {share:.0%} of the points but no key point is covered in meaning"
+    elif share <= LOW and covered * 3 >= total * 2:
+        message = f"judge gave {share:.0%} of the points but {covered} of {total} key points are covered in meaning"
+    else:
+        return []
+    return [ReviewReason(code=ReviewCode.SEMANTIC_DISAGREEMENT, message=message)]
+
+
+def coverage_reasons(score: float, model_free: float, rubric: Rubric) -> list[ReviewReason]:
+    """The judge's score far from what key-point coverage alone would give."""
+    if abs(score - model_free) / rubric.points <= COVERAGE_GAP:
+        return []
+    return [
+        ReviewReason(
+            code=ReviewCode.COVERAGE_DISAGREEMENT,
+            message=f"judge {score:g} vs key-point coverage {model_free:.1f} of {rubric.points:g}",
+        )
+    ]
+
+
+def rubric_reasons(question: Question, rubric: Rubric) -> list[ReviewReason]:
+    """A derived rubric, and a question the paper cuts off, need an instructor's eye."""
+    if rubric.reviewed:
+        return []  # a reviewed rubric completes an incomplete question
+    reasons = [
+        ReviewReason(
+            code=ReviewCode.UNREVIEWED_RUBRIC, message="rubric derived from the reference answer"
+        )
+    ]
+    if question.incomplete:
+        reasons.append(
+            ReviewReason(
+                code=ReviewCode.INCOMPLETE_QUESTION,
+                message="the paper's question or reference is cut off",
+            )
+        )
+    return reasons

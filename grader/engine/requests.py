@@ -1,0 +1,140 @@
+"""Judge requests: what the judge is asked about each answer, built so the prefix is shared.
+
+A ``Plan`` is made once per question and anchor group: the rubric, its version, the prompt,
+the rendered system message (rules, rubric, reference, anchors), the verdict schema and the
+token budget. Every answer in the group reuses it and adds only its own user message, so the
+backend sees byte-identical prefixes back to back. Requests are one per self-consistency
+sample, plus a second set on the answer with a suspected injection cut out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from grader.config import Settings
+from grader.engine import asking
+from grader.engine.asking import JudgeReply
+from grader.engine.injection import Finding, find_injections, strip_injections
+from grader.engine.prompts import Prompt, judge_prompt, judge_system, judge_user
+from grader.engine.verdict import token_budget, verdict_schema
+from grader.judge.base import Judge, JudgeRequest
+from grader.models import Anchor, AnswerSignals, Question, Rubric, Submission
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a question's answers in one anchor group share in their requests."""
+
+    question: Question
+    rubric: Rubric
+    rubric_version: str
+    anchors: list[Anchor]
+    prompt: Prompt
+    system: dict[str, str]  # the rendered system message: the cached prefix
+    json_schema: dict
+    max_tokens: int
+    temperature: float
+    group: str  # the prefix's cache key; requests are sorted by it
+
+    @classmethod
+    def build(
+        cls, question: Question, rubric: Rubric, anchors: list[Anchor], settings: Settings
+    ) -> Plan:
+        prompt = judge_prompt(question.language)
+        version = rubric.version
+        anchor_ids = ",".join(a.id for a in anchors)  # answers with the same anchors share a prefix
+        return cls(
+            question=question,
+            rubric=rubric,
+            rubric_version=version,
+            anchors=anchors,
+            prompt=prompt,
+            system=judge_system(prompt, question, rubric, anchors),
+            json_schema=verdict_schema(rubric),
+            max_tokens=min(settings.judge_max_tokens, token_budget(rubric)),
+            temperature=settings.judge_temperature if settings.judge_samples > 1 else 0.0,
+            group=f"{question.id}@{version}+{prompt.version}#{anchor_ids}",
+        )
+
+    def requests(
+        self, submission_id: str, answer: str, variant: str, settings: Settings
+    ) -> list[JudgeRequest]:
+        """One request per self-consistency sample, differing only in the seed."""
+        user = judge_user(self.prompt, self.question, self.rubric, answer, self.anchors)
+        messages = [self.system, user]
+        return [
+            JudgeRequest(
+                id=f"{submission_id}/{variant}/{k}",
+                group=self.group,
+                messages=messages,
+                json_schema=self.json_schema,
+                rubric=self.rubric,
+                answer=answer,
+                max_tokens=self.max_tokens,
+                temperature=self.temperature,
+                seed=settings.judge_seed + k,
+            )
+            for k in range(settings.judge_samples)
+        ]
+
+
+@dataclass
+class Work:
+    """One subjective submission on its way through the judge."""
+
+    submission: Submission
+    plan: Plan
+    signals: AnswerSignals | None = None
+    injections: list[Finding] = field(default_factory=list)
+    requests: list[JudgeRequest] = field(default_factory=list)  # samples on the raw answer
+    cleaned_requests: list[JudgeRequest] = field(default_factory=list)  # samples, span removed
+    cleaned_answer: str | None = None
+    replies: list[JudgeReply] = field(default_factory=list)
+    cleaned_replies: list[JudgeReply] = field(default_factory=list)
+
+    @classmethod
+    def prepare(
+        cls,
+        submission: Submission,
+        plan: Plan,
+        signals: AnswerSignals | None,
+        settings: Settings,
+    ) -> Work:
+        answer = submission.answer
+        item = cls(submission, plan, signals, injections=find_injections(answer))
+        item.requests = plan.requests(submission.id, answer, "raw", settings)
+        if item.injections:
+            item.cleaned_answer = strip_injections(answer, item.injections)
+            if len(item.cleaned_answer.strip()) >= settings.min_answer_chars:
+                item.cleaned_requests = plan.requests(
+                    submission.id, item.cleaned_answer, "cleaned", settings
+                )
+        return item
+
+
+def judge_all(judge: Judge, items: Sequence[Work], max_reasks: int) -> None:
+    """Ask the judge about every item's requests in one batch; replies land on the items."""
+    keyed = [
+        [(_request_key(r), r) for r in (*item.requests, *item.cleaned_requests)] for item in items
+    ]
+    # Identical answers to one question (copies, one-word answers, an injection stripped
+    # back to its clean twin) are judged once and share the verdict.
+    unique: dict[tuple, JudgeRequest] = {}
+    for pairs in keyed:
+        for key, request in pairs:
+            unique.setdefault(key, request)
+    # Same question next to each other: the backend sees shared prefixes back to back.
+    batch = sorted(unique.items(), key=lambda kv: kv[1].group)
+    replies = asking.ask(judge, [r for _, r in batch], max_reasks)
+    by_key = {key: reply for (key, _), reply in zip(batch, replies, strict=True)}
+    for item, pairs in zip(items, keyed, strict=True):
+        got = [by_key[key] for key, _ in pairs]
+        item.replies, item.cleaned_replies = got[: len(item.requests)], got[len(item.requests) :]
+
+
+def _request_key(request: JudgeRequest) -> tuple:
+    """Requests asking the same thing: the same conversation and sampling. Hashing a tuple of
+    the message strings is cheap (the shared system message's hash is computed once)."""
+    messages = tuple((m["role"], m["content"]) for m in request.messages)
+    return messages, request.temperature, request.seed, request.max_tokens

@@ -1,0 +1,160 @@
+"""Grades decided without the judge: objective questions exactly, and subjective answers that
+score 0 by rule (blank, a non-answer, off topic) or cannot be scored (no judge configured).
+
+An off-topic answer scores 0 but always goes to review: that decision came from embedding
+similarity, not from reading the answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grader.config import Settings
+from grader.engine.objective import grade_objective
+from grader.engine.provenance import ENGINE, objective_provenance, rule_provenance
+from grader.engine.reasons import duplicate_reasons
+from grader.models import (
+    AnswerSignals,
+    CriterionScore,
+    Grade,
+    GradeStatus,
+    Method,
+    Question,
+    ReviewCode,
+    ReviewReason,
+    Rubric,
+    Submission,
+)
+
+_BLANK_MESSAGES = {
+    ReviewCode.BLANK: "blank or too short: 0 without the judge",
+    ReviewCode.NON_ANSWER: "says it has no answer: 0 without the judge",
+}
+
+
+def identity(submission: Submission) -> dict[str, Any]:
+    """The fields every grade of ``submission`` starts with."""
+    return {
+        "submission_id": submission.id,
+        "question_id": submission.question_id,
+        "student": submission.student,
+    }
+
+
+def objective_grade(submission: Submission, question: Question, settings: Settings) -> Grade:
+    """Exact grading against the bank's key; no key or no answer are said, not guessed."""
+    max_points = (
+        question.points if question.points is not None else settings.default_objective_points
+    )
+    provenance = objective_provenance(settings)
+    if question.answer is None:
+        return Grade(
+            **identity(submission),
+            status=GradeStatus.NO_KEY,
+            score=None,
+            max_score=max_points,
+            method=Method.NONE,
+            needs_review=True,
+            review_reasons=[
+                ReviewReason(code=ReviewCode.NO_KEY, message="the bank has no answer key")
+            ],
+            provenance=provenance,
+        )
+    if not submission.answer.strip():
+        return Grade(
+            **identity(submission),
+            status=GradeStatus.GRADED,
+            score=0.0,
+            max_score=max_points,
+            method=Method.RULE,
+            review_reasons=[ReviewReason(code=ReviewCode.BLANK, message="no answer given")],
+            details={"expected": question.answer},
+            provenance=provenance,
+        )
+    result = grade_objective(
+        question, submission.answer, max_points, settings.multiple_choice_credit
+    )
+    return Grade(
+        **identity(submission),
+        status=GradeStatus.GRADED,
+        score=result.points,
+        max_score=max_points,
+        method=Method.EXACT,
+        confidence=None if result.reasons else 1.0,
+        needs_review=bool(result.reasons),
+        review_reasons=result.reasons,
+        details={"read_as": result.read_as, "expected": question.answer, "correct": result.correct},
+        provenance=provenance,
+    )
+
+
+def blank_grade(submission: Submission, rubric: Rubric, why: ReviewCode) -> Grade:
+    """0 for a blank answer or a non-answer ("不知道"), sure of it."""
+    reason = ReviewReason(code=why, message=_BLANK_MESSAGES[why])
+    return _zero_by_rule(submission, rubric, "blank answer", [reason], 1.0)
+
+
+def off_topic_grade(
+    submission: Submission, rubric: Rubric, signals: AnswerSignals, embed_model: str | None
+) -> Grade:
+    """0 by rule, but always to review: the decision came from similarity, not reading."""
+    off_topic = ReviewReason(
+        code=ReviewCode.OFF_TOPIC,
+        message=f"no closer to the question and reference than unrelated text "
+        f"(margin {signals.topic_margin:+.3f}): 0 without the judge",
+    )
+    reasons = [off_topic, *duplicate_reasons(signals)]
+    return _zero_by_rule(
+        submission, rubric, "off topic", reasons, 0.5, signals, embed_model, needs_review=True
+    )
+
+
+def needs_judge_grade(
+    submission: Submission, question: Question, rubric: Rubric, signals: AnswerSignals | None
+) -> Grade:
+    """A subjective answer with no judge configured: no score, and why."""
+    return Grade(
+        **identity(submission),
+        status=GradeStatus.NEEDS_JUDGE,
+        score=None,
+        max_score=rubric.points,
+        method=Method.NONE,
+        review_reasons=[
+            ReviewReason(
+                code=ReviewCode.NEEDS_JUDGE,
+                message=f"{question.type} questions need the LLM judge; none is configured",
+            ),
+            *duplicate_reasons(signals),
+        ],
+        signals=signals,
+        provenance={"engine": ENGINE},
+    )
+
+
+def _zero_by_rule(
+    submission: Submission,
+    rubric: Rubric,
+    rationale: str,
+    reasons: list[ReviewReason],
+    confidence: float,
+    signals: AnswerSignals | None = None,
+    embed_model: str | None = None,
+    *,
+    needs_review: bool = False,
+) -> Grade:
+    return Grade(
+        **identity(submission),
+        status=GradeStatus.GRADED,
+        score=0.0,
+        max_score=rubric.points,
+        method=Method.RULE,
+        criteria=[
+            CriterionScore(id=c.id, points=0.0, max_points=c.points, rationale=rationale)
+            for c in rubric.criteria
+        ],
+        confidence=confidence,
+        needs_review=needs_review,
+        review_reasons=reasons,
+        signals=signals,
+        provenance=rule_provenance(rubric, embed_model if signals is not None else None),
+    )

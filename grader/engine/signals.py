@@ -1,0 +1,258 @@
+"""What answer embeddings say about the answers to one question, before and beside the judge.
+
+For each answer: its similarity to the reference; how far above *unrelated* text it sits near
+the question and reference (off-topic when barely above); for each rubric key point the
+closest sentence and how well it covers the point; near-duplicates among other students'
+answers; and its answer group.
+
+E5 cosines are compressed (unrelated texts still score ~0.8), so raw cosines are never
+compared with fixed thresholds. Each question is calibrated against a few everyday sentences
+in the answer's language: "unrelated" is how close those get to the question, reference or key
+point, and an answer's margin above that is what counts. Comparing within the answer's own
+language keeps an English answer to a Chinese question (cross-lingual cosines run lower) from
+looking off-topic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from grader.config import Settings
+from grader.engine.anchors import choose_anchors
+from grader.engine.cohort import DuplicatePair, centroid, group_answers, near_duplicates
+from grader.models import (
+    Anchor,
+    AnswerSignals,
+    KeyPointMatch,
+    NearDuplicate,
+    Question,
+    ReviewCode,
+    Rubric,
+    Submission,
+)
+from grader.text import content_chars, language_of, match_key, sentences_of
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from grader.embed import Embedder
+
+# Everyday sentences that answer no exam question: the per-question zero of the cosine scale.
+UNRELATED = {
+    "zh": (
+        "今天食堂的饭菜很好吃。",
+        "明天可能会下雨，记得带伞。",
+        "周末我和朋友去看了一场电影。",
+        "这件衣服打折以后很便宜。",
+        "我家的猫每天睡十几个小时。",
+        "火车晚点了半个小时。",
+        "他每天早上跑步五公里。",
+        "这本小说的结局让人意外。",
+    ),
+    "en": (
+        "The food in the cafeteria was good today.",
+        "It might rain tomorrow, so bring an umbrella.",
+        "I watched a movie with friends last weekend.",
+        "This shirt is cheap after the discount.",
+        "My cat sleeps more than ten hours a day.",
+        "The train was half an hour late.",
+        "He runs five kilometers every morning.",
+        "The ending of this novel was surprising.",
+    ),
+}
+
+# Answers that say "no answer" in words; compared on match keys without punctuation.
+NON_ANSWERS = frozenset(
+    {
+        *("不知道", "不会", "不会做", "不清楚", "不懂", "忘了", "略", "无", "没有", "空"),
+        *("pass", "skip", "idk", "n/a", "na", "none", "idon'tknow", "dontknow", "noidea"),
+    }
+)
+
+_NON_ANSWER_CHARS = max(len(n) for n in NON_ANSWERS)  # longer answers need no match key
+_SENTENCE_CHARS = 80  # a key point's matching sentence, as shown on the grade
+
+
+def blank_reason(answer: str, min_chars: int) -> ReviewCode | None:
+    """``blank`` (too little text), ``non_answer`` ("不知道", "I don't know") or None."""
+    content = content_chars(answer)
+    if content < min_chars:
+        return ReviewCode.BLANK
+    if content > _NON_ANSWER_CHARS:
+        return None
+    bare = "".join(ch for ch in match_key(answer) if ch.isalnum() or ch in "'/")
+    return ReviewCode.NON_ANSWER if bare in NON_ANSWERS else None
+
+
+def copied_pairs(
+    submissions: Sequence[Submission], vectors: np.ndarray, settings: Settings
+) -> list[DuplicatePair]:
+    """Near-duplicate pairs of different students' answers long enough to call copies."""
+    return near_duplicates(
+        vectors,
+        [s.student for s in submissions],
+        settings.duplicate_cosine,
+        eligible=[content_chars(s.answer) >= settings.duplicate_min_chars for s in submissions],
+    )
+
+
+@dataclass
+class QuestionAnalysis:
+    """Signals for a cohort of answers to one question, and the anchors each group is shown."""
+
+    question_id: str
+    signals: dict[str, AnswerSignals]  # by submission id
+    anchors: dict[str, list[Anchor]]  # by group id
+
+
+def analyze_question(
+    question: Question,
+    rubric: Rubric,
+    submissions: Sequence[Submission],
+    embedder: Embedder,
+    settings: Settings,
+    cohort: Sequence[Submission] = (),
+) -> QuestionAnalysis:
+    """Signals for ``submissions``; the ``cohort`` (other answers to the question) joins only
+    the near-duplicate and group comparisons, which need nothing but its answer vectors.
+
+    Everything is embedded in one batch. Groups are formed over all answers in id order, so
+    the same answers get the same group ids whichever batch asks.
+    """
+    mine = {s.id for s in submissions}
+    everyone = sorted([*submissions, *(c for c in cohort if c.id not in mine)], key=lambda s: s.id)
+    own = [i for i, s in enumerate(everyone) if s.id in mine]
+    space = _embed(question, rubric, everyone, own, embedder, settings)
+    signals = {
+        everyone[i].id: _answer_signals(everyone[i], i, space, rubric, settings) for i in own
+    }
+    for pair in copied_pairs(everyone, space.answers, settings):
+        for me, other in ((pair.first, pair.second), (pair.second, pair.first)):
+            if everyone[me].id in signals:
+                signals[everyone[me].id].near_duplicates.append(
+                    NearDuplicate(
+                        submission_id=everyone[other].id,
+                        student=everyone[other].student,
+                        similarity=pair.similarity,
+                    )
+                )
+    anchors = {}
+    for group in group_answers(space.answers, settings.group_cosine):
+        for member in group.members:
+            if everyone[member].id in signals:
+                signals[everyone[member].id].group = group.id
+        centre = centroid(space.answers[group.members])
+        anchors[group.id] = choose_anchors(
+            rubric.anchors, settings.anchors_k, space.anchors, centre
+        )
+    return QuestionAnalysis(question.id, signals, anchors)
+
+
+@dataclass
+class _Space:
+    """Every text of one question's analysis, embedded in one batch, with the scales' zeros."""
+
+    anchors: np.ndarray  # the rubric's anchors, when there are more than the judge is shown
+    answers: np.ndarray  # every answer of the cohort, in id order
+    topics: np.ndarray  # the question, then the reference when there is one
+    key_points: list[tuple[str, str]]  # (criterion id, key point)
+    points: np.ndarray  # the key points' vectors
+    sentences: dict[int, tuple[list[str], np.ndarray]]  # own answers: sentences and vectors
+    topic_zero: dict[str, float]  # per language: how close unrelated text gets to the topics
+    point_zero: dict[str, np.ndarray]  # per language and key point: the same for key points
+
+
+def _embed(
+    question: Question,
+    rubric: Rubric,
+    everyone: list[Submission],
+    own: list[int],
+    embedder: Embedder,
+    settings: Settings,
+) -> _Space:
+    import numpy as np
+
+    answers = [s.answer for s in everyone]
+    sentences = {i: sentences_of(answers[i]) or [answers[i]] for i in own}
+    key_points = [(c.id, p) for c in rubric.criteria for p in (c.key_points or [c.description])]
+    topics = [question.stem]
+    if isinstance(question.answer, str) and question.answer:
+        topics.append(question.answer)  # the reference
+    # Anchors are compared with groups only when the rubric has more than the judge is shown.
+    rubric_anchors = rubric.anchors if len(rubric.anchors) > settings.anchors_k else []
+    texts = [
+        *[a.answer for a in rubric_anchors],
+        *answers,
+        *topics,
+        *(p for _, p in key_points),
+        *UNRELATED["zh"],
+        *UNRELATED["en"],
+        *(s for i in own for s in sentences[i]),
+    ]
+    vectors = embedder.encode(texts)
+    sizes = [len(rubric_anchors), len(answers), len(topics), len(key_points), len(UNRELATED["zh"])]
+    anchor_v, answer_v, topic_v, point_v, zh_v, rest = np.split(vectors, np.cumsum(sizes))
+    unrelated_v = {"zh": zh_v, "en": rest[: len(UNRELATED["en"])]}
+    sentence_v = rest[len(UNRELATED["en"]) :]
+    own_sentences = {}
+    start = 0
+    for i in own:
+        own_sentences[i] = (sentences[i], sentence_v[start : start + len(sentences[i])])
+        start += len(sentences[i])
+    return _Space(
+        anchors=anchor_v,
+        answers=answer_v,
+        topics=topic_v,
+        key_points=key_points,
+        points=point_v,
+        sentences=own_sentences,
+        # The zero of each scale, per language: how close unrelated text gets.
+        topic_zero={lang: float((v @ topic_v.T).max()) for lang, v in unrelated_v.items()},
+        point_zero={lang: (point_v @ v.T).max(axis=1) for lang, v in unrelated_v.items()},
+    )
+
+
+def _answer_signals(
+    submission: Submission, i: int, space: _Space, rubric: Rubric, settings: Settings
+) -> AnswerSignals:
+    """One answer's reference similarity, topic margin and key-point matches."""
+    import numpy as np
+
+    lang = language_of(submission.answer)
+    sentences, sentence_v = space.sentences[i]
+    candidates = np.vstack([sentence_v, space.answers[i : i + 1]])
+    closeness = space.points @ candidates.T  # key point x (sentences + whole answer)
+    best = closeness.argmax(axis=1)
+    best_sim = closeness[np.arange(len(space.key_points)), best]
+    coverage = np.clip((best_sim - space.point_zero[lang]) / settings.coverage_span, 0.0, 1.0)
+    matches = [
+        KeyPointMatch(
+            criterion=cid,
+            key_point=point,
+            sentence=(sentences[best[k]] if best[k] < len(sentences) else submission.answer)[
+                :_SENTENCE_CHARS
+            ],
+            similarity=round(float(best_sim[k]), 4),
+            coverage=round(float(coverage[k]), 3),
+        )
+        for k, (cid, point) in enumerate(space.key_points)
+    ]
+    criterion_points = {c.id: c.points for c in rubric.criteria}
+    per_criterion = {
+        c.id: sum(1 for cid, _ in space.key_points if cid == c.id) for c in rubric.criteria
+    }
+    covered_points = sum(
+        criterion_points[m.criterion] * m.coverage / per_criterion[m.criterion] for m in matches
+    )
+    margin = float((space.answers[i] @ space.topics.T).max()) - space.topic_zero[lang]
+    return AnswerSignals(
+        reference_similarity=round(float(space.answers[i] @ space.topics[1]), 4)
+        if len(space.topics) > 1
+        else None,
+        topic_margin=round(margin, 4),
+        off_topic=margin < settings.offtopic_margin,
+        key_points=matches,
+        coverage_points=round(covered_points, 3),
+    )

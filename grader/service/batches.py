@@ -1,0 +1,89 @@
+"""Grade a stored batch: the step the Celery worker and the inline server share.
+
+It reads only submissions still ``queued`` (a redelivered task finds the rest graded and skips
+them), grades them with one ``grade_many`` per exam and platform — with the platform's other
+answers to the same questions as the cohort that embedding signals compare against — and
+stores the grades in one idempotent transaction. Answers the judge could not reach are not
+stored: they come back for a retry.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from grader.errors import ConfigError
+from grader.models import Grade, Submission
+from grader.service.exams import Graders
+from grader.service.store import Store, StoredSubmission
+
+
+@dataclass
+class Outcome:
+    graded: int = 0
+    deliveries: list[int] = field(default_factory=list)  # to send, now the grades are committed
+    retry: list[int] = field(default_factory=list)  # submission ids: the judge was unreachable
+
+
+def grade_stored(store: Store, graders: Graders, ids: Sequence[int]) -> Outcome:
+    by_exam: dict[tuple[str, int], list[StoredSubmission]] = defaultdict(list)
+    for stored in store.queue.queued(ids):
+        by_exam[stored.exam, stored.platform_id].append(stored)
+    results: list[tuple[StoredSubmission, Grade]] = []
+    outcome = Outcome()
+    for (exam, platform_id), items in by_exam.items():
+        if exam not in graders.exams:
+            raise ConfigError(f"exam {exam!r} is not served by this worker (GRADER_BANKS)")
+        items.sort(key=lambda s: s.question_id)  # one rubric prefix after another
+        pipeline = graders.pipeline(exam)
+        cohort = []
+        if pipeline.embedder is not None:
+            cohort = store.queue.cohort(platform_id, exam, sorted({s.question_id for s in items}))
+        external = {str(s.id): s.external_id for s in (*cohort, *items)}
+        graded = pipeline.grade_many(
+            [_submission(s) for s in items], [_submission(s) for s in cohort]
+        )
+        for stored, grade in zip(items, graded, strict=True):
+            if grade.retryable:
+                outcome.retry.append(stored.id)
+            else:
+                results.append((stored, _with_platform_ids(grade, external)))
+    outcome.deliveries = store.queue.record(results)
+    outcome.graded = len(results)
+    return outcome
+
+
+def chunks(items: Iterable[StoredSubmission], size: int) -> list[list[int]]:
+    """Submission ids in tasks of at most ``size``, one exam per task, sorted by question so
+    the answers sharing a rubric prefix sit together in the judge's batch."""
+    by_exam: dict[str, list[StoredSubmission]] = defaultdict(list)
+    for s in items:
+        by_exam[s.exam].append(s)
+    out = []
+    for group in by_exam.values():
+        ids = [s.id for s in sorted(group, key=lambda s: (s.question_id, s.id))]
+        out += [ids[i : i + size] for i in range(0, len(ids), size)]
+    return out
+
+
+def _submission(stored: StoredSubmission) -> Submission:
+    # The store's id, not the platform's: two platforms may use the same ids.
+    return Submission(
+        id=str(stored.id),
+        question_id=stored.question_id,
+        answer=stored.answer,
+        student=stored.student,
+    )
+
+
+def _with_platform_ids(grade: Grade, external: dict[str, str]) -> Grade:
+    """The grade as the platform knows it: its own submission ids, here and in the signals."""
+    update: dict = {"submission_id": external[grade.submission_id]}
+    if grade.signals is not None and grade.signals.near_duplicates:
+        duplicates = [
+            d.model_copy(update={"submission_id": external.get(d.submission_id, d.submission_id)})
+            for d in grade.signals.near_duplicates
+        ]
+        update["signals"] = grade.signals.model_copy(update={"near_duplicates": duplicates})
+    return grade.model_copy(update=update)

@@ -1,0 +1,121 @@
+"""What platforms post and read back: storing submissions idempotently, one submission with
+its grade, and an exam's export."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+
+from grader.models import SubmissionStatus
+from grader.service.store import rows
+from grader.service.store.records import IdConflict, NewSubmission, StoredSubmission, utcnow
+from grader.service.store.schema import submissions
+
+_IN_CHUNK = 500  # ids per IN (...): well under every database's parameter limit
+
+
+class Intake:
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    def submit(
+        self, platform_id: int, items: Sequence[NewSubmission]
+    ) -> list[tuple[StoredSubmission, bool]]:
+        """Store new submissions as ``queued``; (stored, created) per item, same order.
+
+        A repeated id with the same body returns the stored one (created False); a repeated
+        id with a different body raises IdConflict and stores nothing of the request.
+        """
+        for attempt in range(2):
+            try:
+                return self._submit(platform_id, items)
+            except IntegrityError:  # a concurrent post of the same id won the race
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _submit(
+        self, platform_id: int, items: Sequence[NewSubmission]
+    ) -> list[tuple[StoredSubmission, bool]]:
+        by_id: dict[str, NewSubmission] = {}
+        conflicts = []
+        for item in items:
+            first = by_id.setdefault(item.external_id, item)
+            if first.body_hash != item.body_hash:
+                conflicts.append(item.external_id)
+        now = utcnow()
+        with self.engine.begin() as conn:
+            existing = _by_external_id(conn, platform_id, list(by_id))
+            conflicts += [i for i, row in existing.items() if row.body_hash != by_id[i].body_hash]
+            if conflicts:
+                raise IdConflict(sorted(set(conflicts)))
+            new = [item for i, item in by_id.items() if i not in existing]
+            if new:
+                conn.execute(
+                    submissions.insert(),
+                    [
+                        {
+                            "platform_id": platform_id,
+                            "external_id": item.external_id,
+                            "exam": item.exam,
+                            "question_id": item.question_id,
+                            "student": item.student,
+                            "answer": item.answer,
+                            "body_hash": item.body_hash,
+                            "status": SubmissionStatus.QUEUED.value,
+                            "enqueued_at": now,
+                            "created_at": now,
+                        }
+                        for item in new
+                    ],
+                )
+                existing.update(_by_external_id(conn, platform_id, [i.external_id for i in new]))
+        created = {i.external_id for i in new}
+        return [
+            (rows.stored(existing[item.external_id]), item.external_id in created) for item in items
+        ]
+
+    def submission(self, platform_id: int, external_id: str) -> StoredSubmission | None:
+        """One submission of a platform with its newest grade, or None."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                rows.with_newest_grade(
+                    submissions.c.platform_id == platform_id,
+                    submissions.c.external_id == external_id,
+                )
+            ).first()
+            if row is None:
+                return None
+            override = rows.newest_override(conn, row.id)
+        return rows.stored(row, row.record, override)
+
+    def export(self, platform_id: int, exam: str) -> Iterator[StoredSubmission]:
+        """Every submission of a platform to an exam with its newest grade, in id order."""
+        where = (submissions.c.platform_id == platform_id, submissions.c.exam == exam)
+        with self.engine.connect() as conn:
+            overrides = rows.newest_overrides(conn, sa.select(submissions.c.id).where(*where))
+            for row in conn.execution_options(yield_per=500).execute(
+                rows.with_newest_grade(*where)
+            ):
+                yield rows.stored(row, row.record, overrides.get(row.id))
+
+
+def _by_external_id(conn, platform_id: int, external_ids: list[str]) -> dict:
+    found = {}
+    for start in range(0, len(external_ids), _IN_CHUNK):
+        chunk = external_ids[start : start + _IN_CHUNK]
+        found.update(
+            {
+                row.external_id: row
+                for row in conn.execute(
+                    submissions.select().where(
+                        submissions.c.platform_id == platform_id,
+                        submissions.c.external_id.in_(chunk),
+                    )
+                )
+            }
+        )
+    return found

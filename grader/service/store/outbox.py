@@ -1,0 +1,126 @@
+"""The webhook outbox: deliveries written with the grades, claimed, tried and settled.
+
+A delivery row is made in the transaction that records the grade, so a grade never goes
+unannounced; what is sent is read at send time (an override made since wins).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from grader.models import DeliveryStatus
+from grader.service.store import rows
+from grader.service.store.records import Delivery, utcnow
+from grader.service.store.schema import grades, platforms, submissions, webhook_deliveries
+
+_PENDING = DeliveryStatus.PENDING.value
+
+
+class Outbox:
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    def delivery(self, delivery_id: int) -> Delivery | None:
+        """A delivery with its destination and the grade as its platform sees it."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(
+                    webhook_deliveries,
+                    platforms.c.webhook_url,
+                    platforms.c.webhook_secret,
+                    submissions.c.external_id,
+                    submissions.c.exam,
+                    grades.c.record,
+                )
+                .join(platforms, platforms.c.id == webhook_deliveries.c.platform_id)
+                .join(submissions, submissions.c.id == webhook_deliveries.c.submission_id)
+                .outerjoin(grades, grades.c.id == rows.newest_grade_id())
+                .where(webhook_deliveries.c.id == delivery_id)
+            ).first()
+            if row is None:
+                return None
+            override = rows.newest_override(conn, row.submission_id)
+        return Delivery(
+            id=row.id,
+            status=DeliveryStatus(row.status),
+            attempts=row.attempts,
+            url=row.webhook_url,
+            secret=row.webhook_secret,
+            event=row.event,
+            exam=row.exam,
+            submission_id=row.external_id,
+            grade=rows.platform_grade(row.record, row.external_id, override),
+        )
+
+    def delivery_succeeded(self, delivery_id: int) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                webhook_deliveries.update()
+                .where(webhook_deliveries.c.id == delivery_id)
+                .values(
+                    status=DeliveryStatus.DELIVERED.value,
+                    attempts=webhook_deliveries.c.attempts + 1,
+                    delivered_at=utcnow(),
+                    last_error=None,
+                )
+            )
+
+    def delivery_failed(self, delivery_id: int, error: str, retry_in: timedelta | None) -> None:
+        """One failed attempt: try again after ``retry_in``, or give up when it is None."""
+        values = {"attempts": webhook_deliveries.c.attempts + 1, "last_error": error[:2000]}
+        if retry_in is None:
+            values["status"] = DeliveryStatus.FAILED.value
+        else:
+            values["next_attempt_at"] = utcnow() + retry_in
+        with self.engine.begin() as conn:
+            conn.execute(
+                webhook_deliveries.update()
+                .where(
+                    webhook_deliveries.c.id == delivery_id,
+                    webhook_deliveries.c.status == _PENDING,
+                )
+                .values(**values)
+            )
+
+    def due_deliveries(self, limit: int = 1000) -> list[int]:
+        """Pending deliveries whose next attempt is due."""
+        with self.engine.connect() as conn:
+            return list(
+                conn.execute(
+                    sa.select(webhook_deliveries.c.id)
+                    .where(
+                        webhook_deliveries.c.status == _PENDING,
+                        webhook_deliveries.c.next_attempt_at <= utcnow(),
+                    )
+                    .order_by(webhook_deliveries.c.id)
+                    .limit(limit)
+                ).scalars()
+            )
+
+    def claim_overdue_deliveries(self, late_by: timedelta, limit: int = 10_000) -> list[int]:
+        """Pending deliveries ``late_by`` past their time (their task is likely lost), claimed
+        by moving their time to now, so the next sweep leaves them to the task sent now."""
+        now = utcnow()
+        with self.engine.begin() as conn:
+            return sorted(
+                conn.execute(
+                    webhook_deliveries.update()
+                    .where(
+                        webhook_deliveries.c.id.in_(
+                            sa.select(webhook_deliveries.c.id)
+                            .where(
+                                webhook_deliveries.c.status == _PENDING,
+                                webhook_deliveries.c.next_attempt_at <= now - late_by,
+                            )
+                            .limit(limit)
+                            .scalar_subquery()
+                        ),
+                        webhook_deliveries.c.next_attempt_at <= now - late_by,
+                    )
+                    .values(next_attempt_at=now)
+                    .returning(webhook_deliveries.c.id)
+                ).scalars()
+            )

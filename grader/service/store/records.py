@@ -1,0 +1,151 @@
+"""What the store hands out and takes in: plain frozen records, no SQL."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from grader.models import DeliveryStatus, Grade, GradeStatus, Method, SubmissionStatus
+
+GRADE_EVENT = "grade.completed"
+
+
+def utcnow() -> datetime:
+    """Naive UTC: SQLite keeps no time zone, so every timestamp is UTC by convention."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def body_hash(exam: str, question_id: str, answer: str, student: str | None) -> str:
+    """What makes two posts of one submission id "the same body"."""
+    blob = json.dumps([exam, question_id, answer, student], ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Platform:
+    id: int
+    name: str
+    key_hash: str
+    webhook_url: str | None
+    webhook_secret: str
+    exams: frozenset[str]
+
+
+@dataclass(frozen=True)
+class NewSubmission:
+    external_id: str
+    exam: str
+    question_id: str
+    answer: str
+    student: str | None = None
+
+    @property
+    def body_hash(self) -> str:
+        return body_hash(self.exam, self.question_id, self.answer, self.student)
+
+
+@dataclass(frozen=True)
+class StoredSubmission:
+    id: int
+    platform_id: int
+    external_id: str
+    exam: str
+    question_id: str
+    answer: str
+    student: str | None
+    status: SubmissionStatus
+    created_at: datetime
+    graded_at: datetime | None
+    error: str | None
+    grade: Grade | None = None
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A webhook delivery, where it goes, and the grade it announces as the platform sees it."""
+
+    id: int
+    status: DeliveryStatus
+    attempts: int
+    url: str | None
+    secret: str
+    event: str
+    exam: str
+    submission_id: str  # the platform's own id
+    grade: Grade | None
+
+
+class IdConflict(Exception):
+    """Submission ids already stored with a different body; nothing of the request was stored."""
+
+    def __init__(self, external_ids: list[str]):
+        self.external_ids = external_ids
+        super().__init__(f"already submitted with a different body: {', '.join(external_ids)}")
+
+
+@dataclass(frozen=True)
+class Instructor:
+    id: int
+    name: str
+    key_hash: str
+    exams: frozenset[str]
+
+
+@dataclass(frozen=True)
+class HumanEntry:
+    """An instructor's score of one answer: a total, and points per criterion when given."""
+
+    instructor: str
+    score: float
+    criteria: dict[str, float] | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Override:
+    """An instructor's grade that wins over the judge's wherever the service returns a grade."""
+
+    score: float
+    reason: str
+    instructor: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class AnswerRow:
+    """One answer as the instructor pages show it; ``submission.grade`` is the judge's own."""
+
+    submission: StoredSubmission
+    human: HumanEntry | None
+    override: Override | None
+    open_review: list[dict] | None  # the reasons, while the review is not resolved
+
+
+def overridden(grade: Grade, override: Override | None) -> Grade:
+    """The grade a platform sees: the override's score, the judge's grade kept in details."""
+    if override is None:
+        return grade
+    return grade.model_copy(
+        update={
+            "status": GradeStatus.GRADED,
+            "score": override.score,
+            "method": Method.INSTRUCTOR,
+            "needs_review": False,
+            "details": {
+                **grade.details,
+                "override": {
+                    "score": override.score,
+                    "reason": override.reason,
+                    "by": override.instructor,
+                    "at": override.created_at.isoformat(),
+                    "judge": {
+                        "status": grade.status.value,
+                        "score": grade.score,
+                        "method": grade.method.value,
+                    },
+                },
+            },
+        }
+    )

@@ -1,0 +1,127 @@
+"""What instructors read and write on the pages: answers with the judge's newest grade, their
+own scores, overrides (a history; the newest wins) and the review queue."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from grader.service.store import rows
+from grader.service.store.engine import insert_ignore
+from grader.service.store.records import AnswerRow, HumanEntry, utcnow
+from grader.service.store.schema import (
+    grade_overrides,
+    human_scores,
+    instructors,
+    review_queue,
+    submissions,
+)
+
+
+class Reviews:
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    def answers(self, exam: str, question_id: str | None = None) -> list[AnswerRow]:
+        """Every submission to an exam (all platforms) with the judge's newest grade, the newest
+        human score, the newest override and the open review, in submission order."""
+        where = [submissions.c.exam == exam]
+        if question_id is not None:
+            where.append(submissions.c.question_id == question_id)
+        return self._answer_rows(where)
+
+    def answer(self, submission_id: int) -> AnswerRow | None:
+        """One submission by the store's own id (the instructor pages' handle)."""
+        found = self._answer_rows([submissions.c.id == submission_id])
+        return found[0] if found else None
+
+    def _answer_rows(self, where: list) -> list[AnswerRow]:
+        ids = sa.select(submissions.c.id).where(*where)
+        with self.engine.connect() as conn:
+            found = conn.execute(rows.with_newest_grade(*where)).all()
+            overrides = rows.newest_overrides(conn, ids)
+            humans: dict[int, HumanEntry] = {}
+            for h in conn.execute(
+                sa.select(human_scores, instructors.c.name)
+                .join(instructors, instructors.c.id == human_scores.c.instructor_id)
+                .where(human_scores.c.submission_id.in_(ids))
+                .order_by(human_scores.c.created_at, human_scores.c.id)
+            ):
+                humans[h.submission_id] = HumanEntry(h.name, h.score, h.criteria, h.created_at)
+            reviews = dict(
+                conn.execute(
+                    sa.select(review_queue.c.submission_id, review_queue.c.reasons)
+                    .where(review_queue.c.submission_id.in_(ids), review_queue.c.resolved_at.is_(None))
+                    .order_by(review_queue.c.id)
+                ).all()
+            )  # fmt: skip
+        return [
+            AnswerRow(
+                # the judge's own grade: the override is beside it, not applied
+                rows.stored(row, row.record), humans.get(row.id), overrides.get(row.id),
+                reviews.get(row.id),
+            )
+            for row in found
+        ]  # fmt: skip
+
+    def set_human_score(
+        self,
+        submission_id: int,
+        instructor_id: int,
+        score: float,
+        criteria: dict[str, float] | None,
+    ) -> None:
+        """The instructor's score of an answer; entering it again replaces it (one per pair)."""
+        values = {"score": score, "criteria": criteria, "created_at": utcnow()}
+        with self.engine.begin() as conn:
+            updated = conn.execute(
+                human_scores.update()
+                .where(
+                    human_scores.c.submission_id == submission_id,
+                    human_scores.c.instructor_id == instructor_id,
+                )
+                .values(**values)
+            ).rowcount
+            if not updated:
+                insert_ignore(
+                    conn,
+                    human_scores,
+                    [{"submission_id": submission_id, "instructor_id": instructor_id, **values}],
+                )
+
+    def add_override(self, submission_id: int, score: float, reason: str, instructor: str) -> bool:
+        """Override the grade and close its review; the same override twice is stored once.
+
+        Overrides are kept as a history (who, when, why); the newest wins.
+        """
+        now = utcnow()
+        with self.engine.begin() as conn:
+            newest = rows.newest_override(conn, submission_id)
+            if newest and (newest.score, newest.reason, newest.instructor) == (
+                score, reason, instructor,
+            ):  # fmt: skip
+                return False
+            conn.execute(
+                grade_overrides.insert().values(
+                    submission_id=submission_id,
+                    score=score,
+                    reason=reason,
+                    instructor=instructor,
+                    created_at=now,
+                )
+            )
+            _resolve(conn, submission_id, instructor, now)
+        return True
+
+    def accept_judge(self, submission_id: int, instructor: str) -> bool:
+        """Mark the judge's grade reviewed as it stands; False when nothing was open."""
+        with self.engine.begin() as conn:
+            return _resolve(conn, submission_id, instructor, utcnow()) > 0
+
+
+def _resolve(conn: Connection, submission_id: int, instructor: str, now) -> int:
+    return conn.execute(
+        review_queue.update()
+        .where(review_queue.c.submission_id == submission_id, review_queue.c.resolved_at.is_(None))
+        .values(resolved_at=now, resolved_by=instructor)
+    ).rowcount

@@ -1,0 +1,341 @@
+"""The house keeps its floors: imports go one way, no module imports itself back, no module
+grows past ~400 lines, and ``import grader`` stays light.
+
+The floors, bottom up (see README "Layout"): ground (models, errors, config, text) ← files,
+bank, packaged ← judge, embed ← engine ← calibrate, reports ← service ← api, workers ← cli.
+``ALLOWED`` says, for each room (a top-level module or package of ``grader``, or ``workers``),
+which other rooms it may import; imports inside one room are free. A new room must be added
+here, on purpose.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("grader", "workers")
+MAX_LINES = 400
+# Over the limit for now, and why; an entry that is no longer needed fails the test too.
+LONG_FOR_NOW: dict[str, str] = {}
+
+GROUND = {"version", "models", "errors", "config", "text"}
+_MODELS = GROUND | {"files", "bank", "packaged"}
+_BACKENDS = _MODELS | {"judge", "embed"}
+_ENGINE = _BACKENDS | {"engine"}
+_ANALYSIS = _ENGINE | {"calibrate", "reports"}
+_SERVICE = _ANALYSIS | {"service"}
+ALLOWED: dict[str, set[str]] = {
+    "version": set(),  # grader/__init__.py: the version, nothing else
+    "models": set(),
+    "errors": set(),
+    "text": set(),
+    "config": {"models"},
+    "files": GROUND,
+    "bank": GROUND | {"files"},
+    "packaged": GROUND,
+    "judge": GROUND | {"packaged"},
+    "embed": GROUND | {"packaged"},
+    "engine": _BACKENDS,
+    "calibrate": _ENGINE,
+    "reports": _ENGINE | {"calibrate"},
+    "service": _ANALYSIS,
+    "client": {"models"},  # the platforms' Python client (issue 16): HTTP and models only
+    "api": _SERVICE,
+    "workers": _SERVICE,
+    "cli": _SERVICE | {"api", "workers"},
+    "__main__": {"cli"},
+}
+
+
+def room(module: str) -> str:
+    """``grader.engine.pipeline`` -> ``engine``; ``grader`` -> ``version``; ``workers.x`` -> ``workers``."""
+    parts = module.split(".")
+    if parts[0] == "workers":
+        return "workers"
+    return parts[1] if len(parts) > 1 else "version"
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(module: str, source: str, is_package: bool = False) -> set[str]:
+    """Every module of ours that ``source`` imports, at module level or inside functions and
+    ``TYPE_CHECKING`` blocks alike (a type-only import is still a dependency)."""
+    found: set[str] = set()
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            # ``from grader.engine import asking``: the module grader.engine.asking; an attribute
+            # (``from grader.models import Grade``) resolves to its module below
+            names = [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found.update(n for n in names if n.split(".")[0] in PACKAGES)
+    return found
+
+
+def resolve(name: str, modules: Iterable[str]) -> str | None:
+    """The longest known module that ``name`` is or lies in (``pkg.mod.attr`` -> ``pkg.mod``)."""
+    known = set(modules)
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def graph(sources: Mapping[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """Module -> the modules of ours it imports (itself excluded)."""
+    edges = {}
+    for module, (source, is_package) in sources.items():
+        targets = {resolve(n, sources) for n in imports(module, source, is_package)}
+        edges[module] = {t for t in targets if t and t != module}
+    return edges
+
+
+def wrong_way(edges: Mapping[str, set[str]]) -> list[str]:
+    """Imports against the floors, as readable lines; a module in no known room is one too."""
+    problems = []
+    for module, targets in sorted(edges.items()):
+        mine = room(module)
+        if mine not in ALLOWED:
+            problems.append(f"{module}: room {mine!r} is not in ALLOWED; add it on purpose")
+            continue
+        for target in sorted(targets):
+            theirs = room(target)
+            if theirs != mine and theirs not in ALLOWED[mine]:
+                problems.append(f"{module} ({mine}) imports {target} ({theirs})")
+    return problems
+
+
+def cycles(edges: Mapping[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan): modules that import each
+    other, directly or round a loop, however lazily."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in edges.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def our_sources() -> dict[str, tuple[str, bool]]:
+    sources = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            sources[module_name(path)] = (
+                path.read_text(encoding="utf-8"),
+                path.name == "__init__.py",
+            )
+    return sources
+
+
+# --- the checks over this codebase ----------------------------------------------------------
+
+
+def test_imports_go_one_way():
+    assert wrong_way(graph(our_sources())) == []
+
+
+def test_no_import_cycles():
+    assert cycles(graph(our_sources())) == []
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_module_over_400_lines(package):
+    lengths = {
+        str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines())
+        for p in (ROOT / package).rglob("*.py")
+    }
+    long = {path: n for path, n in lengths.items() if n > MAX_LINES and path not in LONG_FOR_NOW}
+    assert long == {}, f"split these by job: {long}"
+    stale = [p for p in LONG_FOR_NOW if p in lengths and lengths[p] <= MAX_LINES]
+    assert stale == [], f"short enough now: remove them from LONG_FOR_NOW: {stale}"
+
+
+def test_the_readme_layout_names_every_module():
+    """README "Layout" is the map a newcomer reads: a module missing from it is a room unseen."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    layout = re.sub(r"```.*?```", "", readme[readme.index("## Layout") :], flags=re.DOTALL)
+    named = set(re.findall(r"`([^`]+)`", layout))
+    words = {w for n in named for w in re.split(r"[/ ]", n)}
+    missing = [
+        str(path.relative_to(ROOT))
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if path.name != "__init__.py"
+        and "migrations" not in path.parts
+        and path.name not in words
+        and path.stem not in words
+    ]
+    assert missing == [], f"add them to README Layout with their job: {missing}"
+
+
+MAX_FUNCTION_LINES = 80
+MAX_INIT_PARAMETERS = 8
+# Alembic revisions are history: generated once, never edited.
+_FROZEN = ("grader/service/migrations/versions/",)
+
+
+def _functions(package: str):
+    for path in sorted((ROOT / package).rglob("*.py")):
+        where = str(path.relative_to(ROOT))
+        if where.startswith(_FROZEN):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                yield f"{where}:{node.lineno} {node.name}", node
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_function_over_80_lines(package):
+    long = {
+        name: node.end_lineno - node.lineno + 1
+        for name, node in _functions(package)
+        if node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    }
+    assert long == {}, f"split these: {long}"
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_constructor_with_more_than_8_parameters(package):
+    wide = {}
+    for name, node in _functions(package):
+        if node.name == "__init__":
+            args = node.args
+            count = len(args.posonlyargs) + len(args.args) + len(args.kwonlyargs) - 1  # self
+            if count > MAX_INIT_PARAMETERS:
+                wide[name] = count
+    assert wide == {}, f"group these parameters into a value: {wide}"
+
+
+def test_importing_grader_loads_no_model_runtime():
+    """``import grader`` and the modules every command and worker loads stay free of torch,
+    vLLM and sentence-transformers: those load when a model is actually used."""
+    code = textwrap.dedent(
+        """
+        import sys
+        import grader, grader.cli, grader.engine.pipeline, grader.judge, grader.embed
+        import grader.packaged, grader.service.exams, grader.calibrate.promote
+        heavy = sorted(m for m in ("torch", "vllm", "sentence_transformers", "transformers")
+                       if m in sys.modules)
+        print(",".join(heavy))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert result.stdout.strip() == ""
+
+
+def test_importing_the_workers_builds_no_celery_app():
+    code = textwrap.dedent(
+        """
+        import workers.app, workers.tasks, workers.lifecycle, workers.sweeper, workers.dispatch
+        from celery import _state
+        print(len(list(_state._apps)))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert result.stdout.strip() == "0"
+
+
+# --- the checker itself catches what it must ------------------------------------------------
+
+
+def _fake(**modules: str) -> dict[str, set[str]]:
+    """The import graph of made-up modules: name -> source."""
+    sources = {name: (textwrap.dedent(src), False) for name, src in modules.items()}
+    return graph(sources)
+
+
+def test_a_wrong_way_import_is_caught_even_inside_a_function():
+    edges = _fake(
+        **{
+            "grader.judge.fake": """
+                def f():
+                    from grader.engine.pipeline import Pipeline
+                """,
+            "grader.engine.pipeline": "from grader.judge.fake import f\n",
+        }
+    )
+    assert wrong_way(edges) == ["grader.judge.fake (judge) imports grader.engine.pipeline (engine)"]
+
+
+def test_type_checking_imports_and_relative_imports_count():
+    edges = _fake(
+        **{
+            "grader.config": """
+                from typing import TYPE_CHECKING
+                if TYPE_CHECKING:
+                    from grader.engine.objective import MultipleChoiceCredit
+                """,
+            "grader.engine.objective": "from ..models import Question\n",
+            "grader.models": "",
+        }
+    )
+    assert edges["grader.engine.objective"] == {"grader.models"}
+    assert wrong_way(edges) == ["grader.config (config) imports grader.engine.objective (engine)"]
+
+
+def test_a_new_room_must_be_declared():
+    edges = _fake(**{"grader.attic.junk": "import grader.models\n", "grader.models": ""})
+    assert wrong_way(edges) == [
+        "grader.attic.junk: room 'attic' is not in ALLOWED; add it on purpose"
+    ]
+
+
+def test_a_cycle_is_found_however_lazy():
+    edges = _fake(
+        **{
+            "workers.app": "import workers.hooks\n",
+            "workers.hooks": "def start():\n    from workers.app import app\n",
+            "workers.tasks": "import workers.app\n",
+        }
+    )
+    assert cycles(edges) == [["workers.app", "workers.hooks"]]
+    assert cycles(_fake(**{"workers.app": "import workers.tasks\n", "workers.tasks": ""})) == []

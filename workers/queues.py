@@ -1,0 +1,14 @@
+"""Task and queue names, defined once: the Celery app routes by them, the API's dispatcher and
+the sweeper send by them, ``grader worker`` consumes them.
+
+The task names are what messages already in Redis carry: changing one strands them.
+"""
+
+GRADE_TASK = "workers.tasks.grade_batch"
+WEBHOOK_TASK = "workers.tasks.deliver_webhook"
+
+GRADE_QUEUE = "grade"  # the judge; one worker process per GPU
+IO_QUEUE = "io"  # webhooks; never loads the judge
+QUEUES = (GRADE_QUEUE, IO_QUEUE)
+
+ROUTES = {GRADE_TASK: GRADE_QUEUE, WEBHOOK_TASK: IO_QUEUE}
