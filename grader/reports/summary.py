@@ -162,10 +162,10 @@ def score_table(scores: ExamScores) -> pd.DataFrame:
 def _item_analysis(scores: ExamScores, notes: list[str]):
     table = score_table(scores)
     maxima = pd.Series(scores.max_scores, dtype=float)
+    answers = answers_frame(scores)
+    scored = set(answers.loc[answers["score"].notna(), "question_id"])
     usable = [
-        qid
-        for qid in table.columns
-        if table[qid].notna().any() and pd.notna(maxima[qid]) and maxima[qid] > 0
+        qid for qid in table.columns if qid in scored and pd.notna(maxima[qid]) and maxima[qid] > 0
     ]
     if dropped := len(table.columns) - len(usable):
         notes.append(
