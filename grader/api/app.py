@@ -31,6 +31,8 @@ from grader.api.schemas import (
 )
 from grader.config import Settings
 from grader.exams import Exam
+from grader.reports.exports import csv_lines, spreadsheet_text, wide_table
+from grader.reports.scores import AnswerRecord, collect
 from grader.store import IdConflict, NewSubmission, Platform, Store, StoredSubmission
 
 _bearer = HTTPBearer(auto_error=False, description="the platform's API key")
@@ -119,20 +121,35 @@ def create_app(
 
     @app.get("/v1/exams/{exam}/grades")
     def export(exam: str, caller: Caller, format: str = "jsonl") -> StreamingResponse:
-        """Every submission of this platform to the exam with its grade: JSONL or CSV."""
+        """Every submission of this platform to the exam with its grade: JSONL, CSV (one row
+        per submission) or wide CSV (one row per student, a column per question, section
+        subtotals and the total; empty where not answered or not graded yet)."""
         if exam not in caller.exams:
             raise HTTPException(404, f"no exam {exam!r} for this platform")
+        if format not in ("jsonl", "csv", "wide-csv"):
+            raise HTTPException(
+                422,
+                [
+                    {
+                        "loc": ["query", "format"],
+                        "msg": "use jsonl, csv or wide-csv",
+                        "type": "value_error",
+                    }
+                ],
+            )
+        if format == "wide-csv" and exam not in exams:
+            raise HTTPException(404, f"exam {exam!r} is not served here: no bank for its columns")
         rows = store.export(caller.id, exam)
         if format == "jsonl":
             return StreamingResponse(_jsonl(rows), media_type="application/x-ndjson")
         if format == "csv":
-            return StreamingResponse(
-                _csv(rows),
-                media_type="text/csv",
-                headers={"Content-Disposition": f'attachment; filename="{exam}.csv"'},
-            )
-        raise HTTPException(
-            422, [{"loc": ["query", "format"], "msg": "use jsonl or csv", "type": "value_error"}]
+            lines, name = _csv(rows), f"{exam}.csv"
+        else:  # a student's row needs all their answers: gathered first, then streamed
+            lines, name = _wide_csv(rows, exams[exam]), f"{exam}-wide.csv"
+        return StreamingResponse(
+            lines,
+            media_type="text/csv",
+            headers={"Content-Disposition": f'attachment; filename="{name}"'},
         )
 
     @app.get("/healthz", response_model=Health, responses={503: {"model": Health}})
@@ -274,12 +291,6 @@ CSV_COLUMNS = [
 ]  # fmt: skip
 
 
-def _cell(text: str | None) -> str:
-    """Platform-supplied text that a spreadsheet would run as a formula is quoted with '."""
-    text = text or ""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
 def _csv(rows: Iterator[StoredSubmission]) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -288,7 +299,7 @@ def _csv(rows: Iterator[StoredSubmission]) -> Iterator[str]:
         g = s.grade
         writer.writerow(
             [
-                _cell(s.external_id), s.exam, s.question_id, _cell(s.student), s.status,
+                spreadsheet_text(s.external_id), s.exam, s.question_id, spreadsheet_text(s.student), s.status,
                 "" if g is None or g.score is None else g.score,
                 "" if g is None or g.max_score is None else g.max_score,
                 g.method.value if g else "", "" if g is None or g.confidence is None else g.confidence,
@@ -299,6 +310,11 @@ def _csv(rows: Iterator[StoredSubmission]) -> Iterator[str]:
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
+
+
+def _wide_csv(rows: Iterator[StoredSubmission], exam: Exam) -> Iterator[str]:
+    records = [AnswerRecord(s.external_id, s.question_id, s.student, s.grade) for s in rows]
+    return csv_lines(*wide_table(collect(records, exam.bank)))
 
 
 def _request_body_doc(bulk_limit: int) -> dict:
