@@ -27,9 +27,9 @@ def _pyplot():
     return plt
 
 
-def data_uri(fig, dpi: int = 100) -> str:
+def data_uri(fig) -> str:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi)
+    fig.savefig(buffer, format="png", dpi=100)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -60,7 +60,7 @@ def question_plots(report: ExamReport) -> dict[str, str]:
             if q.scored:
                 ax.clear()
                 _distribution(ax, q)
-                plots[q.question_id] = data_uri(fig, dpi=90)
+                plots[q.question_id] = data_uri(fig)
     finally:
         plt.close(fig)
     return plots

@@ -16,8 +16,9 @@ from grader.models import Bank, Question, QuestionType
 from grader.reports.scores import AnswerRecord
 from grader.submissions import read_submissions
 
-__all__ = ["NOT_READ", "UNKNOWN", "chosen_option", "load_bank", "read_records"]
+__all__ = ["BLANK", "NOT_READ", "UNKNOWN", "chosen_option", "load_bank", "read_records"]
 
+BLANK = "(blank)"  # scored 0 by rule: nothing to read
 NOT_READ = "(unreadable)"  # answered, but not as an option
 UNKNOWN = "(unknown)"  # neither the grade nor a submissions file says what was chosen
 
@@ -49,8 +50,10 @@ def read_records(grades: Path, bank: Bank, submissions: Path | None = None) -> l
 
 def chosen_option(question: Question, record: AnswerRecord) -> str:
     """What a choice or true/false answer chose: letters ("B", "ABD"), "true"/"false", or
-    NOT_READ / UNKNOWN. From the grade's ``details.read_as``, else the answer text."""
+    BLANK / NOT_READ / UNKNOWN. From the grade's ``details.read_as``, else the answer text."""
     details = record.grade.details if record.grade else {}
+    if record.grade and any(r.code == "blank" for r in record.grade.review_reasons):
+        return BLANK
     if "read_as" in details:
         read = details["read_as"]
     elif record.answer is not None:

@@ -14,6 +14,7 @@ import pytest
 from grader.models import Bank, Grade, GradeStatus, Method, Question, ReviewReason
 from grader.reports.items import ItemFlag, group_size
 from grader.reports.scores import AnswerRecord, collect
+from grader.reports.sources import BLANK, NOT_READ, UNKNOWN, chosen_option
 from grader.reports.summary import NO_ANSWER, build_report
 
 OPTIONS = {"A": "a", "B": "b", "C": "c", "D": "d"}
@@ -195,3 +196,19 @@ def test_undefined_figures_are_none_not_zero():
     assert q1.items.discrimination is None and q1.items.flags == [ItemFlag.NO_VARIANCE]
     one = build_report(collect(records[:1] + records[2:3], bank))
     assert one.test is None and any("at least two students" in n for n in one.notes)
+
+
+def test_the_chosen_option_comes_from_the_grade_or_the_answer_text():
+    q1, q4 = BANK.get("q1"), BANK.get("q4")
+    blank = _grade("a", "q1", 0.0, 2.0, method=Method.RULE)
+    blank.grade.review_reasons.append(ReviewReason(code="blank", message="no answer given"))
+    assert chosen_option(q1, blank) == BLANK
+    assert chosen_option(q1, _grade("a", "q1", 2.0, 2.0, details={"read_as": "A"})) == "A"
+    assert chosen_option(q1, _grade("a", "q1", 0.0, 2.0, details={"read_as": None})) == NOT_READ
+    assert chosen_option(q4, _grade("a", "q4", 1.0, 1.0, details={"read_as": True})) == "true"
+    no_details = _grade("a", "q1", 0.0, 2.0)
+    assert chosen_option(q1, no_details) == UNKNOWN
+    with_text = AnswerRecord("a-q1", "q1", "a", no_details.grade, "（c）")
+    assert chosen_option(q1, with_text) == "C"
+    assert chosen_option(q4, AnswerRecord("a-q4", "q4", "a", None, "×")) == "false"
+    assert chosen_option(q1, AnswerRecord("a-q1", "q1", "a", None, "不知道")) == NOT_READ
