@@ -52,7 +52,8 @@ def report(
     review. Writes one self-contained index.html (plots embedded) and report.json.
 
     A question a student did not answer counts 0; an unscored answer is never counted 0: the
-    student's total stays open and they are left out of the item analysis.
+    student's total stays open, and the item analysis leaves out those students or those
+    questions (whichever keeps more of the table).
     """
     try:
         from grader.reports.exam_report import write_report

@@ -12,7 +12,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from grader.models import Question, QuestionType
-from grader.reports.items import ChoiceItem, ItemStats, TestStats, analyse
+from grader.reports.items import ChoiceItem, ItemAnalysis, ItemStats, TestStats, analyse
 from grader.reports.scores import ExamScores
 from grader.reports.sources import chosen_option
 
@@ -159,7 +159,7 @@ def score_table(scores: ExamScores) -> pd.DataFrame:
     return points.astype(float).where(answered.reindex(**shape).notna(), 0.0)
 
 
-def _item_analysis(scores: ExamScores, notes: list[str]):
+def _item_analysis(scores: ExamScores, notes: list[str]) -> ItemAnalysis | None:
     table = score_table(scores)
     maxima = pd.Series(scores.max_scores, dtype=float)
     answers = answers_frame(scores)
@@ -171,18 +171,34 @@ def _item_analysis(scores: ExamScores, notes: list[str]):
         notes.append(
             f"{dropped} question(s) without any scored answer are left out of item analysis."
         )
-    table = table[usable]
-    complete = table.dropna()
-    if skipped := len(table) - len(complete):
-        notes.append(
-            f"{skipped} student(s) with unscored answers are left out of item analysis and "
-            "the exam figures (their totals are not known yet)."
-        )
-    if len(complete) < 2 or len(usable) < 1:
+    complete = _complete(table[usable], notes)
+    if complete.shape[0] < 2 or complete.shape[1] < 1:
         notes.append("Item analysis needs at least two students with every answer scored.")
         return None
-    choices = [_choice_item(scores, scores.bank.get(qid), complete.index) for qid in usable]
-    return analyse(complete, maxima[usable], [c for c in choices if c is not None])
+    used = list(complete.columns)
+    choices = [_choice_item(scores, scores.bank.get(qid), complete.index) for qid in used]
+    return analyse(complete, maxima[used], [c for c in choices if c is not None])
+
+
+def _complete(table: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    """The table without unscored cells: leave out the students who have one, or the
+    questions that have one — whichever keeps more of the table. One failed essay costs one
+    student; an exam whose essays await the judge still gets its objective part analysed."""
+    unscored = table.isna()
+    students, questions = unscored.any(axis=1), unscored.any(axis=0)
+    if not students.any():
+        return table
+    if (~students).sum() * table.shape[1] >= table.shape[0] * (~questions).sum():
+        notes.append(
+            f"{int(students.sum())} student(s) with unscored answers are left out of item "
+            "analysis and the exam figures (their totals are not known yet)."
+        )
+        return table.loc[~students]
+    notes.append(
+        f"{int(questions.sum())} question(s) with unscored answers are left out of item "
+        "analysis and the exam figures: those are for the other questions."
+    )
+    return table.loc[:, ~questions]
 
 
 def _choice_item(scores: ExamScores, q: Question, students: pd.Index) -> ChoiceItem | None:

@@ -212,3 +212,21 @@ def test_the_chosen_option_comes_from_the_grade_or_the_answer_text():
     assert chosen_option(q1, with_text) == "C"
     assert chosen_option(q4, AnswerRecord("a-q4", "q4", "a", None, "×")) == "false"
     assert chosen_option(q1, AnswerRecord("a-q1", "q1", "a", None, "不知道")) == NOT_READ
+
+
+def test_questions_awaiting_the_judge_leave_the_objective_part_analysed():
+    """Essays unscored but one (blank, 0 by rule; graded with --judge none): dropping students
+    would leave one, so the essay question is left out instead and the rest is analysed for
+    everyone."""
+    records = [r for r in _records() if r.student != "s13" and r.question_id != "q5"]
+    records += [_grade(s, "q5", None, 5.0, method=Method.NONE) for s in STUDENTS[:-1]]
+    records.append(_grade(STUDENTS[-1], "q5", 0.0, 5.0, method=Method.RULE))
+    report = build_report(collect(records, BANK))
+    assert report.test.students == 12 and report.test.items == 5
+    assert report.questions[4].items is None
+    assert any("1 question(s) with unscored answers" in n for n in report.notes)
+    x = np.delete(_expected_matrix(), 4, axis=1)
+    total = x.sum(axis=1)
+    alpha = 5 / 4 * (1 - x.var(axis=0, ddof=1).sum() / total.var(ddof=1))
+    assert report.test.alpha == pytest.approx(alpha)
+    assert [s.total is None for s in report.students] == [True] * 11 + [False]
