@@ -126,31 +126,7 @@ def create_app(
         subtotals and the total; empty where not answered or not graded yet)."""
         if exam not in caller.exams:
             raise HTTPException(404, f"no exam {exam!r} for this platform")
-        if format not in ("jsonl", "csv", "wide-csv"):
-            raise HTTPException(
-                422,
-                [
-                    {
-                        "loc": ["query", "format"],
-                        "msg": "use jsonl, csv or wide-csv",
-                        "type": "value_error",
-                    }
-                ],
-            )
-        if format == "wide-csv" and exam not in exams:
-            raise HTTPException(404, f"exam {exam!r} is not served here: no bank for its columns")
-        rows = store.export(caller.id, exam)
-        if format == "jsonl":
-            return StreamingResponse(_jsonl(rows), media_type="application/x-ndjson")
-        if format == "csv":
-            lines, name = _csv(rows), f"{exam}.csv"
-        else:  # a student's row needs all their answers: gathered first, then streamed
-            lines, name = _wide_csv(rows, exams[exam]), f"{exam}-wide.csv"
-        return StreamingResponse(
-            lines,
-            media_type="text/csv",
-            headers={"Content-Disposition": f'attachment; filename="{name}"'},
-        )
+        return _export(store.export(caller.id, exam), exam, format, exams)
 
     @app.get("/healthz", response_model=Health, responses={503: {"model": Health}})
     def health() -> Any:
@@ -310,6 +286,36 @@ def _csv(rows: Iterator[StoredSubmission]) -> Iterator[str]:
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
+
+
+def _export(
+    rows: Iterator[StoredSubmission], exam: str, format: str, exams: dict[str, Exam]
+) -> StreamingResponse:
+    if format == "jsonl":
+        return StreamingResponse(_jsonl(rows), media_type="application/x-ndjson")
+    if format == "csv":
+        lines, name = _csv(rows), f"{exam}.csv"
+    elif format == "wide-csv":
+        if exam not in exams:
+            raise HTTPException(404, f"exam {exam!r} is not served here: no bank for its columns")
+        # A student's row needs all their answers: gathered first, then streamed.
+        lines, name = _wide_csv(rows, exams[exam]), f"{exam}-wide.csv"
+    else:
+        raise HTTPException(
+            422,
+            [
+                {
+                    "loc": ["query", "format"],
+                    "msg": "use jsonl, csv or wide-csv",
+                    "type": "value_error",
+                }
+            ],
+        )
+    return StreamingResponse(
+        lines,
+        media_type="text/csv",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
 
 
 def _wide_csv(rows: Iterator[StoredSubmission], exam: Exam) -> Iterator[str]:
