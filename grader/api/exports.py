@@ -1,4 +1,4 @@
-"""An exam's grades for its platform, streamed: JSON lines or CSV."""
+"""An exam's grades for its platform, streamed: JSON lines, CSV, or wide CSV (a student a row)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ import io
 from collections.abc import Iterator
 
 from grader.api.schemas import SubmissionOut
+from grader.models import Bank
+from grader.reports.exports import csv_lines, spreadsheet_text, wide_table
+from grader.reports.scores import AnswerRecord, collect
 from grader.service.store import StoredSubmission
 
 
@@ -35,12 +38,6 @@ CSV_COLUMNS = [
 ]  # fmt: skip
 
 
-def _cell(text: str | None) -> str:
-    """Platform-supplied text that a spreadsheet would run as a formula is quoted with '."""
-    text = text or ""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
 def csv_rows(rows: Iterator[StoredSubmission]) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -49,7 +46,7 @@ def csv_rows(rows: Iterator[StoredSubmission]) -> Iterator[str]:
         g = s.grade
         writer.writerow(
             [
-                _cell(s.external_id), s.exam, s.question_id, _cell(s.student), s.status,
+                spreadsheet_text(s.external_id), s.exam, s.question_id, spreadsheet_text(s.student), s.status,
                 "" if g is None or g.score is None else g.score,
                 "" if g is None or g.max_score is None else g.max_score,
                 g.method.value if g else "", "" if g is None or g.confidence is None else g.confidence,
@@ -60,3 +57,8 @@ def csv_rows(rows: Iterator[StoredSubmission]) -> Iterator[str]:
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
+
+
+def wide_csv_rows(rows: Iterator[StoredSubmission], bank: Bank) -> Iterator[str]:
+    records = [AnswerRecord(s.external_id, s.question_id, s.student, s.grade) for s in rows]
+    return csv_lines(*wide_table(collect(records, bank)))

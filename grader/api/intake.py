@@ -13,7 +13,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import TypeAdapter, ValidationError
 
 from grader.api.deps import Caller, Svc
-from grader.api.exports import csv_rows, jsonl, submission_out
+from grader.api.exports import csv_rows, jsonl, submission_out, wide_csv_rows
 from grader.api.schemas import Accepted, ExamOut, SubmissionIn, SubmissionOut, SubmitResponse
 from grader.config import Settings
 from grader.service.exams import Exam
@@ -92,20 +92,36 @@ def list_exams(caller: Caller, svc: Svc) -> list[ExamOut]:
 
 
 def export(exam: str, caller: Caller, svc: Svc, format: str = "jsonl") -> StreamingResponse:
-    """Every submission of this platform to the exam with its grade: JSONL or CSV."""
+    """Every submission of this platform to the exam with its grade: JSONL, CSV (one row
+    per submission) or wide CSV (one row per student, a column per question, section
+    subtotals and the total; empty where not answered or not graded yet)."""
     if exam not in caller.exams:
         raise HTTPException(404, f"no exam {exam!r} for this platform")
     rows = svc.store.intake.export(caller.id, exam)
     if format == "jsonl":
         return StreamingResponse(jsonl(rows), media_type="application/x-ndjson")
     if format == "csv":
-        return StreamingResponse(
-            csv_rows(rows),
-            media_type="text/csv",
-            headers={"Content-Disposition": f'attachment; filename="{exam}.csv"'},
+        lines, name = csv_rows(rows), f"{exam}.csv"
+    elif format == "wide-csv":
+        if exam not in svc.exams:
+            raise HTTPException(404, f"exam {exam!r} is not served here: no bank for its columns")
+        # A student's row needs all their answers: gathered first, then streamed.
+        lines, name = wide_csv_rows(rows, svc.exams[exam].bank), f"{exam}-wide.csv"
+    else:
+        raise HTTPException(
+            422,
+            [
+                {
+                    "loc": ["query", "format"],
+                    "msg": "use jsonl, csv or wide-csv",
+                    "type": "value_error",
+                }
+            ],
         )
-    raise HTTPException(
-        422, [{"loc": ["query", "format"], "msg": "use jsonl or csv", "type": "value_error"}]
+    return StreamingResponse(
+        lines,
+        media_type="text/csv",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )
 
 

@@ -144,6 +144,8 @@ class WebhookReceiver:
                                 self.headers[SIGNATURE_HEADER],
                             ),
                             "payload": payload,
+                            "headers": dict(self.headers.items()),
+                            "body": body,
                         }
                     )
                 self.send_response(204)

@@ -46,7 +46,7 @@ ALLOWED: dict[str, set[str]] = {
     "calibrate": _ENGINE,
     "reports": _ENGINE | {"calibrate"},
     "service": _ANALYSIS,
-    "client": {"models"},  # the platforms' Python client (issue 16): HTTP and models only
+    "client": {"models", "errors"},  # the platforms' client: HTTP, models, the error tree
     "api": _SERVICE,
     "workers": _SERVICE,
     "cli": _SERVICE | {"api", "workers"},

@@ -159,6 +159,36 @@ def test_export_as_jsonl_and_csv(service):
     assert client.get(f"/v1/exams/{EXAM}/grades?format=xml", headers=keys["a"]).status_code == 422
 
 
+def test_wide_csv_export_one_row_per_student_with_overrides(service):
+    client, store, keys = service
+    essay = (
+        "每个micro-batch的loss除以累积步数后backward，累积到步数后optimizer.step()并zero_grad()。"
+    )
+    items = [
+        {**item(1, answer="C"), "student": "amy"},  # 004-s1-q1 is fill-in: "C" is wrong
+        {**item(2, ESSAY, essay), "student": "amy"},
+        {**item(3, answer="批次大小"), "student": "=HYPERLINK(1)"},
+    ]
+    client.post("/v1/submissions", json=items, headers=keys["a"])
+    wait_for(lambda: store.metrics.counts()["submissions"].get("graded") == 3, 10, "3 grades")
+    platform = store.accounts.platform_by_name("a")
+    assert store.reviews.add_override(
+        store.intake.submission(platform.id, "s2").id, 4.5, "fine", "li"
+    )
+    response = client.get(f"/v1/exams/{EXAM}/grades?format=wide-csv", headers=keys["a"])
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/csv")
+    rows = {r["student"]: r for r in csv.DictReader(io.StringIO(response.text))}
+    assert set(rows) == {"amy", "'=HYPERLINK(1)"}  # not a formula in a spreadsheet
+    amy = rows["amy"]
+    assert amy[CHOICE] == "0" and amy[ESSAY] == "4.5"  # the instructor's override wins
+    assert amy["total"] == "4.5" and amy["answered"] == "2" and amy["004-s2-q1"] == ""
+    assert rows["'=HYPERLINK(1)"]["total"] == "1"
+    header = next(csv.reader(io.StringIO(response.text)))
+    assert header[:3] == ["student", "004-s1-q1", "004-s1-q2"] and header[-1] == "needs_review"
+    other = client.get(f"/v1/exams/{EXAM}/grades?format=wide-csv", headers=keys["b"])
+    assert other.status_code == 404
+
+
 def test_health_metrics_and_openapi(service):
     client, store, keys = service
     client.post("/v1/submissions", json=item(1), headers=keys["a"])

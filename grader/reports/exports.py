@@ -1,0 +1,134 @@
+"""Gradebook exports: wide (one row per student), long (one row per answer), CSV or xlsx.
+
+Wide: ``student``, one column per question (bank order: its points, empty when not answered
+or not scored), one per section (the subtotal), ``total``, ``answered``, ``unscored``,
+``needs_review``. A subtotal or total that contains an unscored answer is empty, never a
+guess; a question not answered counts 0 in them (see ``grader.reports.scores``).
+
+Text that platforms or students supply can start like a spreadsheet formula (``=HYPERLINK(…)``).
+CSV quotes it with a leading ``'`` (``spreadsheet_text``, shared with the service's CSV export);
+xlsx stores it as a string cell with Excel's quote prefix, so it is shown as typed and never
+evaluated. Numbers stay numbers. Only the standard library here, and openpyxl when xlsx is
+asked for, so the service can offer these formats without the report dependencies.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from grader.reports.scores import ExamScores, natural_key
+
+Value = str | float | int | bool | None
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+LONG_COLUMNS = [
+    "submission_id", "student", "question_id", "section", "number", "status", "score",
+    "max_score", "method", "confidence", "needs_review", "review_codes",
+]  # fmt: skip
+
+
+def spreadsheet_text(text: str | None) -> str:
+    """Supplied text that a spreadsheet would run as a formula, quoted with ``'``."""
+    text = text or ""
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+def wide_table(scores: ExamScores) -> tuple[list[str], list[list[Value]]]:
+    sections = list(scores.sections())
+    header = [
+        "student", *(q.id for q in scores.questions), *sections,
+        "total", "answered", "unscored", "needs_review",
+    ]  # fmt: skip
+    rows = []
+    for student in scores.students:
+        t = scores.totals(student)
+        row = [
+            student,
+            *(scores.score(student, q.id) for q in scores.questions),
+            *(t.sections[s] for s in sections),
+            t.total, t.answered, t.unscored, t.needs_review,
+        ]  # fmt: skip
+        rows.append(row)
+    return header, rows
+
+
+def long_table(scores: ExamScores) -> tuple[list[str], list[list[Value]]]:
+    order = {q.id: i for i, q in enumerate(scores.questions)}
+    records = sorted(
+        scores.records,
+        key=lambda r: (order[r.question_id], natural_key(r.student or ""), r.submission_id),
+    )
+    rows = []
+    for r in records:
+        q, g = scores.bank.get(r.question_id), r.grade
+        row = [
+            r.submission_id, r.student, r.question_id, q.section, q.number,
+            g.status.value if g else "pending", g.score if g else None,
+            g.max_score if g else scores.max_scores[r.question_id],
+            g.method.value if g else None, g.confidence if g else None,
+            g.needs_review if g else None,
+            " ".join(x.code for x in g.review_reasons) if g else None,
+        ]  # fmt: skip
+        rows.append(row)
+    return LONG_COLUMNS, rows
+
+
+def csv_lines(header: list[str], rows: Iterable[list[Value]]) -> Iterator[str]:
+    """CSV text line by line (for streaming); text cells quoted against formulas."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    for row in [header, *rows]:
+        writer.writerow([_csv_value(v) for v in row])
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+
+
+def write_csv(header: list[str], rows: list[list[Value]], path: Path) -> None:
+    # utf-8-sig: Excel reads a BOM-less UTF-8 CSV as the local code page (mojibake for 中文).
+    with path.open("w", encoding="utf-8-sig", newline="") as handle:
+        handle.writelines(csv_lines(header, rows))
+
+
+def write_xlsx(
+    header: list[str], rows: list[list[Value]], path: Path, *, title: str, freeze: str
+) -> None:
+    """One sheet: bold frozen header (``freeze``: the first cell that scrolls, e.g. "B2"),
+    an autofilter, numbers as numbers, supplied text never a formula."""
+    from openpyxl import Workbook
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+    from openpyxl.styles import Font
+    from openpyxl.utils import get_column_letter
+
+    book = Workbook()
+    sheet = book.active
+    sheet.title = title[:31]  # Excel's limit
+    for values in [header, *rows]:
+        sheet.append(
+            [ILLEGAL_CHARACTERS_RE.sub("\ufffd", v) if isinstance(v, str) else v for v in values]
+        )
+    for row in sheet.iter_rows():
+        for cell in row:
+            if isinstance(cell.value, str) and (
+                cell.data_type == "f" or cell.value.startswith(FORMULA_START)
+            ):
+                cell.data_type = "s"  # openpyxl made "=..." a formula: make it text again
+                cell.quotePrefix = True  # and keep Excel from reading it as one on edit
+    for cell in sheet[1]:
+        cell.font = Font(bold=True)
+    sheet.freeze_panes = freeze
+    sheet.auto_filter.ref = sheet.dimensions
+    for i, name in enumerate(header, 1):
+        sheet.column_dimensions[get_column_letter(i)].width = max(8, min(30, len(name) + 2))
+    book.save(path)
+
+
+def _csv_value(value: Value) -> Value:
+    if isinstance(value, str):
+        return spreadsheet_text(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # "2" not "2.0": what a gradebook expects to read
+    return "" if value is None else value
