@@ -11,6 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from grader.models import MultipleChoiceCredit
 
 JudgeBackend = Literal["vllm", "openai", "scripted", "none"]
+JudgeMode = Literal["probability", "verdict"]
 
 
 class Settings(BaseSettings):
@@ -22,6 +23,16 @@ class Settings(BaseSettings):
 
     # the judge
     judge: JudgeBackend = "vllm"
+    judge_mode: JudgeMode = Field(
+        "probability",
+        description="probability: one forward step per rubric check, points from the label "
+        "distribution; verdict: a generated JSON verdict per answer",
+    )
+    feedback: Literal["template", "judge"] = Field(
+        "template",
+        description="template: feedback names the missing criteria; judge: one generated "
+        "sentence per answer in a second pass (probability mode)",
+    )
     judge_model: str = Field(
         "qwen2.5-coder-1.5b-instruct",
         description="a packaged model name, a local model folder, or the server's model name",
@@ -79,6 +90,11 @@ class Settings(BaseSettings):
     # review
     min_answer_chars: int = Field(2, ge=0, description="shorter answers are blank: 0, no judge")
     review_below_confidence: float = Field(0.6, ge=0, le=1)
+    review_derived: Literal["own", "all"] = Field(
+        "own",
+        description="grades against a derived rubric go to review for their own reasons only "
+        "(own), or every one of them (all)",
+    )
 
     # the grading service (`grader serve`, `grader worker`)
     database_url: str = Field(

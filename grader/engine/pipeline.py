@@ -5,10 +5,12 @@
 2. with an embedder, each question's answers are compared with each other and with the
    reference (``signals``): off-topic answers score 0 by rule and go to review,
    near-duplicates are flagged, answers are grouped, and each group gets its closest anchors;
-3. every other answer becomes judge requests on its question and anchor group's shared prefix
-   (``requests``), and the whole batch goes to the judge at once, sorted by that prefix;
-4. verdicts are checked, aggregated and turned into confidence and review flags
-   (``aggregate``), with provenance on every grade (``provenance``).
+3. every other answer is scored by the judge in the configured mode (``modes``): in the
+   probability mode one forward step per rubric check, in the verdict mode a JSON verdict —
+   each on its question and anchor group's shared prefix, the whole batch in one judge call,
+   sorted by that prefix;
+4. the judge's points are turned into criteria with evidence, confidence and review flags,
+   with provenance on every grade.
 
 A judge that fails yields ``unscored`` with a reason, never a silent 0.
 """
@@ -19,10 +21,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from grader.config import Settings
-from grader.engine.aggregate import judged_grade
 from grader.engine.anchors import choose_anchors
-from grader.engine.provenance import judged_provenance
-from grader.engine.requests import Plan, Work, judge_all
+from grader.engine.modes import MODES, Item
 from grader.engine.rubrics import rubric_for
 from grader.engine.rule_grades import (
     blank_grade,
@@ -58,6 +58,7 @@ class Pipeline:
         self.judge = judge
         self.settings = settings or Settings()
         self.embedder = embedder
+        self.mode = MODES[self.settings.judge_mode]
         self._questions = {q.id: q for q in bank.questions}
 
     def grade_many(
@@ -83,8 +84,8 @@ class Pipeline:
             else:
                 subjective[i] = submission
         analyses = self._analyze(list(subjective.values()), cohort, rubrics)
-        plans: dict[tuple[str, ...], Plan] = {}  # once per question and anchor set
-        work: dict[int, Work] = {}
+        plans: dict[tuple[str, ...], object] = {}  # once per question and anchor set
+        work: dict[int, Item] = {}
         for i, submission in subjective.items():
             question = self._questions[submission.question_id]
             rubric = rubrics[question.id]
@@ -95,13 +96,17 @@ class Pipeline:
             elif self.judge is None:
                 grades[i] = needs_judge_grade(submission, question, rubric, signals)
             else:
-                plan = self._plan(plans, question, rubric, signals, analysis)
-                work[i] = Work.prepare(submission, plan, signals, self.settings)
+                work[i] = (
+                    submission,
+                    self._plan(plans, question, rubric, signals, analysis),
+                    signals,
+                )
         if work:
             assert self.judge is not None
-            judge_all(self.judge, list(work.values()), self.settings.judge_max_reasks)
-            for i, item in work.items():
-                grades[i] = self._judged(item)
+            judged = self.mode.grade(
+                self.judge, list(work.values()), self.settings, self._embed_model
+            )
+            grades.update(zip(work, judged, strict=True))
         return [grades[i] for i in range(len(submissions))]
 
     @property
@@ -110,27 +115,22 @@ class Pipeline:
 
     def _plan(
         self,
-        plans: dict[tuple[str, ...], Plan],
+        plans: dict[tuple[str, ...], object],
         question: Question,
         rubric: Rubric,
         signals: AnswerSignals | None,
         analysis: QuestionAnalysis | None,
-    ) -> Plan:
-        """The plan for this answer's question and anchors, made once: answer groups shown
-        the same anchors share it."""
+    ) -> object:
+        """The mode's plan for this answer's question and anchors, made once: answer groups
+        shown the same anchors share it."""
         if analysis is None or signals is None or signals.group is None:
             anchors = choose_anchors(rubric.anchors, self.settings.anchors_k)
         else:
             anchors = analysis.anchors[signals.group]
         key = (question.id, *(a.id for a in anchors))
         if key not in plans:
-            plans[key] = Plan.build(question, rubric, anchors, self.settings)
+            plans[key] = self.mode.plan(question, rubric, anchors, self.settings)
         return plans[key]
-
-    def _judged(self, item: Work) -> Grade:
-        replies = item.replies + item.cleaned_replies
-        provenance = judged_provenance(item, replies, self.judge, self._embed_model, self.settings)
-        return judged_grade(item, provenance, self.settings.review_below_confidence)
 
     def _analyze(
         self,
