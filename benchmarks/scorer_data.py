@@ -28,6 +28,9 @@ SIGNALS = (
 # Without the raw cosine, whose scale differs between languages: for one model across both.
 SIGNALS_PORTABLE = SIGNALS[1:]
 COHORT = ("cohort_reference_z", "cohort_coverage_z")  # relative to the question's cohort
+# What ships: every weight positive, so each feature's push can be shown to an instructor
+# (topic_margin and cohort_coverage_z took negative weights beside their near-twins).
+EXPLAINABLE = ("reference_margin", "semantic_coverage", "ngram_coverage", "length_log_ratio")
 KNN = ("knn_share", "knn_top_similarity", "graded_mean")  # one-stage: beside the signals
 RESIDUALS = ("base_share", "knn_residual", "graded_residual")  # two-stage: after them
 

@@ -35,6 +35,7 @@ from common import code_version
 from scipy.stats import pearsonr
 from scorer_data import (
     COHORT,
+    EXPLAINABLE,
     KNN,
     RESIDUALS,
     SETTINGS,
@@ -59,8 +60,9 @@ SCOPES = {"mohler": ("mohler",), "ads": ("ads",), "both": ("mohler", "ads")}
 
 def signal_set(scope: str) -> tuple[str, ...]:
     """Stage 1: per data set the plain signals; across both, without the raw cosine (its
-    scale differs between languages) and with the cohort z-scores."""
-    return SIGNALS_PORTABLE + COHORT if scope == "both" else SIGNALS
+    scale differs between languages), with the cohort z-score of the reference margin, and
+    without the features that took negative weights (the explainable set)."""
+    return (*EXPLAINABLE, "cohort_reference_z") if scope == "both" else SIGNALS
 
 
 def fit_predict(kind: str, x_train, y_train, x_test, names) -> np.ndarray:
@@ -223,12 +225,14 @@ def compare(table: list[dict], setting: str, scope: str, bootstrap: int) -> dict
     best = min(singles, key=lambda s: np.mean([d["mae"]["value"]
                                               for d in s["isotonic_cv"].values()]))  # fmt: skip
     runs = [("isotonic", best["feature"], (best["feature"],))]
-    label = "signals" if scope != "both" else "portable signals+cohort"
+    label = "signals" if scope != "both" else "explainable signals+cohort"
     runs += [(k, label, signal_set(scope)) for k in ("ridge", "hgb")]
     if scope != "both":
         runs += [("ridge", "signals+cohort", SIGNALS + COHORT)]
     else:
-        runs += [("ridge", "portable signals", SIGNALS_PORTABLE),
+        runs += [("ridge", "explainable signals", EXPLAINABLE),
+                 ("ridge", "portable signals", SIGNALS_PORTABLE),
+                 ("ridge", "portable signals+cohort", SIGNALS_PORTABLE + COHORT),
                  ("ridge", "portable signals+cohort+reference_cosine", SIGNALS + COHORT)]  # fmt: skip
     if setting != "none":
         runs += [(k, "signals+knn (one stage)", signal_set(scope) + KNN) for k in ("ridge", "hgb")]
@@ -260,7 +264,7 @@ def default_scorers(table: list[dict]) -> ScorerSet:
     in the cross-validation."""
     everyone = dev_rows(table, SCOPES["both"], "none")
     signals = []
-    for name, chosen in (("signals+cohort", signal_set("both")), ("signals", SIGNALS_PORTABLE)):
+    for name, chosen in (("signals+cohort", signal_set("both")), ("signals", EXPLAINABLE)):
         scorer = fit_ridge(everyone.matrix(chosen), everyone.share, chosen)
         scorer.name = name
         scorer.trained_on = _trained_on(everyone, "none")

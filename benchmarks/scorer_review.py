@@ -40,7 +40,7 @@ from review_rules import (
     review_threshold,
     uncertainty_signals,
 )
-from scorer_data import RESIDUALS, SIGNALS_PORTABLE, dev_rows, load_table
+from scorer_data import RESIDUALS, dev_rows, load_table
 from scorer_dev import SCOPES, cv_predict, cv_two_stage, signal_set
 from scorer_model import AnswerFeatures, fit_ridge
 from sklearn.model_selection import GroupKFold
@@ -131,7 +131,8 @@ def confidence_table(table: list[dict], setting: str) -> dict:
     rows, shares = graded_predictions(table, setting)
     everyone = dev_rows(table, SCOPES["both"], "none")
     # The standardisation of the signals scorer fit on all dev rows: no human score enters it.
-    scaler = fit_ridge(everyone.matrix(SIGNALS_PORTABLE), everyone.share, SIGNALS_PORTABLE)
+    stage1 = signal_set("both")
+    scaler = fit_ridge(everyone.matrix(stage1), everyone.share, stage1)
     errors = np.abs(shares - rows.share) >= 0.25
     features = [_features(rows, n) for n in range(len(shares))]
     signals = [uncertainty_signals(s, f, scaler) for s, f in zip(shares, features, strict=True)]
