@@ -12,6 +12,8 @@
     for the logistic confidence over all of them (cross-validated by question), the share of
     the large errors among the 10, 20, 30 % least confident answers. Random review catches
     10, 20, 30 %.
+(c) Graded copies: with every other dev answer graded, the answers whose exact text (match
+    key) was graded, and how the copy rule (take those grades' mean) compares with the scorer.
 
     python benchmarks/scorer_review.py --out benchmarks/results/scorer_review.json
     python benchmarks/scorer_review.py --pairs   # print the cosine ≥ 0.97 pairs, then stop
@@ -157,6 +159,30 @@ def confidence_table(table: list[dict], setting: str) -> dict:
     return out
 
 
+def copy_agreement(table: list[dict]) -> dict:
+    """Answers whose exact text was graded (every other dev answer graded): how often the
+    graded copies' mean equals the human score, and MAE in points, copy rule vs scorer."""
+    rows, shares = graded_predictions(table, "all_other")
+    by_id = {r["id"]: r["share"] for r in table}
+    out = {}
+    for dataset in ("mohler", "ads"):
+        found = [
+            (n, np.mean([by_id[i] for i in r["neighbours"]["all_other"]["identical"]]))
+            for n, r in enumerate(rows.rows)
+            if r["dataset"] == dataset and r["neighbours"]["all_other"]["identical"]
+        ]
+        idx = np.array([n for n, _ in found])
+        copy = np.array([c for _, c in found])
+        human, points = rows.share[idx], rows.max_score[idx]
+        out[dataset] = {
+            "answers": len(found),
+            "copy_equals_human": round(float(np.mean(np.isclose(copy, human))), 3),
+            "copy_rule_mae": round(float(np.mean(np.abs(copy - human) * points)), 3),
+            "scorer_mae": round(float(np.mean(np.abs(shares[idx] - human) * points)), 3),
+        }
+    return out
+
+
 def _features(rows, n: int) -> AnswerFeatures:
     known = AnswerFeatures.model_fields
     values = {k: float(v[n]) for k, v in rows.columns.items() if k in known and not np.isnan(v[n])}
@@ -185,6 +211,7 @@ def main() -> None:
         "code": code_version("grader", "benchmarks/*.py", "benchmarks/labels"),
         "split": "development parts only (benchmarks/splits.py)",
         "near_duplicates_ads_dev": duplicate_rules(pairs, labels),
+        "graded_copies_all_other": copy_agreement(table),
         "confidence": {
             s: confidence_table(table, s) for s in ("none", "graded5", "graded10", "all_other")
         },
