@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scorer_model import DEFAULT_K, DEFAULT_TEMPERATURE, AnswerFeatures, neighbour_features
+
+from grader.engine.scorer import DEFAULT_K, DEFAULT_TEMPERATURE, AnswerFeatures, neighbour_features
 
 TABLE = Path(__file__).resolve().parent / "results" / "scorer_features.jsonl.gz"
 SETTINGS = ("none", "graded5", "graded10", "all_other")

@@ -45,12 +45,13 @@ from scorer_data import (
     dev_rows,
     load_table,
 )
-from scorer_model import ScorerSet, fit_isotonic, fit_ridge, predict, to_json
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.model_selection import GroupKFold
 from threadpoolctl import threadpool_limits
 
 from grader.calibrate.metrics import agreement
+from grader.calibrate.scorer_fit import fit_isotonic, fit_ridge
+from grader.engine.scorer import ScorerSet, predict, to_json
 
 FOLDS = 5
 KS = (1, 3, 5, 10)

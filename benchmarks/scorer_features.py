@@ -34,15 +34,15 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from scorer_model import signal_features
 from splits import Item, ads_items, ads_split, graded_sample, mohler_items, mohler_split
 
 from grader.config import Settings
-from grader.coverage import coverage_points
 from grader.embed import Embedder
+from grader.engine.coverage import coverage_points
+from grader.engine.rubrics import rubric_for
+from grader.engine.scorer import signal_features
+from grader.engine.signals import UNRELATED, analyze_question, blank_reason
 from grader.models import Bank, Question, QuestionType, Submission
-from grader.rubrics import rubric_for
-from grader.signals import UNRELATED, analyze_question, blank_reason
 from grader.text import content_chars, language_of, match_key
 
 GRADED_K = (5, 10)

@@ -32,23 +32,23 @@ from pathlib import Path
 
 import numpy as np
 from common import code_version
-from review_rules import (
+from scorer_data import RESIDUALS, dev_rows, load_table
+from scorer_dev import SCOPES, cv_predict, cv_two_stage, signal_set
+from sklearn.model_selection import GroupKFold
+from splits import ads_items, ads_split
+
+from grader.calibrate.scorer_fit import fit_confidence, fit_ridge
+from grader.embed import Embedder
+from grader.engine.review_rules import (
     UNCERTAINTY,
     caught,
     confidence,
     containment,
-    fit_confidence,
     jaccard,
     review_threshold,
     uncertainty_signals,
 )
-from scorer_data import RESIDUALS, dev_rows, load_table
-from scorer_dev import SCOPES, cv_predict, cv_two_stage, signal_set
-from scorer_model import AnswerFeatures, fit_ridge
-from sklearn.model_selection import GroupKFold
-from splits import ads_items, ads_split
-
-from grader.embed import Embedder
+from grader.engine.scorer import AnswerFeatures
 from grader.text import content_chars, match_key
 
 LABELS = Path(__file__).resolve().parent / "labels" / "ads_dev_near_duplicates.jsonl"

@@ -28,6 +28,11 @@ class Settings(BaseSettings):
         description="probability: one forward step per rubric check, points from the label "
         "distribution; verdict: a generated JSON verdict per answer",
     )
+    scorer: str = Field(
+        "default",
+        description="the calibrated scorer that weighs the judge against the other signals: "
+        "'default' (shipped, fit on development data), a scorer file, or 'none' (judge only)",
+    )
     feedback: Literal["template", "judge"] = Field(
         "template",
         description="template: feedback names the missing criteria; judge: one generated "

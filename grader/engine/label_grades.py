@@ -1,7 +1,8 @@
 """From the probability-mode judge's label distributions to one grade.
 
 Each check's points are the expected value of its distribution; a criterion's points are the
-sum over its checks. Evidence is the answer's own closest span (``closest_evidence``), so it
+sum over its checks. Evidence is the answer's own span closest to the criterion
+(``closest_evidence``), shown for every criterion so an instructor sees what was found, and it
 cannot be invented; the rationale is the judge's answers in one line; feedback names what is
 missing. Confidence falls with the judge's uncertainty (the distributions' entropy) and with
 the gap to key-point coverage. A suspected injection keeps the lower of the raw and cleaned
@@ -29,7 +30,7 @@ from grader.judge.base import LabelScores
 from grader.models import CriterionScore, Grade, GradeStatus, Method, ReviewCode, ReviewReason
 
 SHOWN_SUBJECT_CHARS = 24
-NO_EVIDENCE_BELOW = 0.05  # expected points under this are shown as 0, with no quote
+NO_EVIDENCE_BELOW = 0.05  # expected points under this are shown as 0
 
 
 def label_grade(item: LabelWork, provenance: dict[str, Any], settings: Settings) -> Grade:
@@ -108,7 +109,7 @@ def scored_criteria(
                 id=criterion.id,
                 points=points,
                 max_points=criterion.points,
-                evidence=closest_evidence(criterion, answer, item.signals) if points else "",
+                evidence=closest_evidence(criterion, answer, item.signals),
                 rationale=_rationale(mine, zh),
             )
         )

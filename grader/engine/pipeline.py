@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from grader.config import Settings
 from grader.engine.anchors import choose_anchors
+from grader.engine.features import GradedPool
 from grader.engine.modes import MODES, Item
 from grader.engine.rubrics import rubric_for
 from grader.engine.rule_grades import (
@@ -30,9 +31,20 @@ from grader.engine.rule_grades import (
     objective_grade,
     off_topic_grade,
 )
+from grader.engine.scorer import ScorerSet, load_scorer
+from grader.engine.scoring import calibrated
 from grader.engine.signals import QuestionAnalysis, analyze_question, blank_reason
 from grader.judge.base import Judge
-from grader.models import AnswerSignals, Bank, Grade, Question, Rubric, Submission
+from grader.models import (
+    AnswerSignals,
+    Bank,
+    Grade,
+    GradedAnswer,
+    GradeStatus,
+    Question,
+    Rubric,
+    Submission,
+)
 
 if TYPE_CHECKING:
     from grader.embed import Embedder
@@ -52,6 +64,7 @@ class Pipeline:
         judge: Judge | None = None,
         settings: Settings | None = None,
         embedder: Embedder | None = None,
+        scorer: ScorerSet | None = None,
     ):
         self.bank = bank
         self.rubrics = rubrics if rubrics is not None else {}
@@ -59,15 +72,22 @@ class Pipeline:
         self.settings = settings or Settings()
         self.embedder = embedder
         self.mode = MODES[self.settings.judge_mode]
+        # The calibrated scorer reads embedding signals: without an embedder the judge decides.
+        self.scorer = scorer or (load_scorer(self.settings.scorer) if embedder else None)
         self._questions = {q.id: q for q in bank.questions}
 
     def grade_many(
-        self, submissions: Sequence[Submission], cohort: Sequence[Submission] = ()
+        self,
+        submissions: Sequence[Submission],
+        cohort: Sequence[Submission] = (),
+        graded: Sequence[GradedAnswer] = (),
     ) -> list[Grade]:
         """One grade per submission, same order. Question ids must exist in the bank.
 
         ``cohort``: other answers to the same questions (say, the whole exam) that off-topic,
         near-duplicate and group signals compare against; the batch is always part of it.
+        ``graded``: answers a human scored (a calibration CSV, the instructor pages); with the
+        rubric's anchors they are the graded neighbours the scorer leans on.
         """
         grades: dict[int, Grade] = {}
         subjective: dict[int, Submission] = {}
@@ -83,7 +103,7 @@ class Pipeline:
                 grades[i] = blank_grade(submission, rubrics[question.id], why)
             else:
                 subjective[i] = submission
-        analyses = self._analyze(list(subjective.values()), cohort, rubrics)
+        analyses = self._analyze(list(subjective.values()), cohort, rubrics, graded)
         plans: dict[tuple[str, ...], object] = {}  # once per question and anchor set
         work: dict[int, Item] = {}
         for i, submission in subjective.items():
@@ -107,7 +127,35 @@ class Pipeline:
                 self.judge, list(work.values()), self.settings, self._embed_model
             )
             grades.update(zip(work, judged, strict=True))
+            self._calibrate(grades, [(i, work[i][0]) for i in work], analyses, rubrics)
         return [grades[i] for i in range(len(submissions))]
+
+    def _calibrate(
+        self,
+        grades: dict[int, Grade],
+        judged: list[tuple[int, Submission]],
+        analyses: dict[str, QuestionAnalysis],
+        rubrics: dict[str, Rubric],
+    ) -> None:
+        """The scorer's score for every judged answer, the question's graded answers as its
+        neighbours (their pool built once per question)."""
+        if self.scorer is None:
+            return
+        pools: dict[str, GradedPool] = {}
+        for i, submission in judged:
+            qid = submission.question_id
+            analysis = analyses.get(qid)
+            if analysis is None or grades[i].status != GradeStatus.GRADED:
+                continue
+            question, rubric = self._questions[qid], rubrics[qid]
+            if qid not in pools:
+                pools[qid] = GradedPool.build(
+                    question, rubric, analysis.graded, analysis.vectors, self.scorer
+                )
+            grades[i] = calibrated(
+                grades[i], submission, question, rubric, analysis, pools[qid], self.scorer,
+                self.settings,
+            )  # fmt: skip
 
     @property
     def _embed_model(self) -> str | None:
@@ -137,6 +185,7 @@ class Pipeline:
         submissions: list[Submission],
         cohort: Sequence[Submission],
         rubrics: dict[str, Rubric],
+        graded: Sequence[GradedAnswer],
     ) -> dict[str, QuestionAnalysis]:
         """Per question, the signals of the batch's answers within their whole cohort: the
         cohort's vectors and groups are computed once per question per call."""
@@ -161,5 +210,23 @@ class Pipeline:
                 self.embedder,
                 self.settings,
                 cohort=others[qid],
+                graded=_graded_answers(rubrics[qid], [g for g in graded if g.question_id == qid]),
             )
         return analyses
+
+
+def _graded_answers(rubric: Rubric, graded: list[GradedAnswer]) -> list[GradedAnswer]:
+    """A question's human-scored answers: those given, and the rubric's anchors that carry a
+    score on every criterion (an instructor graded them when promoting them)."""
+    ids = {c.id for c in rubric.criteria}
+    anchors = [
+        GradedAnswer(
+            id=f"anchor:{a.id}",
+            question_id=rubric.question_id,
+            answer=a.answer,
+            score=sum(a.scores.values()),
+        )
+        for a in rubric.anchors
+        if set(a.scores) == ids
+    ]
+    return [*graded, *anchors]

@@ -5,13 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks.scorer_model import (
+from grader.calibrate.scorer_fit import fit_isotonic, fit_ridge
+from grader.engine.scorer import (
     AnswerFeatures,
     ScorerSet,
     contributions,
     eligible_neighbours,
-    fit_isotonic,
-    fit_ridge,
     from_json,
     neighbour_features,
     predict,

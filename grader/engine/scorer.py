@@ -23,10 +23,13 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from grader.errors import ConfigError
 
 if TYPE_CHECKING:
     from grader.models import AnswerSignals
@@ -233,41 +236,6 @@ class Scorer(BaseModel):
         return self
 
 
-def fit_ridge(
-    x: np.ndarray, y: np.ndarray, features: Sequence[str], *, alpha: float = 1.0
-) -> Scorer:
-    """Least squares with an L2 penalty on standardised features (scikit-learn's Ridge)."""
-    from sklearn.linear_model import Ridge
-
-    x = np.asarray(x, dtype=float)
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
-    scale[scale == 0] = 1.0  # a constant feature contributes nothing, instead of dividing by 0
-    model = Ridge(alpha=alpha).fit((x - mean) / scale, np.asarray(y, dtype=float))
-    return Scorer(
-        kind="ridge",
-        features=list(features),
-        mean=mean.tolist(),
-        scale=scale.tolist(),
-        coef=model.coef_.tolist(),
-        intercept=float(model.intercept_),
-    )
-
-
-def fit_isotonic(x: np.ndarray, y: np.ndarray, feature: str) -> Scorer:
-    """A monotone step-and-ramp curve from one feature to the share (scikit-learn's Isotonic)."""
-    from sklearn.isotonic import IsotonicRegression
-
-    values = np.asarray(x, dtype=float).reshape(-1)
-    model = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(values, y)
-    return Scorer(
-        kind="isotonic",
-        features=[feature],
-        x=model.X_thresholds_.tolist(),
-        y=model.y_thresholds_.tolist(),
-    )
-
-
 def predict(scorer: Scorer, x: np.ndarray) -> np.ndarray:
     """Shares in [0, 1] for the rows of ``x`` (columns in ``scorer.features`` order)."""
     x = np.atleast_2d(np.asarray(x, dtype=float))
@@ -295,6 +263,18 @@ def _standardised(scorer: Scorer, x: np.ndarray) -> np.ndarray:
     return (x - np.asarray(scorer.mean)) / np.asarray(scorer.scale)
 
 
+class Confidence(BaseModel):
+    """Logistic model: P(grade within a quarter of the points) from uncertainty signals."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    features: list[str] = Field(min_length=1)
+    mean: list[float]
+    scale: list[float]
+    coef: list[float]
+    intercept: float
+
+
 # --- the file --------------------------------------------------------------------------------
 
 
@@ -311,6 +291,9 @@ class ScorerSet(BaseModel):
 
     signals: list[Scorer] = Field(min_length=1)
     graded: list[Scorer] = Field(default_factory=list)
+    confidence: Confidence | None = Field(
+        default=None, description="P(a grade is within a quarter of the points)"
+    )
     version: str | None = None
 
     @model_validator(mode="after")
@@ -382,3 +365,23 @@ def _rounded(value: object) -> object:
     if isinstance(value, dict):
         return {k: _rounded(v) for k, v in value.items()}
     return value
+
+
+DEFAULT_FILE = Path(__file__).with_name("scorer_default.json")
+
+
+def load_scorer(choice: str) -> ScorerSet | None:
+    """``"default"``: the scorer shipped with grader (fit on development data only,
+    ``benchmarks/README.md``); ``"none"``: no scorer, the judge's points stand; otherwise the
+    path of a scorer file (``grader calibrate fit``)."""
+    if choice == "none":
+        return None
+    path = DEFAULT_FILE if choice == "default" else Path(choice)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the scorer file {path}: {exc}") from exc
+    try:
+        return from_json(text, str(path))
+    except ValueError as exc:  # pydantic's ValidationError is one
+        raise ConfigError(str(exc)) from exc

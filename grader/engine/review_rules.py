@@ -14,16 +14,11 @@ Pure functions, measured on ADS development data by ``scorer_review.py``:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
+from grader.engine.scorer import AnswerFeatures, Confidence, Scorer
 from grader.text import content_chars, match_key
-
-if TYPE_CHECKING:  # the scorer's types only; benchmarks/ is not a package yet
-    from scorer_model import AnswerFeatures, Scorer
 
 # Chosen on ADS development pairs (benchmarks/README.md, "Review flags").
 COPY_MIN_COSINE = 0.97
@@ -85,18 +80,6 @@ UNCERTAINTY = (
 )
 
 
-class Confidence(BaseModel):
-    """Logistic model: P(grade within a quarter of the points) from uncertainty signals."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    features: list[str] = Field(min_length=1)
-    mean: list[float]
-    scale: list[float]
-    coef: list[float]
-    intercept: float
-
-
 def uncertainty_signals(
     share: float, features: AnswerFeatures, scorer: Scorer
 ) -> dict[str, float | None]:
@@ -114,24 +97,6 @@ def uncertainty_signals(
         "correction": None if features.knn_residual is None else abs(features.knn_residual),
         "distance": 1 - features.knn_top_similarity if graded else None,
     }
-
-
-def fit_confidence(x: np.ndarray, within: np.ndarray, features: Sequence[str]) -> Confidence:
-    """Fit on the signals of answers with cross-validated grades and whether each was within
-    a quarter of the points (``within``: 1 or 0)."""
-    from sklearn.linear_model import LogisticRegression
-
-    x = np.asarray(x, dtype=float)
-    mean, scale = x.mean(axis=0), x.std(axis=0)
-    scale[scale == 0] = 1.0
-    model = LogisticRegression(C=1.0).fit((x - mean) / scale, np.asarray(within, dtype=int))
-    return Confidence(
-        features=list(features),
-        mean=mean.tolist(),
-        scale=scale.tolist(),
-        coef=model.coef_[0].tolist(),
-        intercept=float(model.intercept_[0]),
-    )
 
 
 def confidence(model: Confidence, x: np.ndarray) -> np.ndarray:
