@@ -10,6 +10,7 @@ from grader.engine.evidence import locate
 from grader.engine.pipeline import Pipeline
 from grader.judge.base import Completion
 from grader.models import Bank, Criterion, Question, QuestionType, Rubric, Submission
+from tests.embedders import CountingEmbedder
 from tests.judges import RecordingJudge
 
 Q = Question(id="q1", number="1", section="简答题", type=QuestionType.SHORT_ANSWER,
@@ -255,25 +256,6 @@ def test_a_derived_rubric_is_derived_once_per_question():
     assert rubric_for(Q, {"q1": RUBRIC}) is RUBRIC  # an instructor's rubric always wins
     changed = Q2.model_copy(update={"answer": "完全不同的参考答案，另有要点。"})
     assert rubric_for(changed, {}) != rubric_for(Q2, {})  # keyed by what it is derived from
-
-
-class CountingEmbedder:
-    """Deterministic unit vectors from the text's characters; counts calls to encode."""
-
-    name = "counting"
-
-    def __init__(self):
-        self.calls: list[int] = []
-
-    def encode(self, texts):
-        import numpy as np
-
-        self.calls.append(len(texts))
-        vectors = np.zeros((len(texts), 64), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for ch in text:
-                vectors[row, ord(ch) % 64] += 1.0
-        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
 def test_each_questions_cohort_is_embedded_and_grouped_once_per_call():
