@@ -58,7 +58,11 @@ class Settings(BaseSettings):
     vllm_max_model_len: int = 4096
     vllm_kv_cache_gib: int = Field(3, ge=1, description="VLLM_CPU_KVCACHE_SPACE on CPU")
     vllm_enforce_eager: bool = True
-    vllm_dtype: str = "bfloat16"
+    vllm_dtype: str = Field(
+        "auto",
+        description="auto: bfloat16 on CUDA and on CPUs with bfloat16 instructions, float32 on "
+        "other CPUs (bfloat16 runs about 6x slower there)",
+    )
     vllm_gpu_memory_utilization: float = 0.85
     vllm_enable_prefix_caching: bool = Field(True, description="off only for benchmarks")
     vllm_load_format: str = Field(

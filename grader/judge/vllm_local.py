@@ -70,12 +70,27 @@ def _has_cuda() -> bool:
     return torch.cuda.is_available()
 
 
+def engine_dtype(dtype: str, cuda: bool) -> str:
+    """``auto``: bfloat16 where the hardware multiplies it natively (CUDA; CPUs with AVX-512
+    BF16 or AMX), float32 on other CPUs. Measured on this project's AVX2 machines: a bfloat16
+    matrix product ran at 6.5 GFLOP/s against 41 for float32 (benchmarks/README.md)."""
+    if dtype != "auto":
+        return dtype
+    if cuda:
+        return "bfloat16"
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "bfloat16"  # not Linux: leave it to vLLM's CPU backend
+    return "bfloat16" if ("avx512_bf16" in flags or "amx_bf16" in flags) else "float32"
+
+
 @dataclass(frozen=True)
 class VllmOptions:
     """How the engine is built: vLLM's own options, grouped so the judge takes one value."""
 
     max_model_len: int = 4096
-    dtype: str = "bfloat16"
+    dtype: str = "auto"  # see ``engine_dtype``
     enforce_eager: bool = True
     kv_cache_gib: int = 3  # VLLM_CPU_KVCACHE_SPACE on CPU
     block_size: int | None = None  # None: vLLM's default on CUDA, 32 tokens on CPU
@@ -101,7 +116,7 @@ class VllmOptions:
         """Keyword arguments of ``vllm.LLM``."""
         arguments: dict = dict(
             model=model_path,
-            dtype=self.dtype,
+            dtype=engine_dtype(self.dtype, cuda),
             enforce_eager=self.enforce_eager,
             enable_prefix_caching=self.enable_prefix_caching,
             max_model_len=self.max_model_len,
