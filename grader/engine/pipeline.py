@@ -1,7 +1,7 @@
 """``Pipeline.grade_many``: the one entry point that turns submissions into grades, batch-first.
 
-1. objective questions are graded exactly, blank answers and non-answers ("不知道") to
-   subjective ones score 0 by rule, before any model (``rule_grades``);
+1. objective questions are graded exactly; blank answers, non-answers ("不知道", a bare "满分")
+   and pastes of the rubric's own text score 0 by rule, before any model (``rule_grades``);
 2. with an embedder, each question's answers are compared with each other and with the
    reference (``signals``): off-topic answers score 0 by rule and go to review,
    near-duplicates are flagged, answers are grouped, and each group gets its closest anchors;
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from grader.config import Settings
 from grader.engine.anchors import choose_anchors
+from grader.engine.coverage import pastes_rubric
 from grader.engine.features import GradedPool
 from grader.engine.modes import MODES, Item
 from grader.engine.rubrics import rubric_for
@@ -30,6 +31,7 @@ from grader.engine.rule_grades import (
     needs_judge_grade,
     objective_grade,
     off_topic_grade,
+    rubric_copy_grade,
 )
 from grader.engine.scorer import ScorerSet, load_scorer
 from grader.engine.scoring import calibrated
@@ -101,6 +103,8 @@ class Pipeline:
                 rubrics[question.id] = rubric_for(question, self.rubrics)
             if why := blank_reason(submission.answer, self.settings.min_answer_chars):
                 grades[i] = blank_grade(submission, rubrics[question.id], why)
+            elif pastes_rubric(submission.answer, rubrics[question.id]):
+                grades[i] = rubric_copy_grade(submission, rubrics[question.id])
             else:
                 subjective[i] = submission
         analyses = self._analyze(list(subjective.values()), cohort, rubrics, graded)
