@@ -131,7 +131,7 @@ def _rationale(checks: list[tuple[Check, dict[str, float], float]], zh: bool) ->
     """The judge's answers in one line: 'yes 82 %: key point…' per check, or the score."""
     parts = []
     for check, probabilities, expected in checks:
-        if check.kind == "key_point":
+        if check.kind == "yes_no":
             p_yes = probabilities.get(check.labels[-1], 0.0)
             said = (
                 (check.labels[-1] if p_yes >= 0.5 else check.labels[0])

@@ -49,7 +49,7 @@ class LabelPlan:
             prompt=prompt,
             checks=checks,
             system=prompt.render_part("system"),
-            asks=[prompt.render_part("check", check=c)["content"] for c in checks],
+            asks=[prompt.render_part("check", check=c)["content"].strip() for c in checks],
             group=f"{question.id}@{version}+{prompt.version}#{anchor_ids}",
         )
 
