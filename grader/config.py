@@ -11,6 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from grader.models import MultipleChoiceCredit
 
 JudgeBackend = Literal["vllm", "openai", "scripted", "none"]
+JudgeMode = Literal["probability", "verdict"]
 
 
 class Settings(BaseSettings):
@@ -22,6 +23,21 @@ class Settings(BaseSettings):
 
     # the judge
     judge: JudgeBackend = "vllm"
+    judge_mode: JudgeMode = Field(
+        "probability",
+        description="probability: one forward step per rubric check, points from the label "
+        "distribution; verdict: a generated JSON verdict per answer",
+    )
+    scorer: str = Field(
+        "default",
+        description="the calibrated scorer that weighs the judge against the other signals: "
+        "'default' (shipped, fit on development data), a scorer file, or 'none' (judge only)",
+    )
+    feedback: Literal["template", "judge"] = Field(
+        "template",
+        description="template: feedback names the missing criteria; judge: one generated "
+        "sentence per answer in a second pass (probability mode)",
+    )
     judge_model: str = Field(
         "qwen2.5-coder-1.5b-instruct",
         description="a packaged model name, a local model folder, or the server's model name",
@@ -42,7 +58,11 @@ class Settings(BaseSettings):
     vllm_max_model_len: int = 4096
     vllm_kv_cache_gib: int = Field(3, ge=1, description="VLLM_CPU_KVCACHE_SPACE on CPU")
     vllm_enforce_eager: bool = True
-    vllm_dtype: str = "bfloat16"
+    vllm_dtype: str = Field(
+        "auto",
+        description="auto: bfloat16 on CUDA and on CPUs with bfloat16 instructions, float32 on "
+        "other CPUs (bfloat16 runs about 6x slower there)",
+    )
     vllm_gpu_memory_utilization: float = 0.85
     vllm_enable_prefix_caching: bool = Field(True, description="off only for benchmarks")
     vllm_load_format: str = Field(
@@ -79,6 +99,11 @@ class Settings(BaseSettings):
     # review
     min_answer_chars: int = Field(2, ge=0, description="shorter answers are blank: 0, no judge")
     review_below_confidence: float = Field(0.6, ge=0, le=1)
+    review_derived: Literal["own", "all"] = Field(
+        "own",
+        description="grades against a derived rubric go to review for their own reasons only "
+        "(own), or every one of them (all)",
+    )
 
     # the grading service (`grader serve`, `grader worker`)
     database_url: str = Field(

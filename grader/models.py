@@ -201,6 +201,8 @@ class ReviewCode(StrEnum):
     COVERAGE_DISAGREEMENT = "coverage_disagreement"
     SEMANTIC_DISAGREEMENT = "semantic_disagreement"
     LOW_CONFIDENCE = "low_confidence"
+    SCORER_DISAGREEMENT = "scorer_disagreement"  # the judge and the calibrated score far apart
+    RUBRIC_COPY = "rubric_copy"  # the answer pastes the rubric's own wording
     # the rubric and the question
     UNREVIEWED_RUBRIC = "unreviewed_rubric"
     INCOMPLETE_QUESTION = "incomplete_question"
@@ -243,6 +245,16 @@ class AnswerSignals(_Model):
     reference_similarity: float | None = Field(
         description="Cosine with the reference answer; None when the bank has none."
     )
+    reference_margin: float | None = Field(
+        default=None,
+        description="Reference cosine minus how close unrelated text in the answer's language "
+        "gets to the reference: the cosine on a scale whose zero means 'unrelated'.",
+    )
+    reference_z: float | None = Field(
+        default=None,
+        description="The reference margin as a z-score among this question's answers "
+        "(None when the question has fewer than 5).",
+    )
     topic_margin: float = Field(
         description="How far above unrelated text the answer sits, near question and reference."
     )
@@ -253,6 +265,16 @@ class AnswerSignals(_Model):
     )
     near_duplicates: list[NearDuplicate] = Field(default_factory=list)
     group: str | None = Field(default=None, description="Answer group within the question.")
+
+
+class GradedAnswer(_Model):
+    """An answer a human scored (an instructor, a calibration CSV, a rubric anchor): the
+    nearest ones to a new answer of the same question are evidence for its score."""
+
+    id: str = Field(description="Its submission id, or the anchor's id.")
+    question_id: str
+    answer: str
+    score: float = Field(ge=0, description="On the question's scale.")
 
 
 class Grade(_Model):

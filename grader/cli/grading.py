@@ -194,3 +194,13 @@ def _summary(grades: list, submission_ids: set[str]) -> None:
     for g in grades:
         statuses[g.status.value] += 1
     console.print("status: " + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())))
+    derived = sorted(
+        {g.question_id for g in grades if g.provenance.get("rubric_reviewed") is False}
+    )
+    if derived:
+        console.print(
+            f"[yellow]{len(derived)} question(s) graded against a rubric no instructor has "
+            f"reviewed (derived from the reference answer): review these rubrics[/] "
+            f"(`grader rubric check`): {', '.join(derived)}",
+            markup=True,
+        )

@@ -33,6 +33,7 @@ def rubric_check(
         err.print("[bold red]error:[/] no bank files given and none in rubrics/")
         raise typer.Exit(code=2)
     failures = 0
+    derived = 0
     table = Table(title="rubrics")
     for column in ("question", "type", "points", "rubric", "version"):
         table.add_column(column)
@@ -50,8 +51,13 @@ def rubric_check(
             if q.type.objective:
                 continue
             if q.id not in files:
+                derived += 1
                 table.add_row(
-                    q.id, q.type.value, f"{q.points or ''}", "[yellow]none: derived[/]", ""
+                    q.id,
+                    q.type.value,
+                    f"{q.points or ''}",
+                    "[yellow]none: derived from the reference — review this rubric[/]",
+                    "",
                 )
                 continue
             try:
@@ -61,9 +67,16 @@ def rubric_check(
                 err.print(f"[red]invalid:[/] {exc}")
                 table.add_row(q.id, q.type.value, f"{q.points or ''}", "[red]invalid[/]", "")
                 continue
-            state = "ok" if rubric.reviewed else "[yellow]ok, unreviewed[/]"
+            derived += not rubric.reviewed
+            state = "ok" if rubric.reviewed else "[yellow]ok, unreviewed — review this rubric[/]"
             table.add_row(q.id, q.type.value, f"{rubric.points:g}", state, rubric.version)
     console.print(table)
+    if derived:
+        console.print(
+            f"[yellow]{derived} subjective question(s) have no reviewed rubric:[/] their grades "
+            "come from a rubric derived from the reference answer (or an unreviewed draft). "
+            "Write or review rubrics/<bank>/<question_id>.yaml, or `grader rubric draft`."
+        )
     if failures:
         raise typer.Exit(code=1)
 

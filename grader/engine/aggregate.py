@@ -12,11 +12,13 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from grader.config import Settings
 from grader.engine.coverage import coverage_points
 from grader.engine.evidence import check_verdict
 from grader.engine.reasons import (
     coverage_reasons,
     duplicate_reasons,
+    injection_reason,
     rubric_reasons,
     semantic_reasons,
 )
@@ -38,8 +40,8 @@ _NOTES = {
 }
 
 
-def judged_grade(item: Work, provenance: dict[str, Any], review_below: float) -> Grade:
-    """The grade of a judged answer; ``review_below``: the confidence that sends it to review."""
+def judged_grade(item: Work, provenance: dict[str, Any], settings: Settings) -> Grade:
+    """The grade of an answer judged by a JSON verdict."""
     good = [r.verdict for r in item.replies if r.verdict is not None]
     if not good:
         return _unscored(item, provenance)
@@ -55,11 +57,11 @@ def judged_grade(item: Work, provenance: dict[str, Any], review_below: float) ->
     if item.signals is not None:
         reasons.extend(semantic_reasons(score / rubric.points, item.signals))
         reasons.extend(duplicate_reasons(item.signals))
-    if confidence < review_below:
+    if confidence < settings.review_below_confidence:
         reasons.append(
             ReviewReason(code=ReviewCode.LOW_CONFIDENCE, message=f"confidence {confidence:.2f}")
         )
-    reasons.extend(rubric_reasons(item.plan.question, rubric))
+    reasons.extend(rubric_reasons(item.plan.question, rubric, settings.review_derived))
     return Grade(
         **_identity(item),
         status=GradeStatus.GRADED,
@@ -98,7 +100,7 @@ def _scored(
     score = sum(c.points for c in criteria)
     feedback = good[0].feedback
     if item.injections:
-        reasons.append(_injection_reason(item))
+        reasons.append(injection_reason(item.injections))
         criteria, score, feedback = _lower_of_cleaned(item, criteria, score, feedback)
     if len(good) < len(item.replies):
         reasons.append(
@@ -166,14 +168,6 @@ def _unscored(item: Work, provenance: dict[str, Any]) -> Grade:
             )
         ],
         provenance=provenance,
-    )
-
-
-def _injection_reason(item: Work) -> ReviewReason:
-    codes = sorted({f.code for f in item.injections})
-    return ReviewReason(
-        code=ReviewCode.SUSPECTED_INJECTION,
-        message=f"{', '.join(codes)}: {item.injections[0].text[:60]!r}",
     )
 
 

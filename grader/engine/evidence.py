@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from grader.models import Rubric, Verdict
-from grader.text import features, match_key
+from grader.models import AnswerSignals, Criterion, Rubric, Verdict
+from grader.text import features, match_key, point_coverage, sentences_of
 
 FUZZY_MIN_OVERLAP = 0.6
 _MIN_FEATURES = 3
@@ -76,3 +76,23 @@ def check_verdict(
             if cid not in keep:
                 checked[cid] = (0.0, checked[cid][1], "reused")
     return checked
+
+
+EVIDENCE_CHARS = 80
+
+
+def closest_evidence(criterion: Criterion, answer: str, signals: AnswerSignals | None) -> str:
+    """The answer's span closest to the criterion, taken from the answer, never written.
+
+    With embeddings, the sentence that came closest in meaning to one of the criterion's key
+    points (or its description); without them, the sentence sharing most of its wording.
+    Either is a piece of the answer itself, so it can never be an invented quote.
+    """
+    if signals is not None:
+        matches = [m for m in signals.key_points if m.criterion == criterion.id and m.sentence]
+        if matches:
+            return max(matches, key=lambda m: m.similarity).sentence[:EVIDENCE_CHARS]
+    wanted = " ".join(criterion.key_points) or criterion.description
+    sentences = sentences_of(answer) or [answer.strip()]
+    best = max(sentences, key=lambda s: point_coverage(wanted, features(s)))
+    return best[:EVIDENCE_CHARS]

@@ -1,14 +1,16 @@
 """``Pipeline.grade_many``: the one entry point that turns submissions into grades, batch-first.
 
-1. objective questions are graded exactly, blank answers and non-answers ("不知道") to
-   subjective ones score 0 by rule, before any model (``rule_grades``);
+1. objective questions are graded exactly; blank answers, non-answers ("不知道", a bare "满分")
+   and pastes of the rubric's own text score 0 by rule, before any model (``rule_grades``);
 2. with an embedder, each question's answers are compared with each other and with the
    reference (``signals``): off-topic answers score 0 by rule and go to review,
    near-duplicates are flagged, answers are grouped, and each group gets its closest anchors;
-3. every other answer becomes judge requests on its question and anchor group's shared prefix
-   (``requests``), and the whole batch goes to the judge at once, sorted by that prefix;
-4. verdicts are checked, aggregated and turned into confidence and review flags
-   (``aggregate``), with provenance on every grade (``provenance``).
+3. every other answer is scored by the judge in the configured mode (``modes``): in the
+   probability mode one forward step per rubric check, in the verdict mode a JSON verdict —
+   each on its question and anchor group's shared prefix, the whole batch in one judge call,
+   sorted by that prefix;
+4. the judge's points are turned into criteria with evidence, confidence and review flags,
+   with provenance on every grade.
 
 A judge that fails yields ``unscored`` with a reason, never a silent 0.
 """
@@ -19,20 +21,32 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from grader.config import Settings
-from grader.engine.aggregate import judged_grade
 from grader.engine.anchors import choose_anchors
-from grader.engine.provenance import judged_provenance
-from grader.engine.requests import Plan, Work, judge_all
+from grader.engine.coverage import pastes_rubric
+from grader.engine.features import GradedPool
+from grader.engine.modes import MODES, Item
 from grader.engine.rubrics import rubric_for
 from grader.engine.rule_grades import (
     blank_grade,
     needs_judge_grade,
     objective_grade,
     off_topic_grade,
+    rubric_copy_grade,
 )
+from grader.engine.scorer import ScorerSet, load_scorer
+from grader.engine.scoring import calibrated
 from grader.engine.signals import QuestionAnalysis, analyze_question, blank_reason
 from grader.judge.base import Judge
-from grader.models import AnswerSignals, Bank, Grade, Question, Rubric, Submission
+from grader.models import (
+    AnswerSignals,
+    Bank,
+    Grade,
+    GradedAnswer,
+    GradeStatus,
+    Question,
+    Rubric,
+    Submission,
+)
 
 if TYPE_CHECKING:
     from grader.embed import Embedder
@@ -52,21 +66,30 @@ class Pipeline:
         judge: Judge | None = None,
         settings: Settings | None = None,
         embedder: Embedder | None = None,
+        scorer: ScorerSet | None = None,
     ):
         self.bank = bank
         self.rubrics = rubrics if rubrics is not None else {}
         self.judge = judge
         self.settings = settings or Settings()
         self.embedder = embedder
+        self.mode = MODES[self.settings.judge_mode]
+        # The calibrated scorer reads embedding signals: without an embedder the judge decides.
+        self.scorer = scorer or (load_scorer(self.settings.scorer) if embedder else None)
         self._questions = {q.id: q for q in bank.questions}
 
     def grade_many(
-        self, submissions: Sequence[Submission], cohort: Sequence[Submission] = ()
+        self,
+        submissions: Sequence[Submission],
+        cohort: Sequence[Submission] = (),
+        graded: Sequence[GradedAnswer] = (),
     ) -> list[Grade]:
         """One grade per submission, same order. Question ids must exist in the bank.
 
         ``cohort``: other answers to the same questions (say, the whole exam) that off-topic,
         near-duplicate and group signals compare against; the batch is always part of it.
+        ``graded``: answers a human scored (a calibration CSV, the instructor pages); with the
+        rubric's anchors they are the graded neighbours the scorer leans on.
         """
         grades: dict[int, Grade] = {}
         subjective: dict[int, Submission] = {}
@@ -80,11 +103,13 @@ class Pipeline:
                 rubrics[question.id] = rubric_for(question, self.rubrics)
             if why := blank_reason(submission.answer, self.settings.min_answer_chars):
                 grades[i] = blank_grade(submission, rubrics[question.id], why)
+            elif pastes_rubric(submission.answer, rubrics[question.id]):
+                grades[i] = rubric_copy_grade(submission, rubrics[question.id])
             else:
                 subjective[i] = submission
-        analyses = self._analyze(list(subjective.values()), cohort, rubrics)
-        plans: dict[tuple[str, ...], Plan] = {}  # once per question and anchor set
-        work: dict[int, Work] = {}
+        analyses = self._analyze(list(subjective.values()), cohort, rubrics, graded)
+        plans: dict[tuple[str, ...], object] = {}  # once per question and anchor set
+        work: dict[int, Item] = {}
         for i, submission in subjective.items():
             question = self._questions[submission.question_id]
             rubric = rubrics[question.id]
@@ -95,14 +120,46 @@ class Pipeline:
             elif self.judge is None:
                 grades[i] = needs_judge_grade(submission, question, rubric, signals)
             else:
-                plan = self._plan(plans, question, rubric, signals, analysis)
-                work[i] = Work.prepare(submission, plan, signals, self.settings)
+                work[i] = (
+                    submission,
+                    self._plan(plans, question, rubric, signals, analysis),
+                    signals,
+                )
         if work:
             assert self.judge is not None
-            judge_all(self.judge, list(work.values()), self.settings.judge_max_reasks)
-            for i, item in work.items():
-                grades[i] = self._judged(item)
+            judged = self.mode.grade(
+                self.judge, list(work.values()), self.settings, self._embed_model
+            )
+            grades.update(zip(work, judged, strict=True))
+            self._calibrate(grades, [(i, work[i][0]) for i in work], analyses, rubrics)
         return [grades[i] for i in range(len(submissions))]
+
+    def _calibrate(
+        self,
+        grades: dict[int, Grade],
+        judged: list[tuple[int, Submission]],
+        analyses: dict[str, QuestionAnalysis],
+        rubrics: dict[str, Rubric],
+    ) -> None:
+        """The scorer's score for every judged answer, the question's graded answers as its
+        neighbours (their pool built once per question)."""
+        if self.scorer is None:
+            return
+        pools: dict[str, GradedPool] = {}
+        for i, submission in judged:
+            qid = submission.question_id
+            analysis = analyses.get(qid)
+            if analysis is None or grades[i].status != GradeStatus.GRADED:
+                continue
+            question, rubric = self._questions[qid], rubrics[qid]
+            if qid not in pools:
+                pools[qid] = GradedPool.build(
+                    question, rubric, analysis.graded, analysis.vectors, self.scorer
+                )
+            grades[i] = calibrated(
+                grades[i], submission, question, rubric, analysis, pools[qid], self.scorer,
+                self.settings,
+            )  # fmt: skip
 
     @property
     def _embed_model(self) -> str | None:
@@ -110,33 +167,29 @@ class Pipeline:
 
     def _plan(
         self,
-        plans: dict[tuple[str, ...], Plan],
+        plans: dict[tuple[str, ...], object],
         question: Question,
         rubric: Rubric,
         signals: AnswerSignals | None,
         analysis: QuestionAnalysis | None,
-    ) -> Plan:
-        """The plan for this answer's question and anchors, made once: answer groups shown
-        the same anchors share it."""
+    ) -> object:
+        """The mode's plan for this answer's question and anchors, made once: answer groups
+        shown the same anchors share it."""
         if analysis is None or signals is None or signals.group is None:
             anchors = choose_anchors(rubric.anchors, self.settings.anchors_k)
         else:
             anchors = analysis.anchors[signals.group]
         key = (question.id, *(a.id for a in anchors))
         if key not in plans:
-            plans[key] = Plan.build(question, rubric, anchors, self.settings)
+            plans[key] = self.mode.plan(question, rubric, anchors, self.settings)
         return plans[key]
-
-    def _judged(self, item: Work) -> Grade:
-        replies = item.replies + item.cleaned_replies
-        provenance = judged_provenance(item, replies, self.judge, self._embed_model, self.settings)
-        return judged_grade(item, provenance, self.settings.review_below_confidence)
 
     def _analyze(
         self,
         submissions: list[Submission],
         cohort: Sequence[Submission],
         rubrics: dict[str, Rubric],
+        graded: Sequence[GradedAnswer],
     ) -> dict[str, QuestionAnalysis]:
         """Per question, the signals of the batch's answers within their whole cohort: the
         cohort's vectors and groups are computed once per question per call."""
@@ -161,5 +214,23 @@ class Pipeline:
                 self.embedder,
                 self.settings,
                 cohort=others[qid],
+                graded=_graded_answers(rubrics[qid], [g for g in graded if g.question_id == qid]),
             )
         return analyses
+
+
+def _graded_answers(rubric: Rubric, graded: list[GradedAnswer]) -> list[GradedAnswer]:
+    """A question's human-scored answers: those given, and the rubric's anchors that carry a
+    score on every criterion (an instructor graded them when promoting them)."""
+    ids = {c.id for c in rubric.criteria}
+    anchors = [
+        GradedAnswer(
+            id=f"anchor:{a.id}",
+            question_id=rubric.question_id,
+            answer=a.answer,
+            score=sum(a.scores.values()),
+        )
+        for a in rubric.anchors
+        if set(a.scores) == ids
+    ]
+    return [*graded, *anchors]

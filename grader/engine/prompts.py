@@ -24,7 +24,7 @@ from grader.models import Anchor, Question, Rubric
 # The top-level prompts/ folder, where instructors edit the templates, seen from inside the
 # package (a relative symlink), so a built wheel carries the files themselves.
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompt_templates"
-_PARTS = ("system.j2", "user.j2")  # the version hashes both
+_PARTS = ("system.j2", "user.j2")  # every prompt has both; the version hashes every .j2
 _DELIMITER = re.compile(r"<\s*(/?)\s*student_answer\s*>", re.IGNORECASE)
 
 
@@ -50,7 +50,8 @@ class Prompt:
         return [self.render_part("system", **variables), self.render_part("user", **variables)]
 
     def render_part(self, role: str, **variables: object) -> dict[str, str]:
-        """One message: ``system`` (``system.j2``) or ``user`` (``user.j2``)."""
+        """One message: ``system`` (``system.j2``), ``user`` (``user.j2``) or another part of
+        the prompt (``check`` for ``check.j2``), rendered as that role's text."""
         try:
             content = (
                 _environment(self.folder)
@@ -122,14 +123,30 @@ def _environment(folder: Path) -> SandboxedEnvironment:
 def load_prompt(name: str, language: str, prompts_dir: Path = PROMPTS_DIR) -> Prompt:
     """``prompts/<name>/<language>/``; the version is a hash of its template files."""
     folder = prompts_dir / name
-    digest = hashlib.sha256()
     for part in _PARTS:
-        path = folder / language / part
-        if not path.is_file():
-            raise PromptError(f"missing prompt template {path}")
-        digest.update(part.encode() + b"\0" + path.read_bytes())
+        if not (folder / language / part).is_file():
+            raise PromptError(f"missing prompt template {folder / language / part}")
+    digest = hashlib.sha256()
+    for path in sorted((folder / language).glob("*.j2")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return Prompt(name=name, language=language, version=digest.hexdigest()[:12], folder=folder)
 
 
 def judge_prompt(language: str) -> Prompt:
     return load_prompt("judge", language)
+
+
+def render_template(name: str, language: str, part: str, **variables: object) -> str:
+    """One template file, ``prompts/<name>/<language>/<part>.j2``, rendered in the sandbox."""
+    try:
+        template = _environment(PROMPTS_DIR / name).get_template(f"{language}/{part}.j2")
+        return template.render(**variables).strip()
+    except TemplateError as exc:
+        raise PromptError(
+            f"cannot render {PROMPTS_DIR / name / language / part}.j2: {exc}"
+        ) from exc
+
+
+def probability_prompt(language: str) -> Prompt:
+    """The probability mode's prompt: rules, the shared head and answer, one short check."""
+    return load_prompt("judge_probability", language)

@@ -14,6 +14,7 @@ from grader.models import Rubric
 
 if TYPE_CHECKING:
     from grader.engine.asking import JudgeReply
+    from grader.engine.label_requests import LabelWork
     from grader.engine.requests import Work
     from grader.judge.base import Judge
 
@@ -42,6 +43,7 @@ def judged_provenance(
     plan = item.plan
     return {
         "engine": ENGINE,
+        "judge_mode": "verdict",
         "backend": judge.backend if judge else None,
         "model": judge.model if judge else None,
         "prompt_version": plan.prompt.version,
@@ -60,4 +62,29 @@ def judged_provenance(
         "completion_tokens": sum(r.completion_tokens for r in replies),
         "cached_tokens": sum(r.cached_tokens or 0 for r in replies),
         "latency_s": round(sum(r.latency_s for r in replies), 3),
+    }
+
+
+def label_provenance(
+    item: LabelWork, judge: Judge, embed_model: str | None, settings: Settings
+) -> dict[str, Any]:
+    """The probability mode: no sampling and no generated tokens, one forward step per check."""
+    plan = item.plan
+    scores = item.scores + item.cleaned_scores
+    return {
+        "engine": ENGINE,
+        "judge_mode": "probability",
+        "backend": judge.backend,
+        "model": judge.model,
+        "prompt_version": plan.prompt.version,
+        "rubric_version": plan.rubric_version,
+        "rubric_reviewed": plan.rubric.reviewed,
+        "anchors": [a.id for a in plan.anchors],
+        "embed_model": embed_model,
+        "checks": len(plan.checks),
+        "feedback": settings.feedback,
+        "prompt_tokens": sum(s.prompt_tokens for s in scores),
+        "completion_tokens": 0,
+        "cached_tokens": sum(s.cached_tokens or 0 for s in scores),
+        "latency_s": round(sum(s.latency_s for s in scores), 3),
     }

@@ -7,6 +7,9 @@ spread, and the state of the rubric and question: each disagreement or doubt bec
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from grader.engine.injection import Finding
 from grader.models import AnswerSignals, Question, ReviewCode, ReviewReason, Rubric
 
 COVERAGE_GAP = 0.5  # judge and coverage further apart than half the points: review
@@ -58,9 +61,12 @@ def coverage_reasons(score: float, model_free: float, rubric: Rubric) -> list[Re
     ]
 
 
-def rubric_reasons(question: Question, rubric: Rubric) -> list[ReviewReason]:
-    """A derived rubric, and a question the paper cuts off, need an instructor's eye."""
-    if rubric.reviewed:
+def rubric_reasons(question: Question, rubric: Rubric, review_derived: str) -> list[ReviewReason]:
+    """A derived rubric, and a question the paper cuts off, need an instructor's eye — once per
+    question (``grader rubric check``, the run summary, the instructor pages), so their grades
+    go to review for these reasons only when ``review_derived`` is "all"; otherwise review
+    keeps the grades that are doubtful for their own reasons."""
+    if rubric.reviewed or review_derived != "all":
         return []  # a reviewed rubric completes an incomplete question
     reasons = [
         ReviewReason(
@@ -75,3 +81,12 @@ def rubric_reasons(question: Question, rubric: Rubric) -> list[ReviewReason]:
             )
         )
     return reasons
+
+
+def injection_reason(findings: Sequence[Finding]) -> ReviewReason:
+    """What the injection check found, with the start of the first suspicious span."""
+    codes = sorted({f.code for f in findings})
+    return ReviewReason(
+        code=ReviewCode.SUSPECTED_INJECTION,
+        message=f"{', '.join(codes)}: {findings[0].text[:60]!r}",
+    )

@@ -115,10 +115,11 @@ def rubric_for(question: Question, rubrics: dict[str, Rubric]) -> Rubric:
 # --- derived rubrics -------------------------------------------------------------------------
 
 _SPLIT = re.compile(
-    r"(?:[。；;！!？?\n]|[.．](?=\s|$))+|(?:^|\s)(?:\d+[.、)）]|[（(]\d+[)）]|[-•·])\s*"
+    r"(?:[。；;！!？?\n]|[.．](?=\s|$))+|(?:^|\s)(?:\d+[.．、)）]|[（(]\d+[)）]|[-•·])\s*"
 )
-_LIST_MARK = re.compile(r"^\s*(?:\d+[.、)）]|[（(]\d+[)）])\s*")
-MAX_DERIVED_CRITERIA = 5
+_LIST_MARK = re.compile(r"^\s*(?:\d+[.．、)）]|[（(]\d+[)）])\s*")
+MAX_DERIVED_CRITERIA = 10  # each key point is its own check anyway; this caps the table
+_PRINTED_POINTS = re.compile(r"[（(]\s*(\d+(?:\.5)?)\s*分\s*[)）]")
 
 
 def key_points_of(reference: str) -> list[str]:
@@ -128,9 +129,14 @@ def key_points_of(reference: str) -> list[str]:
 
 
 def derive_rubric(question: Question) -> Rubric:
-    """Key-point criteria from the reference answer, points spread evenly, levels full/part/none.
+    """Key-point criteria from the reference answer, levels full/part/none.
 
-    It is only a stand-in until an instructor writes one, so ``reviewed`` is False.
+    The reference is cut by its own structure (numbered items, sentences, clauses) into key
+    points a small judge can check one at a time; each becomes a criterion while the points
+    allow, with the points the reference prints for it (``（2分）``) when every item has them
+    and they add up, spread evenly otherwise. It is only a stand-in until an instructor
+    writes one, so ``reviewed`` is False and the question is flagged once ("review this
+    rubric") rather than every grade.
     """
     reference = question.answer if isinstance(question.answer, str) else None
     return _derive(question.id, question.points, reference, question.language)
@@ -142,35 +148,44 @@ def _derive(question_id: str, points: float | None, reference: str | None, langu
     key_points = key_points_of(reference or "")
     groups = min(len(key_points), MAX_DERIVED_CRITERIA, max(1, int(points)))
     if groups == 0:
-        criteria = [
-            Criterion(
-                id="C1",
-                description="答案是否正确、完整地回答了题目"
-                if language == "zh"
-                else "Whether the answer answers the question correctly and completely",
-                points=points,
-                levels=levels_for(points, language),
-            )
-        ]
+        return _rubric(question_id, points, [_whole_answer(points, language)])
+    if printed := _printed_points(key_points, points):
+        shares, chunks = printed, [[_PRINTED_POINTS.sub("", k).strip()] for k in key_points]
     else:
         shares = split_points(points, groups)
         bounds = [round(i * len(key_points) / groups) for i in range(groups + 1)]
         chunks = [key_points[bounds[i] : bounds[i + 1]] for i in range(groups)]
-        criteria = [
-            Criterion(
-                id=f"C{i + 1}",
-                description=(
-                    "答案覆盖参考答案的要点："
-                    if language == "zh"
-                    else "The answer covers the reference's point: "
-                )
-                + "；".join(chunk),
-                points=share,
-                key_points=chunk,
-                levels=levels_for(share, language),
-            )
-            for i, (share, chunk) in enumerate(zip(shares, chunks, strict=True))
-        ]
+    lead = (
+        "答案覆盖参考答案的要点："
+        if language == "zh"
+        else "The answer covers the reference's point: "
+    )
+    criteria = [
+        Criterion(
+            id=f"C{i + 1}",
+            description=lead + "；".join(chunk),
+            points=share,
+            key_points=chunk,
+            levels=levels_for(share, language),
+        )
+        for i, (share, chunk) in enumerate(zip(shares, chunks, strict=True))
+    ]
+    return _rubric(question_id, points, criteria)
+
+
+def _whole_answer(points: float, language: str) -> Criterion:
+    """The one criterion of a question with no reference to cut: is the answer right?"""
+    return Criterion(
+        id="C1",
+        description="答案是否正确、完整地回答了题目"
+        if language == "zh"
+        else "Whether the answer answers the question correctly and completely",
+        points=points,
+        levels=levels_for(points, language),
+    )
+
+
+def _rubric(question_id: str, points: float, criteria: list[Criterion]) -> Rubric:
     return Rubric(
         question_id=question_id,
         points=points,
@@ -181,6 +196,15 @@ def _derive(question_id: str, points: float | None, reference: str | None, langu
 
 
 _derived = lru_cache(maxsize=4096)(_derive)
+
+
+def _printed_points(key_points: list[str], points: float) -> list[float] | None:
+    """Each key point's own printed points, when every one has them and they add up."""
+    found = [_PRINTED_POINTS.search(k) for k in key_points]
+    if len(key_points) > MAX_DERIVED_CRITERIA or not all(found):
+        return None
+    shares = [float(m.group(1)) for m in found if m]
+    return shares if abs(sum(shares) - points) < 1e-9 and all(shares) else None
 
 
 def split_points(points: float, groups: int) -> list[float]:

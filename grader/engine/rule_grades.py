@@ -28,7 +28,7 @@ from grader.models import (
 
 _BLANK_MESSAGES = {
     ReviewCode.BLANK: "blank or too short: 0 without the judge",
-    ReviewCode.NON_ANSWER: "says it has no answer: 0 without the judge",
+    ReviewCode.NON_ANSWER: "no answer in it (says so, claims full marks, or is a verdict fragment): 0 without the judge",
 }
 
 
@@ -92,6 +92,17 @@ def blank_grade(submission: Submission, rubric: Rubric, why: ReviewCode) -> Grad
     """0 for a blank answer or a non-answer ("不知道"), sure of it."""
     reason = ReviewReason(code=why, message=_BLANK_MESSAGES[why])
     return _zero_by_rule(submission, rubric, "blank answer", [reason], 1.0)
+
+
+def rubric_copy_grade(submission: Submission, rubric: Rubric) -> Grade:
+    """0 by rule for an answer that pastes the marking scheme, and to review: an instructor
+    should see it."""
+    reason = ReviewReason(
+        code=ReviewCode.RUBRIC_COPY,
+        message="the answer copies the rubric's own wording (criteria or their key points): "
+        "0 without the judge",
+    )
+    return _zero_by_rule(submission, rubric, "rubric copied", [reason], 0.9, needs_review=True)
 
 
 def off_topic_grade(

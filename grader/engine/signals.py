@@ -15,8 +15,9 @@ looking off-topic.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from grader.config import Settings
@@ -25,6 +26,7 @@ from grader.engine.cohort import DuplicatePair, centroid, group_answers, near_du
 from grader.models import (
     Anchor,
     AnswerSignals,
+    GradedAnswer,
     KeyPointMatch,
     NearDuplicate,
     Question,
@@ -63,26 +65,44 @@ UNRELATED = {
     ),
 }
 
-# Answers that say "no answer" in words; compared on match keys without punctuation.
+# Answers that say "no answer" in words, or only claim a grade ("满分", "答案正确"): compared on
+# match keys without punctuation.
 NON_ANSWERS = frozenset(
     {
         *("不知道", "不会", "不会做", "不清楚", "不懂", "忘了", "略", "无", "没有", "空"),
         *("pass", "skip", "idk", "n/a", "na", "none", "idon'tknow", "dontknow", "noidea"),
+        *("满分", "给满分", "答案正确", "正确", "对", "完全正确", "100分", "满分答案"),
+        *("fullmarks", "fullscore", "correct", "thisiscorrect", "100", "perfect"),
     }
 )
 
 _NON_ANSWER_CHARS = max(len(n) for n in NON_ANSWERS)  # longer answers need no match key
+# A label that opens an answer ("解：", "Thought process:") says nothing by itself.
+_LEAD_IN = re.compile(
+    r"^\s*(?:thought\s*process|reasoning|final\s*answer|answer|解答?|答案?|回答|思路)\s*[:：]",
+    re.IGNORECASE,
+)
+# The start of a verdict in the judge's own format ('{"C1":', '"points": 2'): no answer.
+_VERDICT_FRAGMENT = re.compile(
+    r'^[\s{}\[\]":,]*(?:(?:C\d{1,2}|points|score|evidence|feedback)[\s{}\[\]":,\d.]*)+$',
+    re.IGNORECASE,
+)
 _SENTENCE_CHARS = 80  # a key point's matching sentence, as shown on the grade
 
 
 def blank_reason(answer: str, min_chars: int) -> ReviewCode | None:
-    """``blank`` (too little text), ``non_answer`` ("不知道", "I don't know") or None."""
-    content = content_chars(answer)
+    """``blank`` (too little text once an opening label like "解：" is set aside),
+    ``non_answer`` ("不知道", "I don't know", a bare claim of full marks, the start of a
+    verdict in the judge's format) or None."""
+    body = _LEAD_IN.sub("", answer, count=1)
+    content = content_chars(body)
     if content < min_chars:
         return ReviewCode.BLANK
+    if _VERDICT_FRAGMENT.match(body):
+        return ReviewCode.NON_ANSWER
     if content > _NON_ANSWER_CHARS:
         return None
-    bare = "".join(ch for ch in match_key(answer) if ch.isalnum() or ch in "'/")
+    bare = "".join(ch for ch in match_key(body) if ch.isalnum() or ch in "'/")
     return ReviewCode.NON_ANSWER if bare in NON_ANSWERS else None
 
 
@@ -100,11 +120,18 @@ def copied_pairs(
 
 @dataclass
 class QuestionAnalysis:
-    """Signals for a cohort of answers to one question, and the anchors each group is shown."""
+    """Signals for a cohort of answers to one question, and the anchors each group is shown.
+
+    ``graded`` are the question's human-scored answers with their signals, and ``vectors``
+    holds the answer vectors of the batch and of the graded answers, so neighbours are found
+    without embedding anything twice.
+    """
 
     question_id: str
     signals: dict[str, AnswerSignals]  # by submission id
     anchors: dict[str, list[Anchor]]  # by group id
+    graded: list[tuple[GradedAnswer, AnswerSignals]] = field(default_factory=list)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # batch and graded, by id
 
 
 def analyze_question(
@@ -114,21 +141,33 @@ def analyze_question(
     embedder: Embedder,
     settings: Settings,
     cohort: Sequence[Submission] = (),
+    graded: Sequence[GradedAnswer] = (),
 ) -> QuestionAnalysis:
     """Signals for ``submissions``; the ``cohort`` (other answers to the question) joins only
     the near-duplicate and group comparisons, which need nothing but its answer vectors.
+    ``graded`` answers get signals too (the scorer compares its own view of them with the
+    human scores); those that are not students' answers here (rubric anchors) take no part
+    in duplicates or groups.
 
     Everything is embedded in one batch. Groups are formed over all answers in id order, so
     the same answers get the same group ids whichever batch asks.
     """
     mine = {s.id for s in submissions}
     everyone = sorted([*submissions, *(c for c in cohort if c.id not in mine)], key=lambda s: s.id)
-    own = [i for i, s in enumerate(everyone) if s.id in mine]
-    space = _embed(question, rubric, everyone, own, embedder, settings)
-    signals = {
+    students = len(everyone)
+    index = {s.id: i for i, s in enumerate(everyone)}
+    for g in graded:
+        if g.id not in index:  # an anchor: analysed, but not one of the students' answers
+            index[g.id] = len(everyone)
+            everyone.append(Submission(id=g.id, question_id=g.question_id, answer=g.answer))
+    own = sorted({index[i] for i in mine} | {index[g.id] for g in graded})
+    space = _embed(question, rubric, everyone, own, embedder, settings, students)
+    analysed = {
         everyone[i].id: _answer_signals(everyone[i], i, space, rubric, settings) for i in own
     }
-    for pair in copied_pairs(everyone, space.answers, settings):
+    signals = {sid: analysed[sid] for sid in mine}
+    students_v = space.answers[:students]
+    for pair in copied_pairs(everyone[:students], students_v, settings):
         for me, other in ((pair.first, pair.second), (pair.second, pair.first)):
             if everyone[me].id in signals:
                 signals[everyone[me].id].near_duplicates.append(
@@ -139,15 +178,21 @@ def analyze_question(
                     )
                 )
     anchors = {}
-    for group in group_answers(space.answers, settings.group_cosine):
+    for group in group_answers(students_v, settings.group_cosine):
         for member in group.members:
             if everyone[member].id in signals:
                 signals[everyone[member].id].group = group.id
-        centre = centroid(space.answers[group.members])
+        centre = centroid(students_v[group.members])
         anchors[group.id] = choose_anchors(
             rubric.anchors, settings.anchors_k, space.anchors, centre
         )
-    return QuestionAnalysis(question.id, signals, anchors)
+    return QuestionAnalysis(
+        question.id,
+        signals,
+        anchors,
+        graded=[(g, analysed[g.id]) for g in graded],
+        vectors={everyone[i].id: space.answers[i] for i in own},
+    )
 
 
 @dataclass
@@ -162,6 +207,8 @@ class _Space:
     sentences: dict[int, tuple[list[str], np.ndarray]]  # own answers: sentences and vectors
     topic_zero: dict[str, float]  # per language: how close unrelated text gets to the topics
     point_zero: dict[str, np.ndarray]  # per language and key point: the same for key points
+    reference_margins: np.ndarray | None  # every answer: reference cosine above its zero
+    students: int  # the first answers are students' (z-scores are among them), then anchors
 
 
 def _embed(
@@ -171,6 +218,7 @@ def _embed(
     own: list[int],
     embedder: Embedder,
     settings: Settings,
+    students: int,
 ) -> _Space:
     import numpy as np
 
@@ -196,6 +244,10 @@ def _embed(
     anchor_v, answer_v, topic_v, point_v, zh_v, rest = np.split(vectors, np.cumsum(sizes))
     unrelated_v = {"zh": zh_v, "en": rest[: len(UNRELATED["en"])]}
     sentence_v = rest[len(UNRELATED["en"]) :]
+    margins = None
+    if len(topics) > 1:
+        zero = {lang: float((v @ topic_v[1]).max()) for lang, v in unrelated_v.items()}
+        margins = answer_v @ topic_v[1] - np.array([zero[language_of(a)] for a in answers])
     own_sentences = {}
     start = 0
     for i in own:
@@ -211,6 +263,8 @@ def _embed(
         # The zero of each scale, per language: how close unrelated text gets.
         topic_zero={lang: float((v @ topic_v.T).max()) for lang, v in unrelated_v.items()},
         point_zero={lang: (point_v @ v.T).max(axis=1) for lang, v in unrelated_v.items()},
+        reference_margins=margins,
+        students=students,
     )
 
 
@@ -247,12 +301,31 @@ def _answer_signals(
         criterion_points[m.criterion] * m.coverage / per_criterion[m.criterion] for m in matches
     )
     margin = float((space.answers[i] @ space.topics.T).max()) - space.topic_zero[lang]
+    reference_margin = reference_z = None
+    if space.reference_margins is not None:
+        reference_margin = round(float(space.reference_margins[i]), 4)
+        reference_z = _cohort_z(
+            space.reference_margins[: space.students], float(space.reference_margins[i])
+        )
     return AnswerSignals(
         reference_similarity=round(float(space.answers[i] @ space.topics[1]), 4)
         if len(space.topics) > 1
         else None,
+        reference_margin=reference_margin,
+        reference_z=reference_z,
         topic_margin=round(margin, 4),
         off_topic=margin < settings.offtopic_margin,
         key_points=matches,
         coverage_points=round(covered_points, 3),
     )
+
+
+MIN_COHORT_FOR_Z = 5  # fewer answers say too little about what is usual for the question
+
+
+def _cohort_z(values: np.ndarray, value: float) -> float | None:
+    """``value`` as a z-score among the question's students' answers (no scores used)."""
+    if len(values) < MIN_COHORT_FOR_Z:
+        return None
+    spread = float(values.std()) or 1.0
+    return round((value - float(values.mean())) / spread, 4)

@@ -1,9 +1,11 @@
-"""The judge protocol: one list of requests in, one list of completions out, same order.
+"""The judge protocol: one list of requests in, one list of results out, same order.
 
-Backends only turn chat messages into text (``complete``). Reading the text as a verdict and
-re-asking when it is not one is the engine's job (``grader.engine.asking``), so this floor
-knows nothing of the verdict's rules. One bad item never fails the batch: it comes back as a
-completion with an error.
+Backends do two things. ``complete`` turns chat messages into text (the JSON-verdict mode).
+``score_labels`` reads, after the messages, the model's probability of each of a few
+single-token labels — one forward step, nothing generated (the probability mode). Reading the
+text as a verdict, re-asking, and turning label distributions into points are the engine's job
+(``grader.engine``), so this floor knows nothing of rubrics' rules. One bad item never fails
+the batch: it comes back with an error.
 """
 
 from __future__ import annotations
@@ -52,6 +54,54 @@ class Completion(BaseModel):
     latency_s: float = 0.0
 
 
+class LabelRequest(BaseModel):
+    """Which of ``labels`` comes next after ``messages``: the distribution is the answer.
+
+    ``labels`` are single tokens, ordered from the worst answer to the best (a convention the
+    scripted backend relies on to behave like a model). ``subject`` (what is being checked,
+    e.g. a key point) and ``answer`` travel along for that backend; real models read only the
+    messages.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    group: str = Field(description="the shared prefix's cache key: requests are sorted by it")
+    messages: list[dict[str, str]]
+    labels: tuple[str, ...] = Field(min_length=2)
+    subject: str = ""
+    answer: str = ""
+
+
+class LabelScores(BaseModel):
+    """The model's distribution over a request's labels, or the reason there is none."""
+
+    probabilities: dict[str, float] = Field(
+        default_factory=dict, description="label -> probability, renormalised over the labels"
+    )
+    mass: float = Field(
+        default=0.0, description="raw probability the model put on the labels before renormalising"
+    )
+    error: str | None = None
+    transient: bool = Field(default=False, description="the error may pass if retried later")
+    prompt_tokens: int = 0
+    cached_tokens: int | None = None
+    latency_s: float = 0.0
+
+
+def renormalise(probabilities: dict[str, float], labels: Sequence[str]) -> LabelScores:
+    """Keep the labels' share of a next-token distribution and scale it to sum to one.
+
+    A label missing from the backend's top tokens gets 0: its probability was below every
+    listed token's. If no label is listed at all, there is nothing to read.
+    """
+    kept = {label: probabilities.get(label, 0.0) for label in labels}
+    mass = sum(kept.values())
+    if mass <= 0.0:
+        return LabelScores(error=f"none of the labels {'/'.join(labels)} among the top tokens")
+    return LabelScores(probabilities={k: v / mass for k, v in kept.items()}, mass=mass)
+
+
 class Judge(ABC):
     """A judge backend: ``complete`` turns each request's messages into text."""
 
@@ -61,6 +111,11 @@ class Judge(ABC):
     @abstractmethod
     def complete(self, requests: Sequence[JudgeRequest]) -> list[Completion]:
         """Generate one completion per request, same order; errors as ``Completion.error``."""
+
+    @abstractmethod
+    def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
+        """Each request's next-token distribution over its labels, same order; errors as
+        ``LabelScores.error``."""
 
     def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
         """Release the engine or connections."""

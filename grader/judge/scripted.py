@@ -15,14 +15,17 @@ reaches a model.
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from collections.abc import Callable, Sequence
 
-from grader.judge.base import Completion, Judge, JudgeRequest
+from grader.judge.base import Completion, Judge, JudgeRequest, LabelRequest, LabelScores
 from grader.text import features, point_coverage
 
 Script = Callable[[JudgeRequest], "str | Completion"]
+LabelScript = Callable[[LabelRequest], "dict[str, float] | LabelScores"]
+_SPREAD = 0.6  # how far (in label positions) the coverage script's distribution spreads
 _SENTENCES = re.compile(r"[^。！？!?\n；;.]+")
 
 
@@ -50,13 +53,33 @@ def coverage_script(request: JudgeRequest) -> str:
     return json.dumps(reply, ensure_ascii=False, separators=(",", ":"))
 
 
+def coverage_labels(request: LabelRequest) -> dict[str, float]:
+    """A distribution centred on the label at the subject's key-point coverage.
+
+    Labels run from the worst answer to the best (the protocol's convention), so a subject
+    half covered by the answer's wording peaks in the middle label; deterministic, and it
+    moves with the answer the way a model's distribution should.
+    """
+    subject = request.subject or request.messages[-1]["content"]
+    covered = point_coverage(subject, features(request.answer))
+    centre = covered * (len(request.labels) - 1)
+    weights = [math.exp(-(((i - centre) / _SPREAD) ** 2)) for i in range(len(request.labels))]
+    total = sum(weights)
+    return {label: w / total for label, w in zip(request.labels, weights, strict=True)}
+
+
 class ScriptedJudge(Judge):
     backend = "scripted"
 
     def __init__(
-        self, script: Script | None = None, model: str = "coverage-script", latency_s: float = 0.0
+        self,
+        script: Script | None = None,
+        model: str = "coverage-script",
+        latency_s: float = 0.0,
+        label_script: LabelScript | None = None,
     ):
         self.script = script or coverage_script
+        self.label_script = label_script or coverage_labels
         self.model = model
         self.latency_s = latency_s  # per batch: stands in for model time in queue tests
 
@@ -74,4 +97,20 @@ class ScriptedJudge(Judge):
                 out.append(result)
             else:
                 out.append(Completion(text=result, completion_tokens=len(result) // 3))
+        return out
+
+    def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
+        if self.latency_s and requests:
+            time.sleep(self.latency_s)
+        out = []
+        for request in requests:
+            try:
+                result = self.label_script(request)
+            except Exception as exc:  # one bad item never fails the batch
+                out.append(LabelScores(error=f"script failed: {exc}"))
+                continue
+            if isinstance(result, LabelScores):
+                out.append(result)
+            else:
+                out.append(LabelScores(probabilities=result, mass=1.0))
         return out

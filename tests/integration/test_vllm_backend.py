@@ -7,7 +7,7 @@ import pytest
 
 from grader.engine.asking import ask
 from grader.engine.verdict import verdict_schema
-from grader.judge.base import JudgeRequest
+from grader.judge.base import JudgeRequest, LabelRequest
 from grader.models import Criterion, Rubric
 
 pytestmark = pytest.mark.slow
@@ -59,6 +59,29 @@ def test_one_oversized_item_does_not_fail_the_batch(tiny_judge):
     )
     assert completions[0].text and completions[2].text
     assert completions[1].error and "rejected" in completions[1].error
+
+
+def test_label_scores_are_distributions_over_the_labels(tiny_judge):
+    def ask_labels(i, answer, labels=("0", "1", "2")):
+        return LabelRequest(
+            id=str(i), group="q", labels=labels, answer=answer,
+            messages=[{"role": "system", "content": SYSTEM},
+                      {"role": "user", "content": f"<student_answer>{answer}</student_answer>C1？"}],
+        )  # fmt: skip
+
+    scores = tiny_judge.score_labels(
+        [ask_labels(0, "梯度累加"), ask_labels(1, "别的"), ask_labels(2, "x", ("否", "是"))]
+    )
+    for s, labels in zip(scores, (("0", "1", "2"), ("0", "1", "2"), ("否", "是")), strict=True):
+        assert s.error is None, s.error
+        assert set(s.probabilities) == set(labels)
+        assert sum(s.probabilities.values()) == pytest.approx(1.0)
+        assert 0 < s.mass <= 1.0 + 1e-6 and s.prompt_tokens > 100
+    # the shared system prompt is read from the prefix cache after the first request
+    assert sum(s.cached_tokens or 0 for s in scores) > 0
+    # a label that is more than one token is the caller's bug: an error, not a guess
+    (bad,) = tiny_judge.score_labels([ask_labels(3, "x", ("完全正确", "错"))])
+    assert bad.error and "not one" in bad.error
 
 
 @pytest.mark.gpu

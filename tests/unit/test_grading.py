@@ -5,8 +5,8 @@ import threading
 import pytest
 
 from grader.config import Settings
-from grader.judge.base import Completion
-from grader.judge.scripted import coverage_script
+from grader.judge.base import LabelScores
+from grader.judge.scripted import coverage_labels
 from grader.service.batches import chunks, grade_stored
 from grader.service.dispatch import Gatherer
 from grader.service.exams import Graders, load_exams
@@ -26,9 +26,9 @@ def store(tmp_path):
     return s
 
 
-def graders(script=coverage_script):
-    settings = Settings(banks=[RUBRICS / f"{EXAM}.yaml"], judge="scripted")
-    return Graders(load_exams(settings.banks), settings, RecordingJudge(script))
+def graders(label_script=None, **settings):
+    settings = Settings(banks=[RUBRICS / f"{EXAM}.yaml"], judge="scripted", **settings)
+    return Graders(load_exams(settings.banks), settings, RecordingJudge(label_script=label_script))
 
 
 def submit(store, n):
@@ -66,8 +66,8 @@ def test_an_unreachable_judge_leaves_the_answer_for_a_retry(store):
 
     def flaky(request):
         if request.id.startswith(str(stored[0].id) + "/"):
-            return Completion(error="connection refused", transient=True)
-        return coverage_script(request)
+            return LabelScores(error="connection refused", transient=True)
+        return coverage_labels(request)
 
     outcome = grade_stored(store, graders(flaky), [s.id for s in stored])
     assert outcome.retry == [stored[0].id] and outcome.graded == 2

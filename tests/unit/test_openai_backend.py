@@ -5,6 +5,7 @@ error paths; the integration suite runs the same backend against a real `vllm se
 """
 
 import json
+import math
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -13,7 +14,7 @@ import pytest
 pytest.importorskip("openai")
 
 from grader.engine.asking import ask
-from grader.judge.base import JudgeRequest
+from grader.judge.base import JudgeRequest, LabelRequest
 from grader.judge.openai_compat import OpenAIJudge
 from grader.models import Criterion, Rubric
 
@@ -53,6 +54,8 @@ class Server:
                     return self._send(500, {"error": {"message": "overloaded"}})
                 if answer == "bad request":
                     return self._send(400, {"error": {"message": "prompt too long"}})
+                if body.get("logprobs"):
+                    return self._send(200, logprob_reply(body))
                 self._send(200, {
                     "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
                     "choices": [{"index": 0, "finish_reason": "stop",
@@ -72,6 +75,24 @@ class Server:
     def __exit__(self, *exc):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+# What a server's next-token distribution looks like: a label with and without a leading space,
+# and tokens that are not labels at all.
+TOP = [("是", -0.4), (" 是", -2.0), ("否", -1.5), ("The", -3.0), ("\n", -4.0)]
+
+
+def logprob_reply(body):
+    top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in TOP[: body["top_logprobs"]]]
+    return {
+        "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+        "choices": [{"index": 0, "finish_reason": "length",
+                     "message": {"role": "assistant", "content": "是"},
+                     "logprobs": {"content": [{"token": "是", "logprob": -0.4, "bytes": None,
+                                               "top_logprobs": top}]}}],
+        "usage": {"prompt_tokens": 30, "completion_tokens": 1, "total_tokens": 31,
+                  "prompt_tokens_details": {"cached_tokens": 16}},
+    }  # fmt: skip
 
 
 def request(answer):
@@ -112,3 +133,34 @@ def test_free_text_and_min_tokens_for_benchmarks():
         by_constraint = sorted(server.requests, key=lambda body: "response_format" in body)
         assert "response_format" not in by_constraint[0] and by_constraint[0]["min_tokens"] == 20
         assert "response_format" in by_constraint[1] and "min_tokens" not in by_constraint[1]
+
+
+def test_label_scores_from_top_logprobs():
+    with Server() as server:
+        judge = OpenAIJudge(server.url, model="m", retries=0)
+        asks = [
+            LabelRequest(id="a", group="g", messages=[{"role": "user", "content": "ok"}],
+                         labels=("否", "是")),
+            LabelRequest(id="b", group="g", messages=[{"role": "user", "content": "ok"}],
+                         labels=("A", "B")),
+        ]  # fmt: skip
+        yes_no, letters = judge.score_labels(asks)
+        sent = server.requests[0]
+        assert sent["max_tokens"] == 1 and sent["logprobs"] is True
+        assert sent["top_logprobs"] == 20 and "response_format" not in sent
+    p_yes = math.exp(-0.4) + math.exp(-2.0)  # "是" and " 是" are one label
+    p_no = math.exp(-1.5)
+    assert yes_no.probabilities["是"] == pytest.approx(p_yes / (p_yes + p_no))
+    assert yes_no.mass == pytest.approx(p_yes + p_no)
+    assert yes_no.prompt_tokens == 30 and yes_no.cached_tokens == 16
+    # no label among the top tokens: an error, never a made-up distribution
+    assert letters.error and "A/B" in letters.error and not letters.probabilities
+
+
+def test_label_scores_server_down_is_transient():
+    judge = OpenAIJudge("http://127.0.0.1:9/v1", model="m", retries=0, timeout_s=2)
+    (scores,) = judge.score_labels(
+        [LabelRequest(id="a", group="g", messages=[{"role": "user", "content": "x"}],
+                      labels=("否", "是"))]
+    )  # fmt: skip
+    assert scores.error and scores.transient

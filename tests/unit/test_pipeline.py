@@ -1,4 +1,5 @@
-"""grade_many on the scripted judge: the pipeline's rules, not a model's quality."""
+"""grade_many on the scripted judge in the verdict mode: the pipeline's rules, not a model's
+quality (``test_probability_mode.py`` covers the default mode)."""
 
 import json
 
@@ -9,6 +10,7 @@ from grader.engine.evidence import locate
 from grader.engine.pipeline import Pipeline
 from grader.judge.base import Completion
 from grader.models import Bank, Criterion, Question, QuestionType, Rubric, Submission
+from tests.embedders import CountingEmbedder
 from tests.judges import RecordingJudge
 
 Q = Question(id="q1", number="1", section="简答题", type=QuestionType.SHORT_ANSWER,
@@ -35,7 +37,10 @@ def reply(c1=2, c2=2, e1="累加梯度", e2="更新参数", feedback="好"):
 
 def pipeline(script=None, **settings):
     return Pipeline(
-        BANK, {"q1": RUBRIC}, RecordingJudge(script), Settings(judge="scripted", **settings)
+        BANK,
+        {"q1": RUBRIC},
+        RecordingJudge(script),
+        Settings(judge="scripted", judge_mode="verdict", **settings),
     )
 
 
@@ -161,11 +166,15 @@ def test_identical_answers_are_judged_once():
     assert len(p.judge.calls[0]) == 2
 
 
-def test_derived_rubric_and_incomplete_question_go_to_review():
-    (grade,) = pipeline().grade_many([sub("累加多个小批次的梯度，再更新参数。", qid="q2")])
-    codes = {r.code for r in grade.review_reasons}
-    assert {"unreviewed_rubric", "incomplete_question"} <= codes and grade.needs_review
-    assert grade.provenance["rubric_reviewed"] is False
+def test_derived_rubric_and_incomplete_question_go_to_review_only_when_asked():
+    answer = "累加多个小批次的梯度，再更新参数。"
+    (own,) = pipeline().grade_many([sub(answer, qid="q2")])
+    codes = {r.code for r in own.review_reasons}
+    assert not {"unreviewed_rubric", "incomplete_question"} & codes  # flagged per question
+    assert own.provenance["rubric_reviewed"] is False
+    (every,) = pipeline(review_derived="all").grade_many([sub(answer, qid="q2")])
+    codes = {r.code for r in every.review_reasons}
+    assert {"unreviewed_rubric", "incomplete_question"} <= codes and every.needs_review
 
 
 def test_no_judge_means_needs_judge():
@@ -197,7 +206,12 @@ def test_one_quote_cannot_carry_every_criterion():
         },
         ensure_ascii=False,
     )
-    p = Pipeline(BANK, {"q1": rubric}, RecordingJudge(script), Settings(judge="scripted"))
+    p = Pipeline(
+        BANK,
+        {"q1": rubric},
+        RecordingJudge(script),
+        Settings(judge="scripted", judge_mode="verdict"),
+    )
     (grade,) = p.grade_many([sub("推荐系统很重要，可以用大数据和人工智能。平台应该多招老师。")])
     assert grade.score == 2  # the two criteria the quote is most about keep their point
     assert grade.criteria[0].points == 1  # "推荐系统架构" shares the most wording
@@ -244,29 +258,14 @@ def test_a_derived_rubric_is_derived_once_per_question():
     assert rubric_for(changed, {}) != rubric_for(Q2, {})  # keyed by what it is derived from
 
 
-class CountingEmbedder:
-    """Deterministic unit vectors from the text's characters; counts calls to encode."""
-
-    name = "counting"
-
-    def __init__(self):
-        self.calls: list[int] = []
-
-    def encode(self, texts):
-        import numpy as np
-
-        self.calls.append(len(texts))
-        vectors = np.zeros((len(texts), 64), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for ch in text:
-                vectors[row, ord(ch) % 64] += 1.0
-        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-
-
 def test_each_questions_cohort_is_embedded_and_grouped_once_per_call():
     embedder = CountingEmbedder()
     p = Pipeline(
-        BANK, {"q1": RUBRIC}, RecordingJudge(lambda r: reply()), Settings(), embedder=embedder
+        BANK,
+        {"q1": RUBRIC},
+        RecordingJudge(lambda r: reply()),
+        Settings(judge_mode="verdict"),
+        embedder=embedder,
     )
     batch = [sub(f"累加梯度再更新参数{i}", f"s{i}") for i in range(4)]
     batch += [sub("累加多个小批次的梯度", "t1", "q2"), sub("再更新参数", "t2", "q2")]

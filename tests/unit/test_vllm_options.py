@@ -73,3 +73,22 @@ def test_engine_core_stays_in_a_daemonic_process(monkeypatch, tmp_path, daemon):
     monkeypatch.setitem(multiprocessing.current_process()._config, "daemon", daemon)
     judge = VllmJudge(str(tmp_path))
     assert judge.llm.multiprocessing == ("0" if daemon else None)
+
+
+def test_dtype_auto_follows_the_hardware(monkeypatch):
+    from grader.judge import vllm_local
+
+    assert vllm_local.engine_dtype("float16", cuda=False) == "float16"  # asked for: kept
+    assert vllm_local.engine_dtype("auto", cuda=True) == "bfloat16"
+
+    class Info:
+        def __init__(self, flags):
+            self.flags = flags
+
+        def read_text(self):
+            return f"flags\t: fpu sse avx2 {self.flags}\n"
+
+    monkeypatch.setattr(vllm_local, "Path", lambda _: Info(""))
+    assert vllm_local.engine_dtype("auto", cuda=False) == "float32"
+    monkeypatch.setattr(vllm_local, "Path", lambda _: Info("avx512_bf16"))
+    assert vllm_local.engine_dtype("auto", cuda=False) == "bfloat16"

@@ -1,0 +1,190 @@
+"""From the probability-mode judge's label distributions to one grade.
+
+Each check's points are the expected value of its distribution; a criterion's points are the
+sum over its checks. Evidence is the answer's own span closest to the criterion
+(``closest_evidence``), shown for every criterion so an instructor sees what was found, and it
+cannot be invented; the rationale is the judge's answers in one line; feedback names what is
+missing. Confidence falls with the judge's uncertainty (the distributions' entropy) and with
+the gap to key-point coverage. A suspected injection keeps the lower of the raw and cleaned
+answers' scores. If a check got no distribution the grade is ``unscored``, never a silent 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grader.config import Settings
+from grader.engine.checks import Check
+from grader.engine.coverage import coverage_points
+from grader.engine.evidence import closest_evidence
+from grader.engine.feedback import missing_criteria, template_feedback
+from grader.engine.label_requests import LabelWork
+from grader.engine.reasons import (
+    coverage_reasons,
+    duplicate_reasons,
+    injection_reason,
+    rubric_reasons,
+    semantic_reasons,
+)
+from grader.judge.base import LabelScores
+from grader.models import CriterionScore, Grade, GradeStatus, Method, ReviewCode, ReviewReason
+
+SHOWN_SUBJECT_CHARS = 24
+NO_EVIDENCE_BELOW = 0.05  # expected points under this are shown as 0
+
+
+def label_grade(item: LabelWork, provenance: dict[str, Any], settings: Settings) -> Grade:
+    """The grade of an answer scored by label probabilities."""
+    failed = [s for s in item.scores if s.error is not None]
+    if failed or not item.scores:
+        return _unscored(item, failed, provenance)
+    plan, answer = item.plan, item.submission.answer
+    criteria, checks = scored_criteria(item, item.scores, answer)
+    score = sum(c.points for c in criteria)
+    reasons: list[ReviewReason] = []
+    if item.injections:
+        reasons.append(injection_reason(item.injections))
+        cleaned = _cleaned(item)
+        if cleaned is not None and sum(c.points for c in cleaned[0]) < score:
+            criteria, checks = cleaned
+            score = sum(c.points for c in criteria)
+    rubric = plan.rubric
+    coverage = coverage_points(rubric, answer)
+    model_free = coverage if item.signals is None else (coverage + item.signals.coverage_points) / 2
+    certainty = 1.0 - _mean_entropy(checks)
+    gap = abs(score - model_free) / rubric.points
+    confidence = round(max(0.0, min(certainty, 1.0 - gap)), 3)
+    reasons.extend(coverage_reasons(score, model_free, rubric))
+    if item.signals is not None:
+        reasons.extend(semantic_reasons(score / rubric.points, item.signals))
+        reasons.extend(duplicate_reasons(item.signals))
+    if confidence < settings.review_below_confidence:
+        reasons.append(
+            ReviewReason(code=ReviewCode.LOW_CONFIDENCE, message=f"confidence {confidence:.2f}")
+        )
+    reasons.extend(rubric_reasons(plan.question, rubric, settings.review_derived))
+    missing = missing_criteria(rubric, criteria)
+    return Grade(
+        submission_id=item.submission.id,
+        question_id=item.submission.question_id,
+        student=item.submission.student,
+        status=GradeStatus.GRADED,
+        score=round(score, 2),
+        max_score=rubric.points,
+        method=Method.JUDGE,
+        criteria=criteria,
+        feedback=template_feedback(plan.question.language, missing),
+        confidence=confidence,
+        needs_review=bool(reasons),
+        review_reasons=reasons,
+        details={
+            "judge_mode": "probability",
+            "judge_points": {c.id: c.points for c in criteria},
+            "checks": checks,
+            "coverage_points": round(coverage, 2),
+            "missing": missing,
+        },
+        signals=item.signals,
+        provenance=provenance,
+    )
+
+
+def scored_criteria(
+    item: LabelWork, scores: list[LabelScores], answer: str
+) -> tuple[list[CriterionScore], list[dict[str, Any]]]:
+    """Criterion scores with evidence and rationale, and each check's distribution."""
+    plan = item.plan
+    zh = plan.question.language == "zh"
+    per_check = [
+        (check, s.probabilities, check.expected_points(s.probabilities), s.mass)
+        for check, s in zip(plan.checks, scores, strict=True)
+    ]
+    criteria = []
+    for criterion in plan.rubric.criteria:
+        mine = [(c, p, e) for c, p, e, _ in per_check if c.criterion == criterion.id]
+        points = min(criterion.points, sum(e for _, _, e in mine))
+        points = 0.0 if points < NO_EVIDENCE_BELOW else round(points, 2)
+        criteria.append(
+            CriterionScore(
+                id=criterion.id,
+                points=points,
+                max_points=criterion.points,
+                evidence=closest_evidence(criterion, answer, item.signals),
+                rationale=_rationale(mine, zh),
+            )
+        )
+    checks = [
+        {
+            "criterion": c.criterion,
+            "subject": c.subject,
+            "probabilities": {k: round(v, 4) for k, v in p.items()},
+            "expected_points": round(e, 3),
+            "entropy": round(c.entropy(p), 3),
+            "mass": round(m, 3),
+        }
+        for c, p, e, m in per_check
+    ]
+    return criteria, checks
+
+
+def _rationale(checks: list[tuple[Check, dict[str, float], float]], zh: bool) -> str:
+    """The judge's answers in one line: 'yes 82 %: key point…' per check, or the score."""
+    parts = []
+    for check, probabilities, expected in checks:
+        if check.kind == "yes_no":
+            p_yes = probabilities.get(check.labels[-1], 0.0)
+            said = (
+                (check.labels[-1] if p_yes >= 0.5 else check.labels[0])
+                if zh
+                else ("yes" if p_yes >= 0.5 else "no")
+            )
+            subject = check.subject[:SHOWN_SUBJECT_CHARS]
+            parts.append(f"{said} {max(p_yes, 1 - p_yes):.0%}：{subject}" if zh else
+                         f"{said} {max(p_yes, 1 - p_yes):.0%}: {subject}")  # fmt: skip
+        else:
+            parts.append(f"{expected:.1f}/{check.points:g}")
+    return ("；" if zh else "; ").join(parts)
+
+
+def _mean_entropy(checks: list[dict[str, Any]]) -> float:
+    return sum(c["entropy"] for c in checks) / len(checks) if checks else 0.0
+
+
+def _cleaned(
+    item: LabelWork,
+) -> tuple[list[CriterionScore], list[dict[str, Any]]] | None:
+    """The cleaned answer's criteria: all zero when nothing was left once the attempt was cut
+    out, None when the judge failed on it (then the raw answer's result stands)."""
+    if not item.cleaned_requests:
+        zero = [s.model_copy(update={"probabilities": _worst(c)}) for c, s in
+                zip(item.plan.checks, item.scores, strict=True)]  # fmt: skip
+        return scored_criteria(item, zero, "")
+    if any(s.error is not None for s in item.cleaned_scores):
+        return None
+    return scored_criteria(item, item.cleaned_scores, item.cleaned_answer or "")
+
+
+def _worst(check: Check) -> dict[str, float]:
+    return {label: float(i == 0) for i, label in enumerate(check.labels)}
+
+
+def _unscored(item: LabelWork, failed: list[LabelScores], provenance: dict[str, Any]) -> Grade:
+    transient = bool(failed) and all(s.transient for s in failed)
+    reason = failed[0].error if failed else "no checks were scored"
+    return Grade(
+        submission_id=item.submission.id,
+        question_id=item.submission.question_id,
+        student=item.submission.student,
+        status=GradeStatus.UNSCORED,
+        score=None,
+        max_score=item.plan.rubric.points,
+        method=Method.JUDGE,
+        needs_review=True,
+        review_reasons=[
+            ReviewReason(
+                code=ReviewCode.JUDGE_UNAVAILABLE if transient else ReviewCode.JUDGE_FAILED,
+                message=f"{len(failed)} of {len(item.scores)} checks got no distribution: {reason}",
+            )
+        ],
+        provenance=provenance,
+    )

@@ -1,0 +1,131 @@
+"""Probability-mode requests: every check of every answer, laid out for the prefix cache.
+
+A ``LabelPlan`` is made once per question and anchor group: the rubric's checks, the rules
+(system message) and each check's short question, rendered once. An answer's requests share
+everything up to the end of the answer — rules, question, reference, key points, anchors,
+then the answer inside its delimiters — and differ only in the check asked last, so the
+answer is computed once and each further check costs a few tokens. Requests are sorted by
+that prefix, and identical requests (copied answers) are asked once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from grader.config import Settings
+from grader.engine.checks import Check, checks_for
+from grader.engine.injection import Finding, find_injections, strip_injections
+from grader.engine.prompts import Prompt, defuse_delimiters, probability_prompt, reference_text
+from grader.judge.base import Judge, LabelRequest, LabelScores
+from grader.models import Anchor, AnswerSignals, Question, Rubric, Submission
+
+
+@dataclass(frozen=True)
+class LabelPlan:
+    """What a question's answers in one anchor group share in their checks."""
+
+    question: Question
+    rubric: Rubric
+    rubric_version: str
+    anchors: list[Anchor]
+    prompt: Prompt
+    checks: list[Check]
+    system: dict[str, str]
+    asks: list[str]  # each check's question, rendered once
+    group: str
+
+    @classmethod
+    def build(cls, question: Question, rubric: Rubric, anchors: list[Anchor]) -> LabelPlan:
+        prompt = probability_prompt(question.language)
+        checks = checks_for(rubric, question.language)
+        version = rubric.version
+        anchor_ids = ",".join(a.id for a in anchors)
+        return cls(
+            question=question,
+            rubric=rubric,
+            rubric_version=version,
+            anchors=anchors,
+            prompt=prompt,
+            checks=checks,
+            system=prompt.render_part("system"),
+            asks=[prompt.render_part("check", check=c)["content"].strip() for c in checks],
+            group=f"{question.id}@{version}+{prompt.version}#{anchor_ids}",
+        )
+
+    def requests(self, submission_id: str, answer: str, variant: str) -> list[LabelRequest]:
+        """One request per check; all of them share the answer's part of the prompt."""
+        head = self.prompt.render_part(
+            "user",
+            question=self.question,
+            rubric=self.rubric,
+            reference=reference_text(self.question),
+            checks=self.checks,
+            anchors=self.anchors,
+            answer=defuse_delimiters(answer),
+        )["content"]
+        return [
+            LabelRequest(
+                id=f"{submission_id}/{variant}/{check.number}",
+                group=self.group,
+                messages=[self.system, {"role": "user", "content": f"{head}\n\n{ask}"}],
+                labels=check.labels,
+                subject=check.subject,
+                answer=answer,
+            )
+            for check, ask in zip(self.checks, self.asks, strict=True)
+        ]
+
+
+@dataclass
+class LabelWork:
+    """One subjective submission on its way through the probability-mode judge."""
+
+    submission: Submission
+    plan: LabelPlan
+    signals: AnswerSignals | None = None
+    injections: list[Finding] = field(default_factory=list)
+    requests: list[LabelRequest] = field(default_factory=list)
+    cleaned_requests: list[LabelRequest] = field(default_factory=list)  # span removed
+    cleaned_answer: str | None = None
+    scores: list[LabelScores] = field(default_factory=list)
+    cleaned_scores: list[LabelScores] = field(default_factory=list)
+
+    @classmethod
+    def prepare(
+        cls,
+        submission: Submission,
+        plan: LabelPlan,
+        signals: AnswerSignals | None,
+        settings: Settings,
+    ) -> LabelWork:
+        answer = submission.answer
+        item = cls(submission, plan, signals, injections=find_injections(answer))
+        item.requests = plan.requests(submission.id, answer, "raw")
+        if item.injections:
+            item.cleaned_answer = strip_injections(answer, item.injections)
+            if len(item.cleaned_answer.strip()) >= settings.min_answer_chars:
+                item.cleaned_requests = plan.requests(submission.id, item.cleaned_answer, "cleaned")
+        return item
+
+
+def score_all(judge: Judge, items: Sequence[LabelWork]) -> None:
+    """Every item's checks in one batch, sorted by shared prefix; scores land on the items."""
+    keyed = [[(_key(r), r) for r in (*item.requests, *item.cleaned_requests)] for item in items]
+    unique: dict[tuple, LabelRequest] = {}
+    for pairs in keyed:
+        for key, request in pairs:
+            unique.setdefault(key, request)
+    # Sorting by the whole conversation keeps a question's answers together (same group and
+    # system message first) and each answer's checks next to each other.
+    batch = sorted(unique.items(), key=lambda kv: (kv[1].group, kv[0]))
+    scores = judge.score_labels([r for _, r in batch])
+    by_key = {key: s for (key, _), s in zip(batch, scores, strict=True)}
+    for item, pairs in zip(items, keyed, strict=True):
+        got = [by_key[key] for key, _ in pairs]
+        item.scores, item.cleaned_scores = got[: len(item.requests)], got[len(item.requests) :]
+
+
+def _key(request: LabelRequest) -> tuple:
+    messages = tuple((m["role"], m["content"]) for m in request.messages)
+    return messages, request.labels

@@ -1,0 +1,95 @@
+"""The two ways the judge scores answers, behind one interface; configuration picks one.
+
+- ``probability`` (the default): each rubric check is one forward step whose label
+  distribution gives the points (``label_requests``, ``label_grades``); nothing is generated
+  to score, evidence is the answer's own closest span.
+- ``verdict``: the judge writes a JSON verdict per answer (points, quoted evidence, rationale,
+  feedback), checked against the answer and re-asked when invalid (``requests``,
+  ``aggregate``).
+
+A mode makes a plan once per question and anchor group, then grades a batch of answers with
+one judge call (plus, for the probability mode with ``GRADER_FEEDBACK=judge``, one more call
+that writes the feedback).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from grader.config import Settings
+from grader.engine.aggregate import judged_grade
+from grader.engine.feedback import judge_feedback
+from grader.engine.label_grades import label_grade
+from grader.engine.label_requests import LabelPlan, LabelWork, score_all
+from grader.engine.provenance import judged_provenance, label_provenance
+from grader.engine.requests import Plan, Work, judge_all
+from grader.judge.base import Judge
+from grader.models import Anchor, AnswerSignals, Grade, Question, Rubric, Submission
+
+Item = tuple[Submission, Any, AnswerSignals | None]  # an answer, its mode's plan, its signals
+
+
+class JudgeMode(Protocol):
+    def plan(
+        self, question: Question, rubric: Rubric, anchors: list[Anchor], settings: Settings
+    ) -> Any: ...
+
+    def grade(
+        self, judge: Judge, items: Sequence[Item], settings: Settings, embed_model: str | None
+    ) -> list[Grade]: ...
+
+
+class VerdictMode:
+    def plan(
+        self, question: Question, rubric: Rubric, anchors: list[Anchor], settings: Settings
+    ) -> Plan:
+        return Plan.build(question, rubric, anchors, settings)
+
+    def grade(
+        self, judge: Judge, items: Sequence[Item], settings: Settings, embed_model: str | None
+    ) -> list[Grade]:
+        work = [Work.prepare(s, plan, signals, settings) for s, plan, signals in items]
+        judge_all(judge, work, settings.judge_max_reasks)
+        grades = []
+        for w in work:
+            replies = w.replies + w.cleaned_replies
+            provenance = judged_provenance(w, replies, judge, embed_model, settings)
+            grades.append(judged_grade(w, provenance, settings))
+        return grades
+
+
+class ProbabilityMode:
+    def plan(
+        self, question: Question, rubric: Rubric, anchors: list[Anchor], settings: Settings
+    ) -> LabelPlan:
+        return LabelPlan.build(question, rubric, anchors)
+
+    def grade(
+        self, judge: Judge, items: Sequence[Item], settings: Settings, embed_model: str | None
+    ) -> list[Grade]:
+        work = [LabelWork.prepare(s, plan, signals, settings) for s, plan, signals in items]
+        score_all(judge, work)
+        grades = [
+            label_grade(w, label_provenance(w, judge, embed_model, settings), settings)
+            for w in work
+        ]
+        if settings.feedback == "judge":
+            _written_feedback(judge, work, grades)
+        return grades
+
+
+def _written_feedback(judge: Judge, work: list[LabelWork], grades: list[Grade]) -> None:
+    """Replace the template feedback of scored grades with one generated sentence each; a
+    failed sentence keeps the template's."""
+    scored = [(w, g) for w, g in zip(work, grades, strict=True) if g.score is not None]
+    asks = [
+        (w.plan.question, w.plan.rubric, w.submission.answer, g.score, g.details["missing"])
+        for w, g in scored
+    ]
+    for (_, grade), sentence in zip(scored, judge_feedback(judge, asks), strict=True):
+        if sentence:
+            grade.feedback = sentence
+
+
+MODES: dict[str, JudgeMode] = {"verdict": VerdictMode(), "probability": ProbabilityMode()}

@@ -1,0 +1,387 @@
+"""The calibrated scorer: an answer's signals in, one share of the question's points out.
+
+No single signal is good enough (reference cosine, key-point coverage, the judge, the graded
+answers nearest to this one); a small model weighs them, fit on human grades. Everything here
+is a pure function over numbers, so the engine can take it as it is (issue 13):
+
+- ``AnswerFeatures``: the named inputs of one answer. ``signal_features`` builds them from the
+  embedding signals (``grader.signals``), ``neighbour_features`` from the graded answers of
+  the same question. ``judge_share`` and ``judge_entropy`` are the judge's slots (issue 12):
+  empty until a probability-scored judge fills them; a scorer that names them needs them.
+- ``fit_ridge`` / ``fit_isotonic`` → ``Scorer`` (pydantic, a few hundred bytes as JSON);
+  ``predict`` gives shares clipped to [0, 1]; ``contributions`` shows how much each feature
+  moved one answer's score away from the average answer's, for the instructor.
+- ``to_json`` / ``from_json``: the file, with ``version`` = a hash of its content, which goes
+  into every grade's provenance. ``ScorerSet`` holds the two stages: signals scorers (the
+  first whose features an answer has) and, when the question has graded answers, a scorer
+  that corrects the signals' share by how the nearest graded answers' marks differ from it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from grader.errors import ConfigError
+
+if TYPE_CHECKING:
+    from grader.models import AnswerSignals
+
+SCHEMA = 1
+
+# Every feature a scorer may name, in a fixed order (the JSON lists its own subset).
+FEATURE_NAMES = (
+    "reference_cosine",  # max cosine over the references
+    "reference_margin",  # ... minus how close unrelated text in the answer's language gets
+    "topic_margin",  # grader.signals: above unrelated text, near question and reference
+    "semantic_coverage",  # grader.signals coverage_points / points
+    "ngram_coverage",  # grader.coverage coverage_points / points
+    "length_log_ratio",  # log((1 + answer chars) / (1 + reference chars))
+    "cohort_reference_z",  # reference_margin as a z-score within the question's answers
+    "cohort_coverage_z",  # semantic_coverage as a z-score within the question's answers
+    "knn_share",  # similarity-weighted share of the k nearest graded answers
+    "knn_top_similarity",  # cosine of the nearest graded answer
+    "knn_spread",  # weighted standard deviation of those k shares
+    "graded_mean",  # mean share of all graded answers of the question
+    "base_share",  # the signals scorer's share for this answer (stage 1)
+    "knn_residual",  # weighted (human − signals scorer) of the k nearest graded answers
+    "graded_residual",  # mean (human − signals scorer) over all graded answers
+    "graded_count",  # how many graded answers of the question could be neighbours
+    "judge_share",  # the judge's expected points / points (issue 12), when it ran
+    "judge_entropy",  # entropy of the judge's level distribution, normalised to [0, 1]
+)
+
+# The neighbour rule, chosen on development data (benchmarks/README.md, "The scorer").
+DEFAULT_K = 5
+DEFAULT_TEMPERATURE = 0.02
+
+
+class AnswerFeatures(BaseModel):
+    """The scorer's inputs for one answer; ``None``: the signal was not available."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reference_cosine: float | None = None
+    reference_margin: float | None = None
+    topic_margin: float | None = None
+    semantic_coverage: float | None = None
+    ngram_coverage: float | None = None
+    length_log_ratio: float | None = None
+    cohort_reference_z: float | None = None
+    cohort_coverage_z: float | None = None
+    knn_share: float | None = None
+    knn_top_similarity: float | None = None
+    knn_spread: float | None = None
+    graded_mean: float | None = None
+    base_share: float | None = None
+    knn_residual: float | None = None
+    graded_residual: float | None = None
+    graded_count: int | None = None
+    judge_share: float | None = None
+    judge_entropy: float | None = None
+
+    def has(self, names: Sequence[str]) -> bool:
+        return all(getattr(self, n) is not None for n in names)
+
+    def vector(self, names: Sequence[str]) -> np.ndarray:
+        missing = [n for n in names if getattr(self, n) is None]
+        if missing:
+            raise ValueError(f"answer lacks the scorer's features: {', '.join(missing)}")
+        return np.array([getattr(self, n) for n in names], dtype=float)
+
+
+def signal_features(
+    signals: AnswerSignals,
+    *,
+    points: float,
+    ngram_points: float,
+    reference_cosines: Sequence[float],
+    reference_zeros: Sequence[float],
+    answer_chars: int,
+    reference_chars: int,
+) -> AnswerFeatures:
+    """Features from ``grader.signals`` plus what it does not keep: every reference's cosine
+    (``reference_cosines``, one per reference) and how close unrelated sentences in the
+    answer's language get to each reference (``reference_zeros``, the zero of that scale)."""
+    if len(reference_cosines) != len(reference_zeros):
+        raise ValueError("one unrelated zero per reference cosine")
+    has_reference = len(reference_cosines) > 0
+    return AnswerFeatures(
+        reference_cosine=max(reference_cosines) if has_reference else None,
+        reference_margin=(
+            max(c - z for c, z in zip(reference_cosines, reference_zeros, strict=True))
+            if has_reference
+            else None
+        ),
+        topic_margin=signals.topic_margin,
+        semantic_coverage=signals.coverage_points / points,
+        ngram_coverage=ngram_points / points,
+        length_log_ratio=math.log((1 + answer_chars) / (1 + reference_chars))
+        if has_reference
+        else None,
+    )
+
+
+NEIGHBOUR_FEATURES = (
+    "knn_share", "knn_top_similarity", "knn_spread", "graded_mean", "knn_residual",
+    "graded_residual", "graded_count",
+)  # fmt: skip
+
+
+def neighbour_features(
+    similarities: np.ndarray,
+    shares: np.ndarray,
+    base: np.ndarray | None = None,
+    *,
+    k: int = DEFAULT_K,
+    temperature: float = DEFAULT_TEMPERATURE,
+) -> dict[str, float | None]:
+    """What the graded answers of the question say about one answer.
+
+    ``similarities``, ``shares`` and ``base`` are, for each graded answer the caller allows
+    (never the answer itself; see ``eligible_neighbours``), its cosine to the answer, its
+    human share and the signals scorer's share for it. The k nearest are weighted by
+    softmax(cosine / temperature): e5 cosines are compressed, so a plain cosine weight would
+    treat a 0.95 and a 0.85 neighbour nearly alike. The residuals (human − signals scorer)
+    say how far the instructor's marks sit from what the signals alone would give, near this
+    answer and over the whole question; without ``base`` they are None.
+    """
+    sims = np.asarray(similarities, dtype=float)
+    values = np.asarray(shares, dtype=float)
+    if sims.shape != values.shape or sims.ndim != 1:
+        raise ValueError("similarities and shares must be two 1-D arrays of the same length")
+    if base is not None and np.shape(base) != sims.shape:
+        raise ValueError("one signals-scorer share per graded answer")
+    out: dict[str, float | None] = dict.fromkeys(NEIGHBOUR_FEATURES)
+    if len(sims) == 0:
+        return out
+    nearest = np.argsort(-sims, kind="stable")[:k]
+    weights = np.exp((sims[nearest] - sims[nearest[0]]) / temperature)
+    weights /= weights.sum()
+    share = float(weights @ values[nearest])
+    out |= {
+        "graded_count": len(sims),
+        "knn_share": share,
+        "knn_top_similarity": float(sims[nearest[0]]),
+        "knn_spread": float(math.sqrt(max(0.0, weights @ (values[nearest] - share) ** 2))),
+        "graded_mean": float(values.mean()),
+    }
+    if base is not None:
+        residuals = values - np.asarray(base, dtype=float)
+        out["knn_residual"] = float(weights @ residuals[nearest])
+        out["graded_residual"] = float(residuals.mean())
+    return out
+
+
+def eligible_neighbours(answer_key: str, graded_keys: Sequence[str]) -> np.ndarray:
+    """Mask of the graded answers that may be neighbours: not the same text (match key).
+
+    An identical graded text is a copy whose grade should be shown, not averaged in: on the
+    ADS development part copies often carry a different score (benchmarks/README.md), and in
+    an evaluation they would be the answer grading itself.
+    """
+    return np.array([key != answer_key for key in graded_keys], dtype=bool)
+
+
+# --- the model -------------------------------------------------------------------------------
+
+
+class Scorer(BaseModel):
+    """A fitted scorer: ``ridge`` (standardised linear) or ``isotonic`` (one feature)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_version: int = Field(SCHEMA, alias="schema")
+    name: str = Field("default", description="which setting it serves, e.g. 'graded'")
+    min_graded: int = Field(0, ge=0, description="serves questions with this many graded answers")
+    kind: Literal["ridge", "isotonic"]
+    features: list[str] = Field(min_length=1)
+    # ridge: share = intercept + Σ coef · (x − mean) / scale
+    mean: list[float] = Field(default_factory=list)
+    scale: list[float] = Field(default_factory=list)
+    coef: list[float] = Field(default_factory=list)
+    intercept: float = 0.0
+    # isotonic: share = linear interpolation over (x, y), flat beyond the ends
+    x: list[float] = Field(default_factory=list)
+    y: list[float] = Field(default_factory=list)
+    trained_on: dict[str, object] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Scorer:
+        unknown = [f for f in self.features if f not in FEATURE_NAMES]
+        if unknown:
+            raise ValueError(f"unknown features: {', '.join(unknown)}")
+        if self.schema_version != SCHEMA:
+            raise ValueError(f"scorer schema {self.schema_version}, this code reads {SCHEMA}")
+        if self.kind == "ridge":
+            width = len(self.features)
+            if not len(self.mean) == len(self.scale) == len(self.coef) == width:
+                raise ValueError("ridge: mean, scale and coef need one value per feature")
+            if any(s <= 0 for s in self.scale):
+                raise ValueError("ridge: every scale must be > 0")
+        else:
+            if len(self.features) != 1:
+                raise ValueError("isotonic: exactly one feature")
+            if len(self.x) != len(self.y) or not self.x:
+                raise ValueError("isotonic: x and y need the same, non-zero length")
+            if any(b < a for a, b in zip(self.x, self.x[1:], strict=False)):
+                raise ValueError("isotonic: x must be sorted")
+        return self
+
+
+def predict(scorer: Scorer, x: np.ndarray) -> np.ndarray:
+    """Shares in [0, 1] for the rows of ``x`` (columns in ``scorer.features`` order)."""
+    x = np.atleast_2d(np.asarray(x, dtype=float))
+    if x.shape[1] != len(scorer.features):
+        raise ValueError(f"expected {len(scorer.features)} feature columns, got {x.shape[1]}")
+    if scorer.kind == "isotonic":
+        raw = np.interp(x[:, 0], scorer.x, scorer.y)
+    else:
+        raw = scorer.intercept + _standardised(scorer, x) @ np.asarray(scorer.coef)
+    return np.clip(raw, 0.0, 1.0)
+
+
+def contributions(scorer: Scorer, features: AnswerFeatures) -> dict[str, float]:
+    """Ridge only: each feature's push on the share, from the training data's average answer
+    (``intercept``); the pushes and the intercept add up to the unclipped share."""
+    if scorer.kind != "ridge":
+        raise ValueError("contributions are defined for the linear (ridge) scorer")
+    row = _standardised(scorer, features.vector(scorer.features)[None, :])[0]
+    return {
+        name: float(c * v) for name, c, v in zip(scorer.features, scorer.coef, row, strict=True)
+    }
+
+
+def _standardised(scorer: Scorer, x: np.ndarray) -> np.ndarray:
+    return (x - np.asarray(scorer.mean)) / np.asarray(scorer.scale)
+
+
+class Confidence(BaseModel):
+    """Logistic model: P(grade within a quarter of the points) from uncertainty signals."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    features: list[str] = Field(min_length=1)
+    mean: list[float]
+    scale: list[float]
+    coef: list[float]
+    intercept: float
+
+
+# --- the file --------------------------------------------------------------------------------
+
+
+class ScorerSet(BaseModel):
+    """The shipped file: signals scorers in order of preference, then ones for graded answers.
+
+    Stage 1: the first ``signals`` scorer whose features the answer has gives ``base_share``.
+    Stage 2, when the question has graded answers: the ``graded`` scorer with the largest
+    ``min_graded`` the question reaches maps ``base_share`` and the neighbours' residuals to
+    the final share (the more graded answers, the more the neighbours are trusted).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    signals: list[Scorer] = Field(min_length=1)
+    graded: list[Scorer] = Field(default_factory=list)
+    confidence: Confidence | None = Field(
+        default=None, description="P(a grade is within a quarter of the points)"
+    )
+    version: str | None = None
+
+    @model_validator(mode="after")
+    def _stages(self) -> ScorerSet:
+        for scorer in self.signals:
+            used = set(scorer.features) & {"base_share", *NEIGHBOUR_FEATURES}
+            if used:
+                raise ValueError(f"signals scorer {scorer.name!r} uses {', '.join(sorted(used))}")
+        bands = [g.min_graded for g in self.graded]
+        if any(b < 1 for b in bands) or len(set(bands)) != len(bands):
+            raise ValueError("graded scorers need distinct min_graded values of at least 1")
+        return self
+
+    def base(self, features: AnswerFeatures) -> tuple[str, float]:
+        """(the signals scorer's name, its share) for one answer."""
+        for scorer in self.signals:
+            if features.has(scorer.features):
+                return scorer.name, float(predict(scorer, features.vector(scorer.features))[0])
+        raise ValueError("no signals scorer has all its features for this answer")
+
+    def score(self, features: AnswerFeatures) -> tuple[str, float]:
+        """(the name of the scorer that decided, the share); ``base_share`` comes from stage 1."""
+        name, share = self.base(features)
+        count = features.graded_count or 0
+        bands = sorted(
+            (g for g in self.graded if g.min_graded <= count), key=lambda g: -g.min_graded
+        )
+        if not bands:
+            return name, share
+        staged = features.model_copy(update={"base_share": share})
+        if not staged.has(bands[0].features):
+            return name, share
+        return bands[0].name, float(predict(bands[0], staged.vector(bands[0].features))[0])
+
+
+def content_version(payload: dict) -> str:
+    """12 hex digits of sha256 over the canonical JSON without its ``version``: any change to a
+    coefficient, threshold or feature name is a new version."""
+    bare = {k: v for k, v in payload.items() if k != "version"}
+    canonical = json.dumps(bare, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+
+
+def to_json(scorers: ScorerSet) -> str:
+    """The file's text; floats rounded to 6 significant digits so a refit on the same data
+    gives the same bytes, ``version`` filled in."""
+    payload = _rounded(scorers.model_dump(mode="json", by_alias=True, exclude={"version"}))
+    payload["version"] = content_version(payload)
+    return json.dumps(payload, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def from_json(text: str, source: str = "scorer file") -> ScorerSet:
+    """Read a scorer file; a wrong or edited file fails naming the field (pydantic)."""
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{source}: not JSON ({exc})") from exc
+    scorers = ScorerSet.model_validate(payload)
+    if payload.get("version") != content_version(payload):
+        raise ValueError(f"{source}: version does not match the content (edited by hand?)")
+    return scorers
+
+
+def _rounded(value: object) -> object:
+    if isinstance(value, float):
+        return float(f"{value:.6g}")
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
+
+
+DEFAULT_FILE = Path(__file__).with_name("scorer_default.json")
+
+
+def load_scorer(choice: str) -> ScorerSet | None:
+    """``"default"``: the scorer shipped with grader (fit on development data only,
+    ``benchmarks/README.md``); ``"none"``: no scorer, the judge's points stand; otherwise the
+    path of a scorer file (``grader calibrate fit``)."""
+    if choice == "none":
+        return None
+    path = DEFAULT_FILE if choice == "default" else Path(choice)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the scorer file {path}: {exc}") from exc
+    try:
+        return from_json(text, str(path))
+    except ValueError as exc:  # pydantic's ValidationError is one
+        raise ConfigError(str(exc)) from exc

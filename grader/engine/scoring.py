@@ -1,0 +1,196 @@
+"""One calibrated score per judged answer: the scorer weighs the judge against every signal.
+
+The judge's points stay in ``details.judge_points``; the grade's score is the scorer's share
+of the points (``grader.engine.scorer``), rounded to half points, unless graded answers with
+the same text exist (a copy of a graded answer takes their grade). The criteria keep the
+judge's proportions, scaled to the new total, each with evidence from the answer. The grade
+records which scorer decided, every feature it read and how much each moved the score, and
+which graded answers it leaned on. A strong disagreement between the scorer and the judge is
+a review reason; confidence comes from the scorer file's model of when grades are wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from grader.config import Settings
+from grader.engine.evidence import closest_evidence
+from grader.engine.features import GradedPool, answer_features, judge_reading
+from grader.engine.review_rules import confidence, uncertainty_signals
+from grader.engine.scorer import AnswerFeatures, ScorerSet, contributions
+from grader.engine.signals import QuestionAnalysis
+from grader.models import (
+    CriterionScore,
+    Grade,
+    GradedAnswer,
+    Question,
+    ReviewCode,
+    ReviewReason,
+    Rubric,
+    Submission,
+)
+
+STEP = 0.5  # grades in half points, as instructors give them
+DISAGREEMENT = 0.4  # scorer and judge further apart than this share of the points: review
+SHOWN_NEIGHBOURS = 3
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the scorer had for one answer beyond its features."""
+
+    copies: list[GradedAnswer]
+    nearest: list[tuple[GradedAnswer, float]]
+
+
+def calibrated(
+    grade: Grade,
+    submission: Submission,
+    question: Question,
+    rubric: Rubric,
+    analysis: QuestionAnalysis,
+    pool: GradedPool | None,
+    scorer: ScorerSet,
+    settings: Settings,
+) -> Grade:
+    """A judged grade re-scored from its features and the question's graded answers."""
+    signals = analysis.signals[submission.id]
+    features = answer_features(question, rubric, submission.answer, signals, judge_reading(grade))
+    seen = Evidence([], [])
+    if pool is not None and pool.answers:
+        nearby, nearest = pool.neighbours(
+            submission.id, submission.answer, analysis.vectors[submission.id]
+        )
+        features = features.model_copy(update=nearby)
+        seen = Evidence(pool.copies(submission.id, submission.answer), nearest)
+    return scored_grade(
+        grade, submission.answer, rubric, features, scorer, seen, settings.review_below_confidence
+    )
+
+
+def scored_grade(
+    grade: Grade,
+    answer: str,
+    rubric: Rubric,
+    features: AnswerFeatures,
+    scorer: ScorerSet,
+    seen: Evidence,
+    review_below: float,
+) -> Grade:
+    """``grade`` (judged) with the scorer's score, criteria, confidence and reasons."""
+    judge_total = sum(c.points for c in grade.criteria)
+    if seen.copies:
+        decided = "copy"
+        share = sum(min(1.0, c.score / rubric.points) for c in seen.copies) / len(seen.copies)
+    else:
+        decided, share = scorer.score(features)
+    score = round(share * rubric.points / STEP) * STEP
+    criteria = allocate(grade.criteria, rubric, score, answer, grade)
+    reasons = [r for r in grade.review_reasons if r.code != ReviewCode.LOW_CONFIDENCE]
+    if features.judge_share is not None and abs(features.judge_share - share) >= DISAGREEMENT:
+        reasons.append(
+            ReviewReason(
+                code=ReviewCode.SCORER_DISAGREEMENT,
+                message=f"the judge gave {judge_total:.1f} of {rubric.points:g}, the scorer "
+                f"{score:g} from the other signals",
+            )
+        )
+    sure = _confidence(share, features, scorer, decided, grade.confidence)
+    if sure is not None and sure < review_below:
+        reasons.append(
+            ReviewReason(code=ReviewCode.LOW_CONFIDENCE, message=f"confidence {sure:.2f}")
+        )
+    details = dict(grade.details)
+    details["judge_points"] = details.get("judge_points") or {
+        c.id: c.points for c in grade.criteria
+    }
+    details["scorer"] = _explanation(scorer, decided, share, features, seen)
+    provenance = dict(grade.provenance) | {"scorer_version": scorer.version, "scored_by": decided}
+    return grade.model_copy(
+        update={
+            "score": score,
+            "criteria": criteria,
+            "confidence": sure,
+            "needs_review": bool(reasons),
+            "review_reasons": reasons,
+            "details": details,
+            "provenance": provenance,
+        }
+    )
+
+
+def allocate(
+    criteria: list[CriterionScore], rubric: Rubric, score: float, answer: str, grade: Grade
+) -> list[CriterionScore]:
+    """The total spread over the criteria in the judge's proportions (by their points when
+    the judge gave nothing), none above its maximum; every criterion that gets points shows
+    the answer's closest span as evidence."""
+    weights = [c.points for c in criteria]
+    if sum(weights) <= 0:
+        weights = [c.max_points for c in criteria]
+    points = _spread(score, weights, [c.max_points for c in criteria])
+    by_id = {c.id: c for c in rubric.criteria}
+    out = []
+    for c, p in zip(criteria, points, strict=True):
+        evidence = c.evidence or (
+            closest_evidence(by_id[c.id], answer, grade.signals) if p > 0 else ""
+        )
+        out.append(c.model_copy(update={"points": round(p, 2), "evidence": evidence}))
+    return out
+
+
+def _spread(total: float, weights: list[float], caps: list[float]) -> list[float]:
+    """``total`` split in proportion to ``weights``; what a capped share cannot hold passes
+    to the others (water-filling)."""
+    shares = [0.0] * len(weights)
+    left, open_ = total, [i for i, cap in enumerate(caps) if cap > 0]
+    while left > 1e-9 and open_:
+        weight = sum(weights[i] for i in open_)
+        for i in open_:
+            shares[i] += left * (weights[i] / weight if weight > 0 else 1 / len(open_))
+        left = sum(max(0.0, shares[i] - caps[i]) for i in open_)
+        for i in open_:
+            shares[i] = min(shares[i], caps[i])
+        open_ = [i for i in open_ if shares[i] < caps[i] - 1e-9]
+    return shares
+
+
+def _confidence(
+    share: float, features: AnswerFeatures, scorer: ScorerSet, decided: str, judged: float | None
+) -> float | None:
+    """The scorer file's probability that this grade is within a quarter of the points."""
+    if scorer.confidence is None:
+        return judged
+    signals_scorer = next(s for s in scorer.signals if features.has(s.features))
+    values = uncertainty_signals(share, features, signals_scorer)
+    if any(values[name] is None for name in scorer.confidence.features):
+        return judged
+    row = [values[name] for name in scorer.confidence.features]
+    return round(float(confidence(scorer.confidence, row)[0]), 3)
+
+
+def _explanation(
+    scorer: ScorerSet,
+    decided: str,
+    share: float,
+    features: AnswerFeatures,
+    seen: Evidence,
+) -> dict[str, Any]:
+    """What an instructor reads: who decided, on what, how much each signal pushed."""
+    used = next((s for s in (*scorer.signals, *scorer.graded) if s.name == decided), None)
+    pushes: dict[str, float] = {}
+    if used is not None and used.kind == "ridge" and decided in {s.name for s in scorer.signals}:
+        pushes = {k: round(v, 4) for k, v in contributions(used, features).items()}
+    return {
+        "version": scorer.version,
+        "decided_by": decided,
+        "share": round(share, 4),
+        "features": {k: round(v, 4) for k, v in features.model_dump().items() if v is not None},
+        "contributions": pushes,
+        "neighbours": [
+            {"id": g.id, "score": g.score, "similarity": round(sim, 4)}
+            for g, sim in seen.nearest[:SHOWN_NEIGHBOURS]
+        ],
+        "copies": [{"id": g.id, "score": g.score} for g in seen.copies],
+    }

@@ -1,0 +1,52 @@
+"""The label protocol's shared parts: renormalising a next-token distribution, and the scripted
+backend's deterministic stand-in for a model."""
+
+import pytest
+
+from grader.judge.base import LabelRequest, LabelScores, renormalise
+from grader.judge.scripted import ScriptedJudge
+
+
+def ask(answer: str, subject: str, labels=("0", "1", "2")) -> LabelRequest:
+    return LabelRequest(
+        id=answer, group="g", labels=labels, subject=subject, answer=answer,
+        messages=[{"role": "user", "content": answer}],
+    )  # fmt: skip
+
+
+def test_renormalise_keeps_only_the_labels():
+    scores = renormalise({"是": 0.6, "否": 0.2, "The": 0.1}, ("否", "是"))
+    assert scores.probabilities == pytest.approx({"否": 0.25, "是": 0.75})
+    assert scores.mass == pytest.approx(0.8)
+    # a label below the backend's top tokens counts 0, the others still sum to 1
+    assert renormalise({"是": 0.5}, ("否", "是")).probabilities == {"否": 0.0, "是": 1.0}
+    empty = renormalise({"The": 0.9}, ("否", "是"))
+    assert empty.error and not empty.probabilities
+
+
+def test_scripted_labels_follow_the_answer():
+    judge = ScriptedJudge()
+    point = "每个micro-batch的loss除以累积步数"
+    full, none = judge.score_labels(
+        [
+            ask("我会把每个micro-batch的loss除以累积步数再反向传播", point),
+            ask("今天天气很好", point),
+        ]
+    )
+    for s in (full, none):
+        assert sum(s.probabilities.values()) == pytest.approx(1.0)
+    assert max(full.probabilities, key=full.probabilities.get) == "2"
+    assert max(none.probabilities, key=none.probabilities.get) == "0"
+    # deterministic: the same request gives the same distribution
+    assert judge.score_labels([ask("今天天气很好", point)])[0] == none
+
+
+def test_scripted_label_script_can_fail_one_item():
+    def script(request):
+        if request.answer == "boom":
+            raise RuntimeError("bad item")
+        return LabelScores(probabilities={"否": 0.5, "是": 0.5}, mass=0.9)
+
+    judge = ScriptedJudge(label_script=script)
+    ok, bad = judge.score_labels([ask("fine", "x", ("否", "是")), ask("boom", "x", ("否", "是"))])
+    assert ok.mass == 0.9 and bad.error == "script failed: bad item"

@@ -1,0 +1,164 @@
+"""The scorer's pure parts: neighbour features, fitting, prediction, explanation, the file."""
+
+import json
+
+import numpy as np
+import pytest
+
+from grader.calibrate.scorer_fit import fit_isotonic, fit_ridge
+from grader.engine.scorer import (
+    AnswerFeatures,
+    ScorerSet,
+    contributions,
+    eligible_neighbours,
+    from_json,
+    neighbour_features,
+    predict,
+    signal_features,
+    to_json,
+)
+from grader.models import AnswerSignals
+
+
+def test_neighbours_weight_the_nearest_by_softmax():
+    sims = np.array([0.80, 0.95, 0.90])
+    shares = np.array([0.0, 1.0, 0.5])
+    one = neighbour_features(sims, shares, k=1)
+    assert one["knn_share"] == 1.0 and one["knn_top_similarity"] == 0.95
+    assert one["knn_spread"] == 0.0 and one["graded_count"] == 3
+    assert one["knn_residual"] is None  # no signals shares given
+    three = neighbour_features(sims, shares, k=3, temperature=0.02)
+    # 0.95 outweighs 0.90 by e^2.5 and 0.80 by e^7.5: close to 1, above a plain mean of 0.5
+    assert 0.9 < three["knn_share"] < 1.0
+    assert three["graded_mean"] == pytest.approx(0.5)
+    flat = neighbour_features(sims, shares, k=3, temperature=1e9)
+    assert flat["knn_share"] == pytest.approx(0.5)
+    assert flat["knn_spread"] == pytest.approx(np.std(shares))
+
+
+def test_residuals_say_how_far_the_marks_sit_from_the_signals():
+    sims = np.array([0.95, 0.90, 0.70])
+    shares = np.array([0.8, 0.6, 0.0])
+    base = np.array([0.5, 0.5, 0.5])
+    found = neighbour_features(sims, shares, base, k=1)
+    assert found["knn_residual"] == pytest.approx(0.3)  # the nearest was marked 0.3 above
+    assert found["graded_residual"] == pytest.approx((0.3 + 0.1 - 0.5) / 3)
+    with pytest.raises(ValueError, match="signals-scorer share"):
+        neighbour_features(sims, shares, base[:2])
+
+
+def test_no_graded_answer_gives_no_neighbour_features():
+    empty = neighbour_features(np.array([]), np.array([]))
+    assert set(empty.values()) == {None}
+    with pytest.raises(ValueError, match="same length"):
+        neighbour_features(np.array([0.9]), np.array([0.1, 0.2]))
+
+
+def test_identical_texts_are_not_neighbours():
+    mask = eligible_neighbours("栈是先进后出", ["栈是先进后出", "队列是先进先出", "栈后进先出"])
+    assert mask.tolist() == [False, True, True]
+
+
+def test_signal_features_take_the_best_reference_and_its_margin():
+    signals = AnswerSignals(reference_similarity=0.85, topic_margin=0.05, coverage_points=5.0)
+    features = signal_features(
+        signals,
+        points=10,
+        ngram_points=2.5,
+        reference_cosines=[0.85, 0.90],
+        reference_zeros=[0.80, 0.88],
+        answer_chars=9,
+        reference_chars=19,
+    )
+    assert features.reference_cosine == 0.90
+    assert features.reference_margin == pytest.approx(0.05)  # 0.85 − 0.80 beats 0.90 − 0.88
+    assert features.semantic_coverage == 0.5 and features.ngram_coverage == 0.25
+    assert features.length_log_ratio == pytest.approx(np.log(0.5))
+    assert features.knn_share is None and features.judge_share is None
+
+
+def _toy(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 2))
+    y = np.clip(0.5 + 0.2 * x[:, 0] - 0.1 * x[:, 1] + rng.normal(scale=0.02, size=n), 0, 1)
+    return x, y
+
+
+def test_ridge_recovers_a_linear_rule_and_explains_it():
+    x, y = _toy()
+    scorer = fit_ridge(x, y, ["semantic_coverage", "length_log_ratio"])
+    assert np.corrcoef(predict(scorer, x), y)[0, 1] > 0.98
+    answer = AnswerFeatures(semantic_coverage=x[0, 0], length_log_ratio=x[0, 1])
+    pushes = contributions(scorer, answer)
+    assert pushes["semantic_coverage"] * x[0, 0] > 0  # more coverage, more points
+    raw = scorer.intercept + sum(pushes.values())
+    assert predict(scorer, x[:1])[0] == pytest.approx(np.clip(raw, 0, 1))
+
+
+def test_isotonic_is_monotone_and_clipped():
+    x = np.array([0.1, 0.2, 0.3, 0.4, 0.5])
+    y = np.array([0.0, 0.3, 0.2, 0.8, 1.0])
+    scorer = fit_isotonic(x, y, "reference_margin")
+    out = predict(scorer, np.array([[-1.0], [0.25], [0.45], [9.0]]))
+    assert np.all(np.diff(out) >= 0) and out[0] == 0.0 and out[-1] == 1.0
+
+
+def _scorer_set(x, y):
+    signals = fit_ridge(x, y, ["semantic_coverage", "topic_margin"])
+    signals.name = "signals"
+    fallback = fit_isotonic(x[:, 0], y, "semantic_coverage")
+    fallback.name = "coverage only"
+    few, many = (fit_ridge(x, y, ["base_share", "knn_residual"]) for _ in range(2))
+    few.name, few.min_graded = "graded5+", 5
+    many.name, many.min_graded = "graded10+", 10
+    many.coef = [c * 2 for c in many.coef]
+    return ScorerSet(signals=[signals, fallback], graded=[many, few])
+
+
+def test_scorer_file_round_trip_version_and_stages():
+    x, y = _toy()
+    text = to_json(_scorer_set(x, y))
+    again = from_json(text)
+    assert to_json(again) == text  # a refit on the same data gives the same bytes
+    assert again.version == json.loads(text)["version"] and len(again.version) == 12
+
+    plain = AnswerFeatures(semantic_coverage=0.2, topic_margin=0.05)
+    assert again.score(plain)[0] == "signals"
+    assert again.score(AnswerFeatures(semantic_coverage=0.2))[0] == "coverage only"
+    base = again.base(plain)[1]
+    for count, chosen in ((3, "signals"), (5, "graded5+"), (9, "graded5+"), (40, "graded10+")):
+        graded = plain.model_copy(update={"knn_residual": 0.1, "graded_count": count})
+        name, share = again.score(graded)
+        assert name == chosen
+        if chosen != "signals":
+            scorer = next(g for g in again.graded if g.name == chosen)
+            assert share == pytest.approx(predict(scorer, np.array([[base, 0.1]]))[0])
+    with pytest.raises(ValueError, match="no signals scorer"):
+        again.score(AnswerFeatures(knn_residual=0.1, graded_count=40))
+
+
+def test_stages_are_kept_apart():
+    x, y = _toy()
+    leaky = fit_ridge(x, y, ["semantic_coverage", "knn_share"])
+    with pytest.raises(ValueError, match="uses knn_share"):
+        ScorerSet(signals=[leaky])
+    graded = fit_ridge(x, y, ["base_share", "knn_residual"])
+    with pytest.raises(ValueError, match="min_graded"):
+        ScorerSet(signals=[fit_isotonic(x[:, 0], y, "semantic_coverage")], graded=[graded])
+
+
+def test_an_edited_or_wrong_file_fails_clearly():
+    x, y = _toy()
+    text = to_json(ScorerSet(signals=[fit_ridge(x, y, ["topic_margin", "ngram_coverage"])]))
+    payload = json.loads(text)
+    payload["signals"][0]["coef"][0] += 1
+    with pytest.raises(ValueError, match="version does not match"):
+        from_json(json.dumps(payload), "scorer.json")
+    payload["signals"][0]["coef"] = [1.0]
+    with pytest.raises(ValueError, match="one value per feature"):
+        from_json(json.dumps(payload))
+    payload["signals"][0]["features"] = ["shoe_size", "ngram_coverage"]
+    with pytest.raises(ValueError, match="unknown features"):
+        from_json(json.dumps(payload))
+    with pytest.raises(ValueError, match="not JSON"):
+        from_json("{", "scorer.json")
