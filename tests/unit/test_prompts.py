@@ -54,6 +54,26 @@ def test_golden(language):
     )
 
 
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_golden_probability_checks(language):
+    """The probability mode's requests for one answer: the rules, the shared head with the
+    answer last in it, and each criterion's short check after it."""
+    from grader.engine.label_requests import LabelPlan
+
+    question = QUESTIONS[language]
+    plan = LabelPlan.build(question, rubric(question.id), rubric(question.id).anchors)
+    requests = plan.requests("s1", "梯度会累加。", "raw")
+    parts = [f"[system]\n{requests[0].messages[0]['content']}"]
+    parts += [f"[user {r.id} {'/'.join(r.labels)}]\n{r.messages[1]['content']}" for r in requests]
+    text = "\n=====\n".join(parts)
+    path = GOLDEN / f"probability_{language}.txt"
+    if os.environ.get("GRADER_UPDATE_GOLDEN"):
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8"), (
+        "run with GRADER_UPDATE_GOLDEN=1 after a deliberate change"
+    )
+
+
 def test_shared_prefix_is_byte_identical_and_answer_comes_last():
     a = render("zh", "第一份答案")
     b = render("zh", "完全不同的第二份答案，很长很长。" * 5)
