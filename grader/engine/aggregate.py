@@ -23,6 +23,7 @@ from grader.engine.reasons import (
     semantic_reasons,
 )
 from grader.engine.requests import Work
+from grader.engine.rule_grades import identity
 from grader.models import (
     CriterionScore,
     Grade,
@@ -63,7 +64,7 @@ def judged_grade(item: Work, provenance: dict[str, Any], settings: Settings) -> 
         )
     reasons.extend(rubric_reasons(item.plan.question, rubric, settings.review_derived))
     return Grade(
-        **_identity(item),
+        **identity(item.submission),
         status=GradeStatus.GRADED,
         score=round(score, 4),
         max_score=rubric.points,
@@ -145,17 +146,12 @@ def aggregate(
     return scores, [round(sum(p.values()), 4) for p in checked], set(unsupported)
 
 
-def _identity(item: Work) -> dict[str, Any]:
-    s = item.submission
-    return {"submission_id": s.id, "question_id": s.question_id, "student": s.student}
-
-
 def _unscored(item: Work, provenance: dict[str, Any]) -> Grade:
     replies = item.replies
     reason = next((r.error for r in replies if r.error), "no verdict")
     transient = all(r.transient for r in replies)
     return Grade(
-        **_identity(item),
+        **identity(item.submission),
         status=GradeStatus.UNSCORED,
         score=None,
         max_score=item.plan.rubric.points,
