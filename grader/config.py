@@ -118,7 +118,12 @@ class Settings(BaseSettings):
     batch_wait_ms: int = Field(200, ge=0, description="how long the API gathers single posts")
     bulk_limit: int = Field(1000, ge=1, description="most submissions in one POST")
     max_answer_chars: int = Field(20000, ge=1)
-    max_body_bytes: int = Field(8 * 1024 * 1024, ge=1024)
+    max_body_bytes: int = Field(
+        8 * 1024 * 1024, ge=1024, description="every request body, on every route"
+    )
+    max_form_bytes: int = Field(
+        64 * 1024, ge=1024, description="form bodies (the instructor pages, login included)"
+    )
     visibility_timeout_s: int = Field(
         3600, ge=1, description="an unacknowledged task is redelivered after this (Redis)"
     )

@@ -118,3 +118,16 @@ def point_coverage(key_point: str, answer_features: set[str]) -> float:
     """Share of the key point's wording features that the answer's features contain."""
     wanted = features(key_point)
     return len(wanted & answer_features) / len(wanted) if wanted else 0.0
+
+
+def unstorable(text: str) -> str | None:
+    """Why ``text`` cannot be stored or written as UTF-8, or None when it can: a NUL character
+    (PostgreSQL refuses it in text) or a lone surrogate (not Unicode; JSON's ``\\ud800`` makes
+    one). Every boundary that takes text into a database or a file asks this first."""
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000)"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"contains a lone surrogate (\\u{ord(text[exc.start]):04x}), which is not Unicode"
+    return None

@@ -2,6 +2,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.databases import BACKENDS, fresh_database
+
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "examples" / "papers"  # the seed papers, kept in the repository
 RUBRICS = ROOT / "rubrics"
@@ -11,6 +13,14 @@ SEED_BANKS = {
     "001_90443b3f2f8725e0.txt": "llm_trainer_solutions",
     "004_06153bb6e740fef5.txt": "grad_accum_engineer",
 }
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request, tmp_path):
+    """An empty service database: a SQLite file, then a fresh database on PostgreSQL (see
+    ``tests/databases.py``); a test runs once per backend."""
+    with fresh_database(request.param, tmp_path) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ from grader import __version__
 from grader.api.deps import Services
 from grader.api.instructor import install as install_instructor_pages
 from grader.api.intake import intake_router
+from grader.api.limits import BodyLimit
 from grader.api.metrics import router as health_router
 from grader.config import Settings
 from grader.service.dispatch import Dispatcher
@@ -28,4 +29,5 @@ def create_app(
     app.include_router(intake_router(settings.bulk_limit))
     app.include_router(health_router)
     install_instructor_pages(app)
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes, form_limit=settings.max_form_bytes)
     return app

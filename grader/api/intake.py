@@ -6,15 +6,22 @@ accepted submission is never lost. Errors name the field: ``{"detail": [{"loc": 
 """
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Path, Request
 from fastapi.responses import StreamingResponse
 from pydantic import TypeAdapter, ValidationError
 
 from grader.api.deps import Caller, Svc
 from grader.api.exports import csv_rows, jsonl, submission_out, wide_csv_rows
-from grader.api.schemas import Accepted, ExamOut, SubmissionIn, SubmissionOut, SubmitResponse
+from grader.api.schemas import (
+    Accepted,
+    ExamOut,
+    SubmissionIn,
+    SubmissionOut,
+    SubmitResponse,
+    Text,
+)
 from grader.config import Settings
 from grader.service.exams import Exam
 from grader.service.store import IdConflict, NewSubmission, Platform
@@ -53,9 +60,7 @@ async def submit(request: Request, caller: Caller, svc: Svc) -> SubmitResponse:
     different body it is a 409 and nothing of the request is stored.
     """
     settings = svc.settings
-    items = _validate(
-        await _read_json(request, settings.max_body_bytes), settings, svc.exams, caller
-    )
+    items = _validate(await _read_json(request), settings, svc.exams, caller)
     try:
         stored = svc.store.intake.submit(caller.id, items)
     except IdConflict as exc:
@@ -70,7 +75,9 @@ async def submit(request: Request, caller: Caller, svc: Svc) -> SubmitResponse:
     )
 
 
-def get_submission(submission_id: str, caller: Caller, svc: Svc) -> SubmissionOut:
+def get_submission(
+    submission_id: Annotated[Text, Path(max_length=200)], caller: Caller, svc: Svc
+) -> SubmissionOut:
     """Status of one submission, and its grade once graded."""
     found = svc.store.intake.submission(caller.id, submission_id)
     if found is None:
@@ -125,21 +132,25 @@ def export(exam: str, caller: Caller, svc: Svc, format: str = "jsonl") -> Stream
     )
 
 
-async def _read_json(request: Request, limit: int) -> Any:
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise HTTPException(413, f"request body over {limit} bytes")
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise HTTPException(413, f"request body over {limit} bytes")
+async def _read_json(request: Request) -> Any:
+    body = await request.body()  # bounded by BodyLimit (GRADER_MAX_BODY_BYTES)
     try:
         return json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:
         raise HTTPException(
-            422, [{"loc": ["body"], "msg": f"malformed JSON: {exc}", "type": "json_invalid"}]
+            422, [{"loc": ["body"], "msg": json_problem(exc), "type": "json_invalid"}]
         ) from exc
+
+
+def json_problem(exc: ValueError | RecursionError) -> str:
+    """What is wrong with a body ``json.loads`` refused, in words."""
+    if isinstance(exc, RecursionError):
+        return "malformed JSON: nested too deeply"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"malformed JSON: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at {exc.start})"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"malformed JSON: {exc}"
+    return f"malformed JSON: a number too long to read ({str(exc).split(':')[0]})"
 
 
 def _validate(

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from dataclasses import dataclass
 
 PREFIX = "gk"
 INSTRUCTOR_PREFIX = "ik"  # instructors' keys, for the login form
+_KEY_ID = re.compile(r"[0-9a-f]{16}")  # what new_key makes: nothing else reaches the database
 
 
 @dataclass(frozen=True)
@@ -30,14 +32,16 @@ def new_key(prefix: str = PREFIX) -> NewKey:
 
 
 def hash_key(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def key_id_of(key: str, prefix: str = PREFIX) -> str | None:
+    """The key id of a well-formed key, or None: a key id is 16 hex digits, so a NUL, a huge or
+    a non-ASCII "key" is refused before any lookup."""
     parts = key.split("_", 2)
-    if len(parts) != 3 or parts[0] != prefix or not parts[1] or not parts[2]:
+    if len(parts) != 3 or parts[0] != prefix or not parts[2] or len(key) > 200:
         return None
-    return parts[1]
+    return parts[1] if _KEY_ID.fullmatch(parts[1]) else None
 
 
 def matches(key: str, key_hash: str) -> bool:

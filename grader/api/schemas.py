@@ -3,10 +3,24 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from grader.models import Grade, SubmissionStatus
+from grader.text import unstorable
+
+
+def storable(text: str) -> str:
+    """Text every database takes: no NUL, no lone surrogate (the same answer on SQLite and
+    PostgreSQL, and a 422 instead of an error from the driver)."""
+    problem = unstorable(text)
+    if problem:
+        raise ValueError(problem)
+    return text
+
+
+Text = Annotated[str, AfterValidator(storable)]
 
 
 class SubmissionIn(BaseModel):
@@ -14,11 +28,11 @@ class SubmissionIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
-    id: str = Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f]+$")
-    exam: str = Field(min_length=1, max_length=200, description="the bank's name")
-    question_id: str = Field(min_length=1, max_length=200)
-    answer: str
-    student: str | None = Field(default=None, max_length=200)
+    id: Text = Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f]+$")
+    exam: Text = Field(min_length=1, max_length=200, description="the bank's name")
+    question_id: Text = Field(min_length=1, max_length=200)
+    answer: Text
+    student: Text | None = Field(default=None, max_length=200)
 
 
 class Accepted(BaseModel):

@@ -18,23 +18,54 @@ from grader.models import Grade
 
 
 def read_grades(path: Path) -> list[Grade]:
-    """Grades already written; a torn last line (killed mid-write) is ignored and rewritten."""
+    """Grades already written. A torn last line (killed mid-write, cut at any byte) is left
+    out, and ``GradeWriter`` drops it; a complete last line that only lacks its newline counts,
+    and ``GradeWriter`` keeps it. Anything wrong before the last line names its line."""
     if not path.exists():
         return []
+    lines = path.read_bytes().split(b"\n")
+    # after the last newline: b"" for a whole file, else a line without its newline
     grades = []
-    lines = path.read_text(encoding="utf-8").splitlines()
     for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            grades.append(Grade.model_validate_json(raw))
-        except ValidationError as exc:
-            if number == len(lines):
-                break  # the previous run died while writing this line
-            raise SubmissionError(
-                f"not a grade record: {exc.errors()[0]['msg']}", file=path, line=number
-            ) from exc
+        last = number == len(lines)
+        grade = _grade(raw, path, number, torn_ok=last)
+        if grade is not None:
+            grades.append(grade)
     return grades
+
+
+def _grade(raw: bytes, path: Path, number: int, torn_ok: bool) -> Grade | None:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if torn_ok:
+            return None
+        raise SubmissionError(
+            f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+            file=path,
+            line=number,
+        ) from exc
+    if not text.strip():
+        return None
+    try:
+        return Grade.model_validate_json(text)
+    except ValidationError as exc:
+        if torn_ok:
+            return None  # the previous run died while writing this line
+        raise SubmissionError(
+            f"not a grade record: {exc.errors()[0]['msg']}", file=path, line=number
+        ) from exc
+
+
+def _complete_tail(data: bytes) -> bool:
+    """Whether the text after the last newline is a whole grade record (only its newline
+    was lost), rather than a torn one."""
+    tail = data[data.rfind(b"\n") + 1 :]
+    try:
+        Grade.model_validate_json(tail)
+    except ValidationError:
+        return False
+    return True
 
 
 class GradeWriter:
@@ -59,9 +90,16 @@ class GradeWriter:
         os.fsync(self._handle.fileno())
 
     def _repair_torn_tail(self) -> None:
-        """Drop a partial last line so appending starts on a clean line."""
+        """Start appending on a clean line: a torn last line is dropped; a complete one that
+        lost only its newline gets it back (``read_grades`` counted it as done)."""
         if not self.path.exists():
             return
         data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            self.path.write_bytes(data[: data.rfind(b"\n") + 1])
+        if not data or data.endswith(b"\n"):
+            return
+        if _complete_tail(data):
+            with self.path.open("ab") as handle:
+                handle.write(b"\n")
+        else:
+            with self.path.open("r+b") as handle:
+                handle.truncate(data.rfind(b"\n") + 1)

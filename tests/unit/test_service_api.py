@@ -1,4 +1,5 @@
-"""The HTTP API in inline mode (no Redis): TestClient, a real SQLite file, the scripted judge."""
+"""The HTTP API in inline mode (no Redis): TestClient, a real SQLite file or PostgreSQL
+database, the scripted judge."""
 
 import csv
 import io
@@ -22,9 +23,9 @@ CHOICE = "004-s1-q1"
 
 
 @pytest.fixture
-def service(tmp_path):
+def service(database_url):
     settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'grader.db'}",
+        database_url=database_url,
         banks=[RUBRICS / f"{EXAM}.yaml", RUBRICS / "llm_trainer_solutions.yaml"],
         judge="scripted",
         bulk_limit=5,
@@ -43,6 +44,7 @@ def service(tmp_path):
     client = TestClient(create_app(settings, store, graders.exams, dispatcher))
     yield client, store, keys
     dispatcher.close()
+    store.engine.dispose()
 
 
 def item(i, question=CHOICE, answer="B", exam=EXAM):

@@ -8,6 +8,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from grader.api import keys
 from grader.api.instructor.context import Ctx, Who, checked_form
 from grader.api.instructor.session import COOKIE, MAX_AGE_S, encode, new_session
+from grader.api.limits import read_form
 
 router = APIRouter(prefix="/instructor", include_in_schema=False)
 
@@ -19,7 +20,7 @@ def login_form(request: Request, ctx: Ctx) -> HTMLResponse:
 
 @router.post("/login", response_class=HTMLResponse)
 async def login(request: Request, ctx: Ctx):
-    key = str((await request.form()).get("key") or "").strip()
+    key = (await read_form(request)).get("key", "").strip()
     key_id = keys.key_id_of(key, keys.INSTRUCTOR_PREFIX)
     found = ctx.store.accounts.instructor(key_id=key_id) if key_id else None
     if found is None or not keys.matches(key, found.key_hash):

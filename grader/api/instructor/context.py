@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from grader.api.instructor.session import COOKIE, Session, csrf_ok, decode
+from grader.api.limits import read_form
 from grader.config import Settings
 from grader.service.exams import Exam
 from grader.service.store import AnswerRow, Instructor, Store
@@ -84,7 +85,7 @@ Who = Annotated[SignedIn, Depends(signed_in)]
 
 async def checked_form(request: Request, who: SignedIn) -> dict[str, str]:
     """The form's fields, once its CSRF token matches the session's (else 403)."""
-    form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
+    form = await read_form(request)
     if not csrf_ok(who.session, form.get("csrf")):
         raise HTTPException(403, "missing or wrong CSRF token: reload the page and retry")
     return form
