@@ -27,6 +27,7 @@ class Stage(StrEnum):
 
 Progress = Callable[[Stage, int], None]
 
+
 def reporter(progress: Progress | None) -> Progress:
     """``progress`` with empty counts dropped, or a callback that tells no one."""
 

@@ -44,7 +44,9 @@ def test_items_are_reported_when_their_last_request_is_answered():
 @pytest.mark.parametrize("chunk", [None, 0])
 def test_without_a_chunk_size_the_batch_is_one_call(chunk):
     calls = []
-    judge_in_chunks([["a"], ["b"]], [("a", 1), ("b", 2)], lambda r: calls.append(r) or r, chunk, None)
+    judge_in_chunks(
+        [["a"], ["b"]], [("a", 1), ("b", 2)], lambda r: calls.append(r) or r, chunk, None
+    )
     assert calls == [[1, 2]]
 
 
@@ -87,7 +89,9 @@ def test_chunking_changes_how_the_judge_is_called_not_the_grades(mode):
     bank, rubrics, submissions = _example()
 
     def run(chunk):
-        settings = Settings(judge="scripted", judge_mode=mode, embed_model="none", judge_chunk=chunk)
+        settings = Settings(
+            judge="scripted", judge_mode=mode, embed_model="none", judge_chunk=chunk
+        )
         judge = RecordingJudge()
         grades = Pipeline(bank, rubrics, judge, settings).grade_many(submissions, submissions)
         return judge.calls, [g.model_dump(exclude={"provenance"}) for g in grades]
