@@ -111,7 +111,7 @@ class Pipeline:
                 grades[i] = rubric_copy_grade(submission, rubrics[question.id])
             else:
                 subjective[i] = submission
-        tell(Stage.DECIDED, len(grades))
+        tell(Stage.RULED, len(grades))
         analyses = self._analyze(list(subjective.values()), cohort, rubrics, graded, tell)
         plans: dict[tuple[str, ...], object] = {}  # once per question and anchor set
         work: dict[int, Item] = {}
@@ -130,7 +130,7 @@ class Pipeline:
                     self._plan(plans, question, rubric, signals, analysis),
                     signals,
                 )
-        tell(Stage.DECIDED, len(subjective) - len(work))
+        tell(Stage.SET_ASIDE, len(subjective) - len(work))
         if work:
             assert self.judge is not None
             judged = self.mode.grade(

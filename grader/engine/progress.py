@@ -1,10 +1,10 @@
 """How far ``grade_many`` has got, told to whoever asks, without knowing who that is.
 
 A caller passes a ``Progress`` callback; the engine calls it with a stage and a count of
-answers as work finishes. Every submission of a call is reported exactly once as ``DECIDED``
-or ``JUDGED``; ``EMBEDDED`` comes first for the answers whose signals were computed. The
-command line draws its progress bars from these events, the service passes none. Nothing here
-knows about terminals.
+answers as work finishes. Every submission of a call is reported exactly once as ``RULED``,
+``SET_ASIDE`` or ``JUDGED``; with an embedder, every answer that was not ``RULED`` is reported
+``EMBEDDED`` first. The command line draws its progress bars from these events, the service
+passes none. Nothing here knows about terminals.
 
 The judge is where the time goes, so its work can be cut into sub-batches
 (``GRADER_JUDGE_CHUNK`` requests per call): each call's answers are reported as soon as every
@@ -20,8 +20,9 @@ from typing import TypeVar
 
 
 class Stage(StrEnum):
-    DECIDED = "decided"  # graded without the judge: objective, blank, copied rubric, off topic
+    RULED = "ruled"  # scored before any model: objective, blank, non-answer, the rubric pasted
     EMBEDDED = "embedded"  # the answer's signals are computed (reported per question)
+    SET_ASIDE = "set_aside"  # scored after the signals without the judge: off topic, no judge
     JUDGED = "judged"  # every judge request of the answer has its reply (per sub-batch)
 
 

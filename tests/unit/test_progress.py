@@ -71,7 +71,9 @@ def test_grade_many_reports_every_answer_once_and_judges_in_sorted_sub_batches(m
         counted[stage] = counted.get(stage, 0) + n
     judged = [g for g in grades if g.provenance.get("backend") == "scripted"]
     assert counted[Stage.JUDGED] == len(judged) > 0
-    assert counted[Stage.DECIDED] + counted[Stage.JUDGED] == len(submissions)
+    assert counted[Stage.RULED] + counted.get(Stage.SET_ASIDE, 0) + counted[Stage.JUDGED] == len(
+        submissions
+    )
     assert Stage.EMBEDDED not in counted  # no embedder, no signals
 
     # The judge advanced in steps, one event per finished call at most, never at the end only.
@@ -115,5 +117,9 @@ def test_signals_are_reported_per_question_before_the_judge():
     essays = {s.question_id for s in submissions if not bank.get(s.question_id).type.objective}
     assert len(embedded) == len(essays)  # one event per question
     assert stages.index(Stage.JUDGED) > max(i for i, s in enumerate(stages) if s == Stage.EMBEDDED)
-    decided_or_judged = sum(n for stage, n in events if stage != Stage.EMBEDDED)
-    assert decided_or_judged == len(grades) == len(submissions)
+    counted = {stage: sum(n for s, n in events if s == stage) for stage in Stage}
+    assert counted[Stage.RULED] + counted[Stage.SET_ASIDE] + counted[Stage.JUDGED] == len(grades)
+    objective = sum(bank.get(s.question_id).type.objective for s in submissions)
+    # Every subjective answer not scored by rule had its signals computed.
+    assert counted[Stage.EMBEDDED] == len(submissions) - counted[Stage.RULED] > 0
+    assert counted[Stage.RULED] >= objective
