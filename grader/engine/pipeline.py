@@ -92,7 +92,8 @@ class Pipeline:
         near-duplicate and group signals compare against; the batch is always part of it.
         ``graded``: answers a human scored (a calibration CSV, the instructor pages); with the
         rubric's anchors they are the graded neighbours the scorer leans on.
-        ``progress``: told as answers are decided, embedded and judged (``engine.progress``).
+        ``progress``: told as answers are ruled on, embedded, set aside and judged
+        (``engine.progress``).
         """
         tell = reporter(progress)
         grades: dict[int, Grade] = {}
