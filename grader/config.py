@@ -49,6 +49,12 @@ class Settings(BaseSettings):
         2048, ge=16, description="cap; each request gets what its rubric's schema can need"
     )
     judge_max_reasks: int = Field(2, ge=0, le=5)
+    judge_chunk: int | None = Field(
+        None,
+        ge=0,
+        description="judge requests per call, so progress can be reported as calls finish; "
+        "unset or 0: a whole grading batch in one call (the service), `grader grade` uses 16",
+    )
     judge_seed: int = 0
     scripted_latency_s: float = Field(
         0.0, ge=0, description="the scripted judge's time per batch, standing in for a model"

@@ -181,6 +181,11 @@ class Embedder:
             self._dim = out.shape[1]
         return out
 
+    def load(self) -> None:
+        """Load the model now, for a caller that shows loading as a step of its own; otherwise
+        the first ``encode`` that misses the cache loads it."""
+        self._load()
+
     def similarity(self, a: list[str], b: list[str]) -> np.ndarray:
         """Cosine matrix, shape (len(a), len(b)); both lists are encoded in one call."""
         vectors = self.encode([*a, *b])

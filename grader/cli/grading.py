@@ -1,4 +1,8 @@
-"""``grader grade``: a submissions file into a grades file, resumably, with a summary."""
+"""``grader grade``: a submissions file into a grades file, resumably, with a summary.
+
+The run is quiet by default: the libraries' output goes to a log file (``quiet``) and one
+display (``display``) shows the steps of the run (``grading_run``).
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.markup import escape
 from rich.table import Table
 
 from grader.cli.app import app, console, err, fail
+from grader.cli.display import ProgressMode, make_display
+from grader.cli.grading_run import CLI_JUDGE_CHUNK, Run
+from grader.cli.quiet import libraries_to, log_path
 from grader.errors import GraderError
 
 
@@ -41,6 +48,30 @@ def grade(
             "Default: GRADER_EMBED_MODEL or multilingual-e5-small."
         ),
     ] = None,
+    judge_chunk: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Judge requests per call; the progress moves as each call finishes. "
+            f"Default: GRADER_JUDGE_CHUNK or {CLI_JUDGE_CHUNK}; 0: a whole batch per call.",
+        ),
+    ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="The libraries' own output (vLLM, transformers, torch) on the terminal, "
+            "instead of a log file under the cache folder.",
+        ),
+    ] = False,
+    progress: Annotated[
+        ProgressMode,
+        typer.Option(
+            help="auto: live on a terminal, a line per step and advance otherwise (and with "
+            "-v); rich; plain."
+        ),
+    ] = ProgressMode.AUTO,
 ) -> None:
     """Grade a submissions file into a grades file, resumably, with a summary at the end.
 
@@ -50,35 +81,38 @@ def grade(
     """
     from grader.files.grades import read_grades
 
-    bank, rubrics, settings, pending, done = _load(bank_path, submissions, out, judge, embed_model)
+    overrides = {"judge": judge, "embed_model": embed_model, "judge_chunk": judge_chunk}
+    bank, rubrics, settings, pending, done = _load(bank_path, submissions, out, overrides)
     todo = [s for s in pending if s.id not in done]
     if done:
         console.print(
             f"{len(pending) - len(todo)} of {len(pending)} already graded in {out}, skipping them"
         )
-    subjective = [s for s in todo if not bank.get(s.question_id).type.objective]
+    objective = [s for s in todo if bank.get(s.question_id).type.objective]
     # Grouped by question, so each batch's answers share rubric prefixes.
-    subjective.sort(key=lambda s: s.question_id)
-    embedder, judge_backend = _models(settings, len(subjective)) if subjective else (None, None)
-    from grader.engine.pipeline import Pipeline
-
-    pipeline = Pipeline(bank, rubrics, judge_backend, settings, embedder)
+    subjective = sorted(
+        (s for s in todo if not bank.get(s.question_id).type.objective),
+        key=lambda s: s.question_id,
+    )
     # Off-topic, duplicate and group signals compare each answer with the whole file's
     # answers to its question, graded before or not.
     cohort = [s for s in pending if not bank.get(s.question_id).type.objective]
-    # Objective answers first (instant), then the judge's work in batches.
-    ordered = [s for s in todo if s not in subjective] + subjective
-    try:
-        _grade_into(out, pipeline, ordered, cohort, batch_size)
-    finally:
-        if judge_backend is not None:
-            judge_backend.close()
+    run = Run(out, bank, rubrics, settings, cohort, batch_size)
+    # The libraries are loaded only for subjective answers: only then is there a log to keep.
+    log = _log_file(settings) if subjective and not verbose else None
+    with (
+        libraries_to(log, (console, err)),
+        make_display(progress, err, verbose) as display,
+    ):
+        if log is not None:
+            display.note(f"library logs: {escape(str(log))}")
+        run.objective(objective, display)
+        if subjective:
+            run.subjective(subjective, display, log)
     _summary(read_grades(out), {s.id for s in pending})
 
 
-def _load(
-    bank_path: Path, submissions: Path, out: Path, judge: str | None, embed_model: str | None
-):
+def _load(bank_path: Path, submissions: Path, out: Path, overrides: dict):
     """Settings, bank, rubrics and submissions, and the ids already graded in ``out``."""
     from grader.bank.files import load_bank
     from grader.config import Settings
@@ -87,8 +121,9 @@ def _load(
     from grader.files.submissions import read_submissions
 
     try:
-        overrides = {"judge": judge, "embed_model": embed_model}
-        settings = Settings(**{k: v for k, v in overrides.items() if v})
+        settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
+        if settings.judge_chunk is None:  # the service's default is one call per batch
+            settings = settings.model_copy(update={"judge_chunk": CLI_JUDGE_CHUNK})
         bank = load_bank(bank_path)
         rubrics = load_rubrics(bank_path, bank)
         pending = read_submissions(submissions, bank)
@@ -97,47 +132,20 @@ def _load(
     except GraderError as exc:
         raise fail(exc) from exc
     except ValueError as exc:  # settings validation
-        err.print(f"[bold red]error:[/] {exc}")
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
         raise typer.Exit(code=2) from exc
     return bank, rubrics, settings, pending, done
 
 
-def _models(settings, subjective: int):
-    """The embedder and the judge, loaded only when there are subjective answers."""
-    from grader.embed import make_embedder
-    from grader.judge import make_judge
-
+def _log_file(settings) -> Path | None:
     try:
-        embedder = make_embedder(settings, progress=err.print)
-        if settings.judge != "none":
-            err.print(
-                f"loading the {settings.judge} judge ({settings.judge_model}) "
-                f"for {subjective} subjective answer(s)…"
-            )
-        return embedder, make_judge(settings)
-    except GraderError as exc:
-        raise fail(exc) from exc
-
-
-def _grade_into(out: Path, pipeline, ordered: list, cohort: list, batch_size: int) -> None:
-    """Grade ``ordered`` in batches, each batch's grades appended (and flushed) to ``out``."""
-    from grader.files.grades import GradeWriter
-
-    with (
-        GradeWriter(out) as writer,
-        Progress(
-            TextColumn("grading"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            console=err,
-        ) as progress,
-    ):
-        task = progress.add_task("grading", total=len(ordered))
-        for start in range(0, len(ordered), batch_size):
-            batch = ordered[start : start + batch_size]
-            writer.write(pipeline.grade_many(batch, cohort))
-            progress.advance(task, len(batch))
+        return log_path(settings.cache_dir, "grade")
+    except OSError as exc:
+        err.print(
+            f"[yellow]warning:[/] cannot keep a log in {escape(str(settings.cache_dir))} "
+            f"({escape(str(exc))}): the libraries' output stays on the terminal"
+        )
+        return None
 
 
 def _summary(grades: list, submission_ids: set[str]) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from grader.config import Settings
 from grader.engine.checks import Check, checks_for
 from grader.engine.injection import Finding, find_injections, strip_injections
+from grader.engine.progress import Progress, judge_in_chunks
 from grader.engine.prompts import Prompt, defuse_delimiters, probability_prompt, reference_text
 from grader.judge.base import Judge, LabelRequest, LabelScores
 from grader.models import Anchor, AnswerSignals, Question, Rubric, Submission
@@ -109,8 +110,15 @@ class LabelWork:
         return item
 
 
-def score_all(judge: Judge, items: Sequence[LabelWork]) -> None:
-    """Every item's checks in one batch, sorted by shared prefix; scores land on the items."""
+def score_all(
+    judge: Judge,
+    items: Sequence[LabelWork],
+    chunk: int | None = None,
+    progress: Progress | None = None,
+) -> None:
+    """Every item's checks, sorted by shared prefix, in one judge call (or sub-batches of
+    ``chunk`` requests, each answer reported when its checks are scored); scores land on the
+    items."""
     keyed = [[(_key(r), r) for r in (*item.requests, *item.cleaned_requests)] for item in items]
     unique: dict[tuple, LabelRequest] = {}
     for pairs in keyed:
@@ -119,8 +127,9 @@ def score_all(judge: Judge, items: Sequence[LabelWork]) -> None:
     # Sorting by the whole conversation keeps a question's answers together (same group and
     # system message first) and each answer's checks next to each other.
     batch = sorted(unique.items(), key=lambda kv: (kv[1].group, kv[0]))
-    scores = judge.score_labels([r for _, r in batch])
-    by_key = {key: s for (key, _), s in zip(batch, scores, strict=True)}
+    by_key = judge_in_chunks(
+        [[key for key, _ in pairs] for pairs in keyed], batch, judge.score_labels, chunk, progress
+    )
     for item, pairs in zip(items, keyed, strict=True):
         got = [by_key[key] for key, _ in pairs]
         item.scores, item.cleaned_scores = got[: len(item.requests)], got[len(item.requests) :]

@@ -8,8 +8,9 @@
   ``aggregate``).
 
 A mode makes a plan once per question and anchor group, then grades a batch of answers with
-one judge call (plus, for the probability mode with ``GRADER_FEEDBACK=judge``, one more call
-that writes the feedback).
+one judge call, or sub-batches of ``GRADER_JUDGE_CHUNK`` requests that report progress as they
+finish (plus, for the probability mode with ``GRADER_FEEDBACK=judge``, one more call that
+writes the feedback).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from grader.engine.aggregate import judged_grade
 from grader.engine.feedback import judge_feedback
 from grader.engine.label_grades import label_grade
 from grader.engine.label_requests import LabelPlan, LabelWork, score_all
+from grader.engine.progress import Progress
 from grader.engine.provenance import judged_provenance, label_provenance
 from grader.engine.requests import Plan, Work, judge_all
 from grader.judge.base import Judge
@@ -36,7 +38,12 @@ class JudgeMode(Protocol):
     ) -> Any: ...
 
     def grade(
-        self, judge: Judge, items: Sequence[Item], settings: Settings, embed_model: str | None
+        self,
+        judge: Judge,
+        items: Sequence[Item],
+        settings: Settings,
+        embed_model: str | None,
+        progress: Progress | None = None,
     ) -> list[Grade]: ...
 
 
@@ -47,10 +54,15 @@ class VerdictMode:
         return Plan.build(question, rubric, anchors, settings)
 
     def grade(
-        self, judge: Judge, items: Sequence[Item], settings: Settings, embed_model: str | None
+        self,
+        judge: Judge,
+        items: Sequence[Item],
+        settings: Settings,
+        embed_model: str | None,
+        progress: Progress | None = None,
     ) -> list[Grade]:
         work = [Work.prepare(s, plan, signals, settings) for s, plan, signals in items]
-        judge_all(judge, work, settings.judge_max_reasks)
+        judge_all(judge, work, settings.judge_max_reasks, settings.judge_chunk, progress)
         grades = []
         for w in work:
             replies = w.replies + w.cleaned_replies
@@ -66,10 +78,15 @@ class ProbabilityMode:
         return LabelPlan.build(question, rubric, anchors)
 
     def grade(
-        self, judge: Judge, items: Sequence[Item], settings: Settings, embed_model: str | None
+        self,
+        judge: Judge,
+        items: Sequence[Item],
+        settings: Settings,
+        embed_model: str | None,
+        progress: Progress | None = None,
     ) -> list[Grade]:
         work = [LabelWork.prepare(s, plan, signals, settings) for s, plan, signals in items]
-        score_all(judge, work)
+        score_all(judge, work, settings.judge_chunk, progress)
         grades = [
             label_grade(w, label_provenance(w, judge, embed_model, settings), settings)
             for w in work

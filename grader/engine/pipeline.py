@@ -7,8 +7,8 @@
    near-duplicates are flagged, answers are grouped, and each group gets its closest anchors;
 3. every other answer is scored by the judge in the configured mode (``modes``): in the
    probability mode one forward step per rubric check, in the verdict mode a JSON verdict —
-   each on its question and anchor group's shared prefix, the whole batch in one judge call,
-   sorted by that prefix;
+   each on its question and anchor group's shared prefix, the whole batch in one judge call
+   (or sub-batches of ``GRADER_JUDGE_CHUNK`` requests), sorted by that prefix;
 4. the judge's points are turned into criteria with evidence, confidence and review flags,
    with provenance on every grade.
 
@@ -25,6 +25,7 @@ from grader.engine.anchors import choose_anchors
 from grader.engine.coverage import pastes_rubric
 from grader.engine.features import GradedPool
 from grader.engine.modes import MODES, Item
+from grader.engine.progress import Progress, Stage, reporter
 from grader.engine.rubrics import rubric_for
 from grader.engine.rule_grades import (
     blank_grade,
@@ -83,6 +84,7 @@ class Pipeline:
         submissions: Sequence[Submission],
         cohort: Sequence[Submission] = (),
         graded: Sequence[GradedAnswer] = (),
+        progress: Progress | None = None,
     ) -> list[Grade]:
         """One grade per submission, same order. Question ids must exist in the bank.
 
@@ -90,7 +92,10 @@ class Pipeline:
         near-duplicate and group signals compare against; the batch is always part of it.
         ``graded``: answers a human scored (a calibration CSV, the instructor pages); with the
         rubric's anchors they are the graded neighbours the scorer leans on.
+        ``progress``: told as answers are ruled on, embedded, set aside and judged
+        (``engine.progress``).
         """
+        tell = reporter(progress)
         grades: dict[int, Grade] = {}
         subjective: dict[int, Submission] = {}
         rubrics: dict[str, Rubric] = {}  # one rubric per question for the whole call
@@ -107,7 +112,8 @@ class Pipeline:
                 grades[i] = rubric_copy_grade(submission, rubrics[question.id])
             else:
                 subjective[i] = submission
-        analyses = self._analyze(list(subjective.values()), cohort, rubrics, graded)
+        tell(Stage.RULED, len(grades))
+        analyses = self._analyze(list(subjective.values()), cohort, rubrics, graded, tell)
         plans: dict[tuple[str, ...], object] = {}  # once per question and anchor set
         work: dict[int, Item] = {}
         for i, submission in subjective.items():
@@ -125,10 +131,11 @@ class Pipeline:
                     self._plan(plans, question, rubric, signals, analysis),
                     signals,
                 )
+        tell(Stage.SET_ASIDE, len(subjective) - len(work))
         if work:
             assert self.judge is not None
             judged = self.mode.grade(
-                self.judge, list(work.values()), self.settings, self._embed_model
+                self.judge, list(work.values()), self.settings, self._embed_model, tell
             )
             grades.update(zip(work, judged, strict=True))
             self._calibrate(grades, [(i, work[i][0]) for i in work], analyses, rubrics)
@@ -190,6 +197,7 @@ class Pipeline:
         cohort: Sequence[Submission],
         rubrics: dict[str, Rubric],
         graded: Sequence[GradedAnswer],
+        tell: Progress,
     ) -> dict[str, QuestionAnalysis]:
         """Per question, the signals of the batch's answers within their whole cohort: the
         cohort's vectors and groups are computed once per question per call."""
@@ -216,6 +224,7 @@ class Pipeline:
                 cohort=others[qid],
                 graded=_graded_answers(rubrics[qid], [g for g in graded if g.question_id == qid]),
             )
+            tell(Stage.EMBEDDED, len(mine))
         return analyses
 
 

@@ -16,6 +16,7 @@ from grader.config import Settings
 from grader.engine import asking
 from grader.engine.asking import JudgeReply
 from grader.engine.injection import Finding, find_injections, strip_injections
+from grader.engine.progress import Progress, judge_in_chunks
 from grader.engine.prompts import Prompt, judge_prompt, judge_system, judge_user
 from grader.engine.verdict import token_budget, verdict_schema
 from grader.judge.base import Judge, JudgeRequest
@@ -113,8 +114,15 @@ class Work:
         return item
 
 
-def judge_all(judge: Judge, items: Sequence[Work], max_reasks: int) -> None:
-    """Ask the judge about every item's requests in one batch; replies land on the items."""
+def judge_all(
+    judge: Judge,
+    items: Sequence[Work],
+    max_reasks: int,
+    chunk: int | None = None,
+    progress: Progress | None = None,
+) -> None:
+    """Ask the judge about every item's requests in one batch (or sub-batches of ``chunk``
+    requests, re-asks within each); replies land on the items."""
     keyed = [
         [(_request_key(r), r) for r in (*item.requests, *item.cleaned_requests)] for item in items
     ]
@@ -126,8 +134,13 @@ def judge_all(judge: Judge, items: Sequence[Work], max_reasks: int) -> None:
             unique.setdefault(key, request)
     # Same question next to each other: the backend sees shared prefixes back to back.
     batch = sorted(unique.items(), key=lambda kv: kv[1].group)
-    replies = asking.ask(judge, [r for _, r in batch], max_reasks)
-    by_key = {key: reply for (key, _), reply in zip(batch, replies, strict=True)}
+    by_key = judge_in_chunks(
+        [[key for key, _ in pairs] for pairs in keyed],
+        batch,
+        lambda requests: asking.ask(judge, requests, max_reasks),
+        chunk,
+        progress,
+    )
     for item, pairs in zip(items, keyed, strict=True):
         got = [by_key[key] for key, _ in pairs]
         item.replies, item.cleaned_replies = got[: len(item.requests)], got[len(item.requests) :]

@@ -10,6 +10,7 @@ from grader.packaged.catalogue import (
     DEFAULT_EMBED_MODEL,
     PACKAGED_EMBED_MODELS,
     PACKAGED_MODELS,
+    awaits_preparation,
     prepare_embed_model,
     prepare_model,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "GgufModel",
     "ModelPrepError",
     "Pin",
+    "awaits_preparation",
     "prepare_embed_model",
     "prepare_model",
 ]

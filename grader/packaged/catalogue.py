@@ -10,7 +10,7 @@ from pathlib import Path
 
 from grader.packaged.e5 import E5Model
 from grader.packaged.gguf import GgufModel
-from grader.packaged.preparer import ModelPrepError, Pin, Progress, prepare
+from grader.packaged.preparer import ModelPrepError, Pin, Progress, is_prepared, prepare
 
 DEFAULT_EMBED_MODEL = "multilingual-e5-small"
 
@@ -87,3 +87,13 @@ def prepare_embed_model(
     return prepare(
         spec if verify else spec.model_copy(update={"verify": False}), cache_dir, progress
     )
+
+
+def awaits_preparation(name: str, cache_dir: Path) -> bool:
+    """True when ``name`` is a packaged model (judge or embedding) with no finished copy in
+    ``cache_dir`` yet: its first use converts it, which takes minutes, so a caller can say so
+    before it starts. Folders and unknown names need no preparation."""
+    spec = PACKAGED_MODELS.get(name) or PACKAGED_EMBED_MODELS.get(name)
+    if spec is None:
+        return False
+    return not is_prepared(Path(cache_dir).expanduser() / spec.folder_name, spec)

@@ -1,0 +1,194 @@
+"""The steps of a ``grader grade`` run, each on the display: the objective answers; the models
+prepared (only the first time on a machine) and loaded; then the subjective answers in
+batches, their signals and their judging counted from the engine's progress events.
+
+Trouble the user must know about — a model that cannot load, a judge that stops answering —
+is one line on the terminal that names the log; the libraries' own account is in the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.markup import escape
+
+from grader.cli.display import Display
+from grader.engine.progress import Progress, Stage
+from grader.errors import GraderError
+
+if TYPE_CHECKING:  # the command line starts fast: the engine is imported when a run needs it
+    from grader.config import Settings
+    from grader.engine.pipeline import Pipeline
+    from grader.models import Bank, Grade, Rubric, Submission
+
+# Judge requests per call in the command line: about a dozen answers' checks in the
+# probability mode, so the display moves every few answers; see benchmarks/README.md for
+# what it costs against one call per batch.
+CLI_JUDGE_CHUNK = 16
+
+
+class Run:
+    """One ``grader grade`` run's grading: what every step needs, and the steps."""
+
+    def __init__(
+        self,
+        out: Path,
+        bank: Bank,
+        rubrics: dict[str, Rubric],
+        settings: Settings,
+        cohort: Sequence[Submission],
+        batch_size: int,
+    ):
+        self.out, self.bank, self.rubrics, self.settings = out, bank, rubrics, settings
+        self.cohort, self.batch_size = list(cohort), batch_size
+
+    def objective(self, items: list[Submission], display: Display) -> None:
+        """Graded exactly, without a model: instant, and kept even if a model fails later."""
+        if not items:
+            return
+        from grader.engine.pipeline import Pipeline
+
+        counter = display.counter("objective answers", len(items), "answers")
+        pipeline = Pipeline(self.bank, self.rubrics, None, self.settings)
+        self._batches(pipeline, items, lambda _stage, n: counter.advance(n))
+
+    def subjective(self, items: list[Submission], display: Display, log: Path | None) -> None:
+        """The models loaded, then the answers in batches; the judge closed however it ends."""
+        try:
+            embedder = self._embedder(display)
+            judge = self._judge(display)
+        except GraderError as exc:
+            display.note(_error_line(exc, log))
+            raise typer.Exit(code=2) from exc
+        from grader.engine.pipeline import Pipeline
+
+        try:
+            pipeline = Pipeline(self.bank, self.rubrics, judge, self.settings, embedder)
+            progress = _subjective_progress(
+                display, len(items), embedder is not None, judge is not None
+            )
+            self._batches(pipeline, items, progress, lambda g: _warn_judge(display, g, log))
+        finally:
+            if judge is not None:
+                judge.close()
+
+    def _batches(
+        self,
+        pipeline: Pipeline,
+        items: list[Submission],
+        progress: Progress,
+        check: Callable[[list[Grade]], None] | None = None,
+    ) -> None:
+        """``items`` graded ``batch_size`` at a time, each batch's grades appended (and
+        flushed) to the output as soon as they are made."""
+        from grader.files.grades import GradeWriter
+
+        with GradeWriter(self.out) as writer:
+            for start in range(0, len(items), self.batch_size):
+                batch = items[start : start + self.batch_size]
+                grades = pipeline.grade_many(batch, self.cohort, progress=progress)
+                writer.write(grades)
+                if check is not None:
+                    check(grades)
+
+    def _embedder(self, display: Display):
+        from grader.embed import make_embedder
+        from grader.packaged import awaits_preparation, prepare_embed_model
+
+        name, cache = self.settings.embed_model, self.settings.cache_dir.expanduser()
+        if name == "none":
+            return None
+        if awaits_preparation(name, cache / "embed"):
+            with display.step(f"preparing the embedding model {name} (once per machine)") as step:
+                prepare_embed_model(name, cache / "embed", progress=step.say)
+        with display.step(f"loading the embedding model ({name})"):
+            embedder = make_embedder(self.settings)
+            if embedder is not None:
+                embedder.load()
+        return embedder
+
+    def _judge(self, display: Display):
+        from grader.judge import make_judge
+        from grader.packaged import awaits_preparation, prepare_model
+
+        backend, name = self.settings.judge, self.settings.judge_model
+        cache = self.settings.cache_dir.expanduser() / "models"
+        if backend == "none":
+            return None
+        if backend == "vllm" and awaits_preparation(name, cache):
+            with display.step(
+                f"preparing the judge model {name} (once per machine, a few minutes)"
+            ) as step:
+                prepare_model(name, cache, progress=step.say)
+        what = (
+            f"loading the judge ({name})" if backend == "vllm" else f"starting the {backend} judge"
+        )
+        with display.step(what):
+            return make_judge(self.settings)
+
+
+def _subjective_progress(display: Display, total: int, signals: bool, judge: bool) -> Progress:
+    """The engine's events as two counters: signals (answers scored by rule need none) and
+    judging (every answer ends there, judged or not). The judging counter starts when the
+    signals are done (or the judge reports first), so its estimate leaves their time out."""
+    counters = _SubjectiveCounters(display, total, signals, judge)
+    return counters.on
+
+
+class _SubjectiveCounters:
+    def __init__(self, display: Display, total: int, signals: bool, judge: bool):
+        self.display, self.total, self.judge = display, total, judge
+        self.signals = display.counter("embedding signals", total, "answers") if signals else None
+        self.embedded = 0
+        self.judging = None if signals else self._judging()
+        self.waiting = 0  # answers ruled on before the judging counter exists
+
+    def _judging(self):
+        what = "judging" if self.judge else "subjective answers (no judge)"
+        return self.display.counter(what, self.total, "answers")
+
+    def on(self, stage: Stage, n: int) -> None:
+        if self.signals is not None and stage in (Stage.RULED, Stage.EMBEDDED):
+            self.signals.advance(n)
+            self.embedded += n
+        if stage != Stage.EMBEDDED:
+            self.waiting += n
+        started = stage in (Stage.SET_ASIDE, Stage.JUDGED) or self.embedded >= self.total
+        if self.judging is None and started:
+            self.judging = self._judging()
+        if self.judging is not None and self.waiting:
+            self.judging.advance(self.waiting)
+            self.waiting = 0
+
+
+def _warn_judge(display: Display, grades: list[Grade], log: Path | None) -> None:
+    """One line when the judge failed on answers of a batch (out of memory, a dead engine,
+    an unreachable server): they stay unscored, and a rerun tries the unreachable ones."""
+    from grader.models import ReviewCode
+
+    trouble = {ReviewCode.JUDGE_UNAVAILABLE, ReviewCode.JUDGE_FAILED}
+    failed = [g for g in grades if any(r.code in trouble for r in g.review_reasons)]
+    if not failed:
+        return
+    reason = next(r.message for r in failed[0].review_reasons if r.code in trouble)
+    display.note(
+        f"[yellow]warning:[/] the judge could not score {len(failed)} answer(s): "
+        f"{escape(_first_line(reason))} — left unscored; a rerun retries those it could not "
+        f"reach{escape(_log_hint(log))}"
+    )
+
+
+def _error_line(exc: Exception, log: Path | None) -> str:
+    return f"[bold red]error:[/] {escape(_first_line(str(exc)))}{escape(_log_hint(log))}"
+
+
+def _first_line(text: str, limit: int = 240) -> str:
+    line = next((x.strip() for x in text.splitlines() if x.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _log_hint(log: Path | None) -> str:
+    return f" (the libraries' log: {log})" if log is not None else ""

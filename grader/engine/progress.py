@@ -1,0 +1,81 @@
+"""How far ``grade_many`` has got, told to whoever asks, without knowing who that is.
+
+A caller passes a ``Progress`` callback; the engine calls it with a stage and a count of
+answers as work finishes. Every submission of a call is reported exactly once as ``RULED``,
+``SET_ASIDE`` or ``JUDGED``; with an embedder, every answer that was not ``RULED`` is reported
+``EMBEDDED`` first. The command line draws its progress bars from these events, the service
+passes none. Nothing here knows about terminals.
+
+The judge is where the time goes, so its work can be cut into sub-batches
+(``GRADER_JUDGE_CHUNK`` requests per call): each call's answers are reported as soon as every
+one of their requests has an answer. ``judge_in_chunks`` does that for both judge modes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Sequence
+from enum import StrEnum
+from typing import TypeVar
+
+
+class Stage(StrEnum):
+    RULED = "ruled"  # scored before any model: objective, blank, non-answer, the rubric pasted
+    EMBEDDED = "embedded"  # the answer's signals are computed (reported per question)
+    SET_ASIDE = "set_aside"  # scored after the signals without the judge: off topic, no judge
+    JUDGED = "judged"  # every judge request of the answer has its reply (per sub-batch)
+
+
+Progress = Callable[[Stage, int], None]
+
+
+def reporter(progress: Progress | None) -> Progress:
+    """``progress`` with empty counts dropped, or a callback that tells no one."""
+
+    def tell(stage: Stage, count: int) -> None:
+        if progress is not None and count:
+            progress(stage, count)
+
+    return tell
+
+
+K = TypeVar("K", bound=Hashable)
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+def judge_in_chunks(
+    keys_per_item: Sequence[Sequence[K]],
+    batch: Sequence[tuple[K, R]],
+    call: Callable[[list[R]], list[T]],
+    chunk: int | None,
+    progress: Progress | None,
+) -> dict[K, T]:
+    """Replies to every request of ``batch`` (unique keys, already in prefix order), asked
+    ``chunk`` requests per ``call`` (``None`` or 0: all in one call).
+
+    The sub-batches are consecutive slices of the sorted batch, so each stays sorted by its
+    shared prefixes, and a prefix cut at a boundary is still in the backend's cache for the
+    next call. After each call, the items whose every key is answered are reported as judged.
+    """
+    pending = [len(set(keys)) for keys in keys_per_item]
+    waiting: dict[K, list[int]] = defaultdict(list)
+    for i, keys in enumerate(keys_per_item):
+        for key in set(keys):
+            waiting[key].append(i)
+    if progress is not None and (ready := pending.count(0)):
+        progress(Stage.JUDGED, ready)  # items without requests: nothing to wait for
+    size = chunk or max(1, len(batch))
+    replies: dict[K, T] = {}
+    for start in range(0, len(batch), size):
+        part = batch[start : start + size]
+        got = call([request for _, request in part])
+        finished = 0
+        for (key, _), reply in zip(part, got, strict=True):
+            replies[key] = reply
+            for i in waiting[key]:
+                pending[i] -= 1
+                finished += pending[i] == 0
+        if progress is not None and finished:
+            progress(Stage.JUDGED, finished)
+    return replies
