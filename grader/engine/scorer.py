@@ -268,6 +268,7 @@ class Confidence(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    name: str = Field("default", description="which grades it serves, e.g. 'graded'")
     features: list[str] = Field(min_length=1)
     mean: list[float]
     scale: list[float]
@@ -291,8 +292,10 @@ class ScorerSet(BaseModel):
 
     signals: list[Scorer] = Field(min_length=1)
     graded: list[Scorer] = Field(default_factory=list)
-    confidence: Confidence | None = Field(
-        default=None, description="P(a grade is within a quarter of the points)"
+    confidence: list[Confidence] = Field(
+        default_factory=list,
+        description="P(a grade is within a quarter of the points): the first model whose "
+        "signals a grade has (with graded neighbours, then without)",
     )
     version: str | None = None
 
