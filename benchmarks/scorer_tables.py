@@ -200,10 +200,9 @@ def main() -> None:
     print("\n".join(duplicate_table(review)))
     print("\n### confidence\n")
     print("\n".join(confidence_tables(review)))
-    evaluation = RESULTS / "scorer_eval.json"
-    if evaluation.exists():
+    for evaluation in sorted(RESULTS.glob("scorer_eval*.json")):
         found = json.loads(evaluation.read_text(encoding="utf-8"))
-        print("\n### test parts\n")
+        print(f"\n### test parts: {evaluation.name} (scorer {found['scorer_version']})\n")
         print("\n".join(eval_tables(found)))
         print()
         print("\n".join(eval_review_table(found)))
