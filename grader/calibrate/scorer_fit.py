@@ -11,13 +11,13 @@ table rows (``scorer_rows``) to a scorer file with both stages and its confidenc
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from grader.calibrate.scorer_cv import Graded, cv_grades, oof_base
 from grader.calibrate.scorer_rows import NO_GRADED, ScorerRow, setting_features
-from grader.engine.review_rules import UNCERTAINTY, uncertainty_signals
+from grader.engine.review_rules import uncertainty_signals
 from grader.engine.scorer import Confidence, Scorer, ScorerSet
 from grader.engine.scoring import to_points
 
@@ -90,10 +90,10 @@ STAGE2 = ("base_share", "knn_residual", "graded_residual")
 BANDS = (("all_other", 20), ("graded10", 10), ("graded5", 5))
 SETTINGS = ("none", "graded5", "graded10", "all_other")
 # Confidence models, the first whose signals a grade has (with graded answers, then without).
-CONFIDENCE = (
-    ("graded", UNCERTAINTY),
-    ("signals", ("middle", "coverage_gap", "novelty")),
-)
+DOUBT = ("middle", "coverage_gap", "novelty")
+GRADED_DOUBT = (*DOUBT, "knn_spread", "neighbour_gap", "correction", "distance")
+JUDGE_DOUBT = ("judge_entropy", "judge_gap")
+CONFIDENCE = (("graded", GRADED_DOUBT), ("signals", DOUBT))
 LARGE_ERROR = 0.25  # of the points: the grades review should catch
 
 
@@ -105,6 +105,27 @@ class Design:
     stage2: tuple[str, ...] = STAGE2
     bands: tuple[tuple[str, int], ...] = BANDS
     confidence: tuple[tuple[str, tuple[str, ...]], ...] = CONFIDENCE
+
+
+JUDGED = ("judge_share", "judge_entropy")
+
+
+def with_judge(design: Design, judged: Sequence[str] = JUDGED) -> Design:
+    """``design`` with a stage-1 scorer that also reads the judge first (answers the judge
+    read), the signals-only ones after it (answers without a reading, graded neighbours),
+    and confidence models that also read the judge's doubt."""
+    name, names = design.stage1[0]
+    first = (f"judge+{name}", (*names, *judged))
+    return replace(
+        design,
+        stage1=(first, *design.stage1),
+        confidence=(
+            ("graded+judge", (*GRADED_DOUBT, *JUDGE_DOUBT)),
+            ("graded", GRADED_DOUBT),
+            ("judge", (*DOUBT, *JUDGE_DOUBT)),
+            ("signals", DOUBT),
+        ),
+    )
 
 
 def fit_default(rows: Sequence[ScorerRow], design: Design = Design()) -> ScorerSet:
