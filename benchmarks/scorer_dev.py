@@ -27,6 +27,7 @@ import numpy as np
 from common import code_version
 from scorer_data import (
     COHORT,
+    JUDGE,
     KNN,
     RESIDUALS,
     SETTINGS,
@@ -49,7 +50,15 @@ from scorer_designs import (
 from threadpoolctl import threadpool_limits
 
 from grader.calibrate.scorer_cv import cv_grades
-from grader.calibrate.scorer_fit import EXPLAINABLE, Design, fit_default, fit_stages
+from grader.calibrate.scorer_fit import (
+    EXPLAINABLE,
+    SHIPPED,
+    Design,
+    fit_default,
+    fit_ridge,
+    fit_stages,
+    with_judge,
+)
 from grader.calibrate.scorer_fit import SETTINGS as FIT_SETTINGS
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.engine.scorer import to_json
@@ -102,6 +111,34 @@ def compare(table: list[ScorerRow], setting: str, scope: str, bootstrap: int) ->
             "singles": singles, "models": models}  # fmt: skip
 
 
+def judge_designs(table: list[ScorerRow], bootstrap: int) -> dict:
+    """On the development answers the judge read (a seeded sample per question): the judge
+    alone, stage 1 without and with its reading, CV by question; the judge's own grade."""
+    rows = dev_rows(table, SCOPES["both"], "none", judged=True)
+    if not rows.rows:
+        return {}
+    names = signal_set("both")
+    runs = [("isotonic", "judge_share alone", ("judge_share",)),
+            ("ridge", "explainable signals+cohort", names),
+            ("ridge", "explainable signals+cohort + judge_share", (*names, "judge_share")),
+            ("ridge", "explainable signals+cohort + judge_share + judge_entropy", (*names, *JUDGE)),
+            ("hgb", "explainable signals+cohort + judge_share + judge_entropy", (*names, *JUDGE))]  # fmt: skip
+    models = []
+    for kind, label, chosen in runs:
+        found = {"model": kind, "set": label, "features": list(chosen),
+                 "cv": figures(rows, cv_predict(rows, chosen, kind), bootstrap)}  # fmt: skip
+        if kind == "ridge":
+            fitted = fit_ridge(rows.matrix(chosen), rows.share, chosen)
+            found["coef"] = dict(zip(chosen, (round(c, 4) for c in fitted.coef), strict=True))
+        models.append(found)
+    judge_grade = np.array([r.judge.score / r.points if r.judge and r.judge.score is not None
+                            else np.nan for r in rows.rows])  # fmt: skip
+    ok = ~np.isnan(judge_grade)
+    return {"n": len(rows.rows), "questions": len(set(rows.groups)), "models": models,
+            "singles": single_features(rows, JUDGE),
+            "judge_grade": figures(rows.select(ok), judge_grade[ok], bootstrap)}  # fmt: skip
+
+
 def shipped_cv(table: list[ScorerRow], design: Design, bootstrap: int) -> dict:
     """The production procedure, cross-validated: per setting, the final grades (copy rule,
     bands) against the signals scorer alone on the same answers, per data set."""
@@ -109,8 +146,10 @@ def shipped_cv(table: list[ScorerRow], design: Design, bootstrap: int) -> dict:
     graded = cv_grades(rows, lambda train: fit_stages(train, design), FIT_SETTINGS)
     alone = {g.row.id: g.share for g in graded if g.setting == "none"}
     out = {}
-    for setting in FIT_SETTINGS:
-        found = [g for g in graded if g.setting == setting]
+    judged = {g.row.id for g in graded if g.row.judge is not None}
+    for setting in (*FIT_SETTINGS, *(f"{s}, judged answers" for s in FIT_SETTINGS if judged)):
+        base, _, only = setting.partition(", ")
+        found = [g for g in graded if g.setting == base and (not only or g.row.id in judged)]
         datasets = [g.row.dataset for g in found]
         human = [g.row.share * g.row.points for g in found]
         points = [g.row.points for g in found]
@@ -142,7 +181,7 @@ def main() -> None:
     threadpool_limits(1)  # boosting's OpenMP threads spin on a shared 2-core machine
 
     table = load_table()
-    design = Design()
+    design = SHIPPED
     if args.out:
         result: dict = {"benchmark": "scorer_dev",
                         "code": code_version("grader", "benchmarks/*.py", "benchmarks/labels"),
@@ -159,9 +198,14 @@ def main() -> None:
                 result["neighbour_grid"][setting] = {
                     d: neighbour_grid(table, d, setting) for d in ("mohler", "ads")
                 }
-        print("shipped design, production procedure", flush=True)
+        print("judge designs; shipped designs, production procedure", flush=True)
+        result["judge_designs"] = judge_designs(table, args.bootstrap)
         result["shipped"] = {"design": _design(design),
                              "cv": shipped_cv(table, design, args.bootstrap)}  # fmt: skip
+        if result["judge_rows"]:
+            other = Design() if design != Design() else with_judge(Design())
+            result["alternative"] = {"design": _design(other),
+                                     "cv": shipped_cv(table, other, args.bootstrap)}  # fmt: skip
         args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", "utf-8")
     if args.scorer_out:
         rows = [r for r in table if r.part == "dev"]

@@ -42,6 +42,7 @@ from splits import ads_items, ads_split
 from grader.calibrate.scorer_cv import Graded, cv_grades
 from grader.calibrate.scorer_fit import (
     SETTINGS,
+    SHIPPED,
     Design,
     fit_confidences,
     fit_stages,
@@ -131,7 +132,7 @@ def confidence_figures(table: list[ScorerRow]) -> dict:
     alone; and the threshold that sends about 20 % of grades without graded answers to review."""
     rows = [r for r in table if r.part == "dev"]
     shipped = load_scorer("default")
-    design = Design()
+    design = SHIPPED
     graded = cv_grades(rows, lambda train: fit_stages(train, design), SETTINGS)
     sure = np.array([scorer_confidence(g.share, g.features, shipped) for g in graded])
     errors = np.array([large_error(g) for g in graded])

@@ -128,7 +128,11 @@ def with_judge(design: Design, judged: Sequence[str] = JUDGED) -> Design:
     )
 
 
-def fit_default(rows: Sequence[ScorerRow], design: Design = Design()) -> ScorerSet:
+# What ships (benchmarks/README.md, "The calibrated scorer": why).
+SHIPPED = Design()
+
+
+def fit_default(rows: Sequence[ScorerRow], design: Design = SHIPPED) -> ScorerSet:
     """The scorer file from human-scored rows (the shipped one: Mohler dev + ADS dev).
 
     Stage 1: one ridge per feature set on the rows production's scorer grades (no rule).
