@@ -191,7 +191,7 @@ def main() -> None:
         finished = run_judge(args, embedder)
         if not finished:
             print("judge run stopped at its time limit: run the same command again to go on")
-            return
+            raise SystemExit(3)  # a driver loop tells "not finished" from a failure
     rows = [r for name in DATASETS for r in dataset_rows(name, embedder, settings)]
     rows = with_judge(rows, judge_readings())
     write_rows(args.out, rows)

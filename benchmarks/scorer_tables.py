@@ -124,14 +124,39 @@ def confidence_tables(review: dict) -> list[str]:
     return lines
 
 
-def shipped_table(dev: dict) -> list[str]:
-    """The shipped design cross-validated by the production procedure, per setting."""
+def judge_table(dev: dict) -> list[str]:
+    """Stage 1 without and with the judge's reading, on the development answers it read."""
+    found = dev.get("judge_designs") or {}
+    if not found:
+        return []
+    lines = [
+        f"{found['n']} development answers the judge read ({found['questions']} questions).",
+        "",
+        "| model | features | Mohler dev Pearson | Mohler dev MAE | ADS dev Pearson | ADS dev MAE "
+        "| ridge weights of the judge's features (raw units) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    grade = found["judge_grade"]
+    lines.append("| — | the judge's own grade (no scorer) | " + " | ".join(
+        f"{_cell(grade[ds]['pearson'])} | {_cell(grade[ds]['mae'])}" for ds in ("mohler", "ads")
+    ) + " | |")  # fmt: skip
+    for m in found["models"]:
+        cells = " | ".join(f"{_cell(m['cv'][ds]['pearson'])} | {_cell(m['cv'][ds]['mae'])}"
+                           for ds in ("mohler", "ads"))  # fmt: skip
+        weights = ", ".join(f"{k} {v:+.3f}" for k, v in (m.get("coef") or {}).items()
+                            if k.startswith("judge"))  # fmt: skip
+        lines.append(f"| {m['model']} | {m['set']} | {cells} | {weights} |")
+    return lines
+
+
+def shipped_table(dev: dict, key: str = "shipped") -> list[str]:
+    """A design cross-validated by the production procedure, per setting."""
     lines = [
         "| setting | decided by | Mohler dev Pearson / MAE | ADS dev Pearson / MAE "
         "| signals scorer alone, same answers (Mohler / ADS) |",
         "|---|---|---|---|---|",
     ]
-    for setting, found in dev["shipped"]["cv"].items():
+    for setting, found in dev[key]["cv"].items():
         cells = [
             f"{_cell(found['scorer'][ds]['pearson'])} / {_cell(found['scorer'][ds]['mae'], False)}"
             f" (n {found['scorer'][ds]['n']})"
