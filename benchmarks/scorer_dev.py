@@ -1,26 +1,19 @@
 """Which features and which model turn the signals into one score: development data only.
 
-Reads the feature table of ``scorer_features.py`` and, per setting (no graded answers of the
-question; 5 or 10 graded per question; every other development answer graded) and per data
-set (Mohler dev, ADS dev, and one model across both), compares by cross-validation,
-GroupKFold(5) by question (a question's answers are never on both sides of a fold):
+Reads the feature table of ``scorer_features.py`` (production's features) and, per setting
+(no graded answers of the question; 5 or 10 graded per question; every other development
+answer graded) and per data set (Mohler dev, ADS dev, and one model across both), compares
+designs by cross-validation, GroupKFold(5) by question (``scorer_designs.py``): each feature
+alone, isotonic, ridge, gradient boosting, one stage against two, the neighbour rule alone.
+Only answers production's scorer grades count (a rule scores blank and off-topic ones 0).
 
-- each feature alone: its raw Pearson, and an isotonic curve fit on the other folds;
-- isotonic on the best single feature, ridge on standardised features, gradient boosting
-  (scikit-learn's HistGradientBoostingRegressor) on the same features;
-- with graded answers, one stage (the neighbour features beside the signals) against two
-  stages: the signals scorer's share, corrected by how far the human marks of the nearest
-  graded answers sit from the signals scorer's share for them (nested: the signals scorer
-  never saw the validation questions, not even through the training rows' residuals);
-- the neighbour rule alone: k nearest graded answers (k = 1, 3, 5, 10) weighted by softmax
-  of cosine / T, or by cosine above the unrelated zero, taken as the score.
-
-Predictions are shares of the maximum, times the question's points; Pearson and MAE are in
-points, with bootstrap intervals (answers resampled) for the model rows. Then it fits the
-proposed default scorers on all development rows and writes them as a scorer file.
+The shipped design is then cross-validated by the production procedure itself
+(``grader.calibrate.scorer_cv.cv_grades`` over ``fit_stages``: per fold both stages fit on the
+other questions, every answer graded as ``grader.engine.scoring.decide`` grades it, copy rule
+and bands included), and ``--scorer-out`` writes ``fit_default`` on every development row:
 
     python benchmarks/scorer_dev.py --out benchmarks/results/scorer_dev.json \\
-        --scorer-out benchmarks/results/scorer_default_dev.json
+        --scorer-out grader/engine/scorer_default.json
 """
 
 from __future__ import annotations
@@ -32,200 +25,48 @@ from pathlib import Path
 
 import numpy as np
 from common import code_version
-from scipy.stats import pearsonr
 from scorer_data import (
     COHORT,
-    EXPLAINABLE,
+    JUDGE,
     KNN,
     RESIDUALS,
     SETTINGS,
     SIGNALS,
     SIGNALS_PORTABLE,
-    Rows,
     dev_rows,
     load_table,
 )
-from sklearn.ensemble import HistGradientBoostingRegressor
-from sklearn.model_selection import GroupKFold
+from scorer_designs import (
+    SCOPES,
+    cv_predict,
+    cv_two_stage,
+    figures,
+    figures_of,
+    neighbour_grid,
+    signal_set,
+    single_features,
+    with_copy_rule,
+)
 from threadpoolctl import threadpool_limits
 
-from grader.calibrate.metrics import agreement
-from grader.calibrate.scorer_fit import fit_isotonic, fit_ridge
-from grader.engine.scorer import ScorerSet, predict, to_json
-
-FOLDS = 5
-KS = (1, 3, 5, 10)
-TEMPERATURES = (0.01, 0.02, 0.05, None)  # None: cosine above the unrelated zero
-SCOPES = {"mohler": ("mohler",), "ads": ("ads",), "both": ("mohler", "ads")}
-
-
-def signal_set(scope: str) -> tuple[str, ...]:
-    """Stage 1: per data set the plain signals; across both, without the raw cosine (its
-    scale differs between languages), with the cohort z-score of the reference margin, and
-    without the features that took negative weights (the explainable set)."""
-    return (*EXPLAINABLE, "cohort_reference_z") if scope == "both" else SIGNALS
+from grader.calibrate.scorer_cv import cv_grades
+from grader.calibrate.scorer_fit import (
+    EXPLAINABLE,
+    SHIPPED,
+    Design,
+    fit_default,
+    fit_ridge,
+    fit_stages,
+    with_judge,
+)
+from grader.calibrate.scorer_fit import SETTINGS as FIT_SETTINGS
+from grader.calibrate.scorer_rows import ScorerRow
+from grader.engine.scorer import to_json
 
 
-def fit_predict(kind: str, x_train, y_train, x_test, names) -> np.ndarray:
-    """One model fit on the training rows, shares for the test rows."""
-    if kind == "ridge":
-        return predict(fit_ridge(x_train, y_train, names), x_test)
-    if kind == "isotonic":
-        return predict(fit_isotonic(x_train[:, 0], y_train, names[0]), x_test)
-    model = HistGradientBoostingRegressor(
-        max_iter=200, learning_rate=0.05, max_leaf_nodes=15, min_samples_leaf=20,
-        l2_regularization=1.0, random_state=0,
-    )  # fmt: skip
-    return np.clip(model.fit(x_train, y_train).predict(x_test), 0.0, 1.0)
-
-
-def cv_predict(rows: Rows, names: tuple[str, ...], kind: str) -> np.ndarray:
-    """Out-of-fold shares, folds by question. Rows lacking a feature (no eligible neighbour)
-    get the signals-only ridge of the same fold, as production's fallback would."""
-    x = rows.matrix(names)
-    complete = ~np.isnan(x).any(axis=1)
-    out = np.empty(len(x))
-    splits = min(FOLDS, len(set(rows.groups)))
-    for train, test in GroupKFold(n_splits=splits).split(x, rows.share, rows.groups):
-        usable = train[complete[train]]
-        ok, missing = test[complete[test]], test[~complete[test]]
-        out[ok] = fit_predict(kind, x[usable], rows.share[usable], x[ok], list(names))
-        if len(missing):
-            base = tuple(n for n in names if n in SIGNALS) or SIGNALS_PORTABLE
-            xb = rows.matrix(base)
-            out[missing] = fit_predict("ridge", xb[train], rows.share[train], xb[missing], base)
-    return out
-
-
-def cv_two_stage(
-    table: list[dict], scope: str, setting: str, stage2: tuple[str, ...], kind: str
-) -> tuple[Rows, np.ndarray]:
-    """Out-of-fold shares of the two-stage scorer (``kind`` 'rule': base + knn_residual).
-
-    Per outer fold: the signals scorer's shares for the training questions come from an inner
-    GroupKFold over them, for the validation questions from a signals scorer fit on all
-    training questions (as the shipped scorer meets a new exam); the residual features
-    follow, then stage 2 is fit on the training questions. No neighbour: the base share.
-    """
-    datasets, names = SCOPES[scope], signal_set(scope)
-    everyone = dev_rows(table, datasets, "none")
-    ids = np.array([r["id"] for r in everyone.rows])
-    evaluated = dev_rows(table, datasets, setting)
-    for name in RESIDUALS:  # filled per fold below: what the validation answers were shown
-        evaluated.columns[name] = np.full(len(evaluated.rows), np.nan)
-    out = np.full(len(evaluated.rows), np.nan)
-    for train, test in GroupKFold(n_splits=FOLDS).split(ids, everyone.share, everyone.groups):
-        inner = everyone.select(np.isin(np.arange(len(ids)), train))
-        base = dict(zip(ids[train], cv_predict(inner, names, "ridge"), strict=True))
-        x = everyone.matrix(names)
-        fitted = fit_ridge(x[train], everyone.share[train], names)
-        base |= dict(zip(ids[test], predict(fitted, x[test]), strict=True))
-        rows = dev_rows(table, datasets, setting, base=base)
-        training = np.isin(rows.groups, everyone.groups[train])
-        z = rows.matrix(stage2)
-        complete = ~np.isnan(z).any(axis=1)
-        fit_rows, val = training & complete, ~training & complete
-        if kind == "rule":
-            out[val] = np.clip(
-                rows.columns["base_share"][val] + rows.columns["knn_residual"][val], 0, 1
-            )
-        else:
-            out[val] = fit_predict(kind, z[fit_rows], rows.share[fit_rows], z[val], list(stage2))
-        fallback = ~training & ~complete
-        out[fallback] = rows.columns["base_share"][fallback]
-        for name in RESIDUALS:
-            evaluated.columns[name][~training] = rows.columns[name][~training]
-    return evaluated, out
-
-
-def with_copy_rule(rows: Rows, shares: np.ndarray, table: list[dict]) -> np.ndarray:
-    """An answer whose exact text (match key) was graded takes those grades' mean."""
-    by_id = {r["id"]: r["share"] for r in table}
-    out = shares.copy()
-    for n, row in enumerate(rows.rows):
-        copies = row["neighbours"][rows.setting]["identical"]
-        if copies:
-            out[n] = float(np.mean([by_id[i] for i in copies]))
-    return out
-
-
-def figures(rows: Rows, shares: np.ndarray, bootstrap: int) -> dict[str, dict]:
-    """Pearson, MAE (points) and the rest, per data set among the rows."""
-    out = {}
-    for name in sorted(set(rows.dataset)):
-        mask = rows.dataset == name
-        points = rows.max_score[mask]
-        a = agreement(rows.share[mask] * points, shares[mask] * points, float(points[0]),
-                      bootstrap=bootstrap)  # fmt: skip
-        out[name] = {
-            "n": a.n,
-            **{m: _est(getattr(a, m)) for m in ("pearson", "mae", "qwk", "spearman", "exact")},
-        }
-    return out
-
-
-def _est(e) -> dict:
-    return {k: None if v is None else round(v, 4) for k, v in e.model_dump().items()}
-
-
-def single_features(rows: Rows, names: tuple[str, ...]) -> list[dict]:
-    """Each feature alone: raw Pearson with the human share, and isotonic under the CV."""
-    out = []
-    for name in names:
-        values = rows.columns[name]
-        ok = ~np.isnan(values)
-        raw = float(pearsonr(values[ok], rows.share[ok]).statistic)
-        shares = cv_predict(rows, (name,), "isotonic")
-        out.append({"feature": name, "raw_pearson": round(raw, 4),
-                    "isotonic_cv": figures(rows, shares, 0)})  # fmt: skip
-    return out
-
-
-def neighbour_grid(table: list[dict], dataset: str, setting: str) -> list[dict]:
-    """The weighted share of the k nearest graded answers as the score itself (nothing fit)."""
-    out = []
-    by_id = {r["id"]: r["share"] for r in table}
-    for k in KS:
-        for t in TEMPERATURES:
-            rows = dev_rows(table, (dataset,), setting, k=k, temperature=t or 0.02)
-            share = rows.columns["knn_share"] if t else _margin_share(rows, k, by_id)
-            ok = ~np.isnan(share)
-            pts = rows.max_score[ok]
-            out.append({
-                "k": k, "weights": f"softmax T={t}" if t else "cosine above zero",
-                "n": int(ok.sum()),
-                "pearson": round(float(pearsonr(share[ok], rows.share[ok]).statistic), 4),
-                "mae": round(float(np.mean(np.abs(share[ok] - rows.share[ok]) * pts)), 4),
-            })  # fmt: skip
-    return out
-
-
-def _margin_share(rows: Rows, k: int, by_id: dict[str, float]) -> np.ndarray:
-    """Weights = cosine minus the unrelated zero of the answer's best reference (≥ 1e-6)."""
-    out = np.full(len(rows.rows), np.nan)
-    for n, row in enumerate(rows.rows):
-        found = row["neighbours"][rows.setting]
-        if not found["sims"]:
-            continue
-        sims = np.array(found["sims"][:k])
-        shares = np.array([by_id[i] for i in found["ids"][:k]])
-        zero = row["features"]["reference_cosine"] - row["features"]["reference_margin"]
-        weights = np.maximum(sims - zero, 1e-6)
-        out[n] = float(weights @ shares / weights.sum())
-    return out
-
-
-def compare(table: list[dict], setting: str, scope: str, bootstrap: int) -> dict:
-    """Singles, isotonic on the best single, ridge and boosting; with graded answers also
-    one stage against two."""
-    rows = dev_rows(table, SCOPES[scope], setting)
-    names = signal_set(scope) + ((*KNN, "knn_spread") if setting != "none" else ())
-    if scope != "both":
-        names = SIGNALS + COHORT + names[len(SIGNALS) :]
-    singles = single_features(rows, names)
-    best = min(singles, key=lambda s: np.mean([d["mae"]["value"]
-                                              for d in s["isotonic_cv"].values()]))  # fmt: skip
-    runs = [("isotonic", best["feature"], (best["feature"],))]
+def runs_for(setting: str, scope: str, best: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(model, label, features) of every one-stage design tried in this setting and scope."""
+    runs = [("isotonic", best, (best,))]
     label = "signals" if scope != "both" else "explainable signals+cohort"
     runs += [(k, label, signal_set(scope)) for k in ("ridge", "hgb")]
     if scope != "both":
@@ -237,9 +78,22 @@ def compare(table: list[dict], setting: str, scope: str, bootstrap: int) -> dict
                  ("ridge", "portable signals+cohort+reference_cosine", SIGNALS + COHORT)]  # fmt: skip
     if setting != "none":
         runs += [(k, "signals+knn (one stage)", signal_set(scope) + KNN) for k in ("ridge", "hgb")]
+    return runs
+
+
+def compare(table: list[ScorerRow], setting: str, scope: str, bootstrap: int) -> dict:
+    """Singles, isotonic on the best single, ridge and boosting; with graded answers also
+    one stage against two."""
+    rows = dev_rows(table, SCOPES[scope], setting)
+    names = signal_set(scope) + ((*KNN, "knn_spread") if setting != "none" else ())
+    if scope != "both":
+        names = SIGNALS + COHORT + names[len(SIGNALS) :]
+    singles = single_features(rows, names)
+    best = min(singles, key=lambda s: np.mean([d["mae"]["value"]
+                                              for d in s["isotonic_cv"].values()]))  # fmt: skip
     models = [{"model": kind, "set": label, "features": list(chosen),
                "cv": figures(rows, cv_predict(rows, chosen, kind), bootstrap)}
-              for kind, label, chosen in runs]  # fmt: skip
+              for kind, label, chosen in runs_for(setting, scope, best["feature"])]  # fmt: skip
     if setting != "none":
         for kind, stage2 in (("rule", ("base_share", "knn_residual")), ("ridge", RESIDUALS),
                              ("hgb", RESIDUALS + KNN[:2])):  # fmt: skip
@@ -257,64 +111,110 @@ def compare(table: list[dict], setting: str, scope: str, bootstrap: int) -> dict
             "singles": singles, "models": models}  # fmt: skip
 
 
-def default_scorers(table: list[dict]) -> ScorerSet:
-    """The proposal: one model across both data sets, every development row. Stage 1 with
-    the cohort z-scores, then without (a question with too few answers for a cohort); stage
-    2 per band of graded answers (5+ from the 5-graded setting, 10+ from the 10-graded one,
-    20+ from 'all other answers graded'), its residuals from out-of-fold signals shares, as
-    in the cross-validation."""
-    everyone = dev_rows(table, SCOPES["both"], "none")
-    signals = []
-    for name, chosen in (("signals+cohort", signal_set("both")), ("signals", EXPLAINABLE)):
-        scorer = fit_ridge(everyone.matrix(chosen), everyone.share, chosen)
-        scorer.name = name
-        scorer.trained_on = _trained_on(everyone, "none")
-        signals.append(scorer)
-    ids = [r["id"] for r in everyone.rows]
-    base = dict(zip(ids, cv_predict(everyone, signal_set("both"), "ridge"), strict=True))
-    graded = []
-    for setting, band in (("all_other", 20), ("graded10", 10), ("graded5", 5)):
-        rows = dev_rows(table, SCOPES["both"], setting, base=base)
-        z = rows.matrix(RESIDUALS)
-        ok = ~np.isnan(z).any(axis=1)
-        scorer = fit_ridge(z[ok], rows.share[ok], RESIDUALS)
-        scorer.name, scorer.min_graded = f"graded{band}+", band
-        scorer.trained_on = _trained_on(rows.select(ok), setting)
-        graded.append(scorer)
-    return ScorerSet(signals=signals, graded=graded)
+def judge_designs(table: list[ScorerRow], bootstrap: int) -> dict:
+    """On the development answers the judge read (a seeded sample per question): the judge
+    alone, stage 1 without and with its reading, CV by question; the judge's own grade."""
+    rows = dev_rows(table, SCOPES["both"], "none", judged=True)
+    if not rows.rows:
+        return {}
+    names = signal_set("both")
+    runs = [("isotonic", "judge_share alone", ("judge_share",)),
+            ("ridge", "explainable signals+cohort", names),
+            ("ridge", "explainable signals+cohort + judge_share", (*names, "judge_share")),
+            ("ridge", "explainable signals+cohort + judge_share + judge_entropy", (*names, *JUDGE)),
+            ("hgb", "explainable signals+cohort + judge_share + judge_entropy", (*names, *JUDGE))]  # fmt: skip
+    models = []
+    for kind, label, chosen in runs:
+        found = {"model": kind, "set": label, "features": list(chosen),
+                 "cv": figures(rows, cv_predict(rows, chosen, kind), bootstrap)}  # fmt: skip
+        if kind == "ridge":
+            fitted = fit_ridge(rows.matrix(chosen), rows.share, chosen)
+            found["coef"] = dict(zip(chosen, (round(c, 4) for c in fitted.coef), strict=True))
+        models.append(found)
+    judge_grade = np.array([r.judge.score / r.points if r.judge and r.judge.score is not None
+                            else np.nan for r in rows.rows])  # fmt: skip
+    ok = ~np.isnan(judge_grade)
+    return {"n": len(rows.rows), "questions": len(set(rows.groups)), "models": models,
+            "singles": single_features(rows, JUDGE),
+            "judge_grade": figures(rows.select(ok), judge_grade[ok], bootstrap)}  # fmt: skip
 
 
-def _trained_on(rows: Rows, setting: str) -> dict:
-    return {"data": "Mohler dev + ADS dev (benchmarks/splits.py)", "setting": setting,
-            "answers": len(rows.rows), "questions": len(set(rows.groups))}  # fmt: skip
+def shipped_cv(table: list[ScorerRow], design: Design, bootstrap: int) -> dict:
+    """The production procedure, cross-validated: per setting, the final grades (copy rule,
+    bands) against the signals scorer alone on the same answers, per data set."""
+    rows = [r for r in table if r.part == "dev"]
+    graded = cv_grades(rows, lambda train: fit_stages(train, design), FIT_SETTINGS)
+    alone = {g.row.id: g.share for g in graded if g.setting == "none"}
+    out = {}
+    judged = {g.row.id for g in graded if g.row.judge is not None}
+    for setting in (*FIT_SETTINGS, *(f"{s}, judged answers" for s in FIT_SETTINGS if judged)):
+        base, _, only = setting.partition(", ")
+        found = [g for g in graded if g.setting == base and (not only or g.row.id in judged)]
+        datasets = [g.row.dataset for g in found]
+        human = [g.row.share * g.row.points for g in found]
+        points = [g.row.points for g in found]
+        out[setting] = {
+            "decided_by": _counts(g.decided for g in found),
+            "scorer": figures_of(datasets, human, [g.share * g.row.points for g in found],
+                                 points, bootstrap),
+            "signals_alone": figures_of(datasets, human,
+                                        [alone[g.row.id] * g.row.points for g in found],
+                                        points, bootstrap),
+        }  # fmt: skip
+    return out
+
+
+def _counts(values) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return dict(sorted(out.items()))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, required=True, help="JSON results")
-    parser.add_argument("--scorer-out", type=Path, help="the proposed default scorer file")
+    parser.add_argument("--out", type=Path, help="JSON results (omit: only --scorer-out)")
+    parser.add_argument("--scorer-out", type=Path, help="write the default scorer file here")
     parser.add_argument("--bootstrap", type=int, default=1000)
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=UserWarning)
     threadpool_limits(1)  # boosting's OpenMP threads spin on a shared 2-core machine
 
     table = load_table()
-    result: dict = {"benchmark": "scorer_dev", "code": code_version("grader", "benchmarks/*.py", "benchmarks/labels"),
-                    "split": "development parts only (benchmarks/splits.py)",
-                    "folds": f"GroupKFold({FOLDS}) by question", "settings": {},
-                    "neighbour_grid": {}}  # fmt: skip
-    for setting in SETTINGS:
-        result["settings"][setting] = {}
-        for scope in SCOPES:
-            print(f"{setting} {scope}", flush=True)
-            result["settings"][setting][scope] = compare(table, setting, scope, args.bootstrap)
-        if setting != "none":
-            result["neighbour_grid"][setting] = {
-                d: neighbour_grid(table, d, setting) for d in ("mohler", "ads")
-            }
-    args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    design = SHIPPED
+    if args.out:
+        result: dict = {"benchmark": "scorer_dev",
+                        "code": code_version("grader", "benchmarks/*.py", "benchmarks/labels"),
+                        "split": "development parts only (benchmarks/splits.py)",
+                        "folds": "GroupKFold(5) by question", "settings": {},
+                        "neighbour_grid": {}, "judge_rows": sum(r.judge is not None for r in table
+                                                                if r.part == "dev")}  # fmt: skip
+        for setting in SETTINGS:
+            result["settings"][setting] = {}
+            for scope in SCOPES:
+                print(f"{setting} {scope}", flush=True)
+                result["settings"][setting][scope] = compare(table, setting, scope, args.bootstrap)
+            if setting != "none":
+                result["neighbour_grid"][setting] = {
+                    d: neighbour_grid(table, d, setting) for d in ("mohler", "ads")
+                }
+        print("judge designs; shipped designs, production procedure", flush=True)
+        result["judge_designs"] = judge_designs(table, args.bootstrap)
+        result["shipped"] = {"design": _design(design),
+                             "cv": shipped_cv(table, design, args.bootstrap)}  # fmt: skip
+        if result["judge_rows"]:
+            other = Design() if design != Design() else with_judge(Design())
+            result["alternative"] = {"design": _design(other),
+                                     "cv": shipped_cv(table, other, args.bootstrap)}  # fmt: skip
+        args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", "utf-8")
     if args.scorer_out:
-        args.scorer_out.write_text(to_json(default_scorers(table)), encoding="utf-8")
+        rows = [r for r in table if r.part == "dev"]
+        args.scorer_out.write_text(to_json(fit_default(rows, design)), encoding="utf-8")
+
+
+def _design(design: Design) -> dict:
+    return {"stage1": [list(s) for s in design.stage1], "stage2": list(design.stage2),
+            "bands": [list(b) for b in design.bands]}  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -6,14 +6,17 @@
     (``benchmarks/labels/ads_dev_near_duplicates.jsonl``); identical texts count as copies.
     Each rule's kept copies and flagged non-copies are estimated for all pairs by weighting
     each labelled pair with its bin's size / 15.
-(b) Confidence, Mohler dev and ADS dev: out-of-fold grades of the proposed scorer (one model
-    across both data sets; two stages where graded answers exist; ``scorer_dev.py``), a large
-    error being |grade − human| ≥ 25 % of the points. For each uncertainty signal alone and
-    for the logistic confidence over all of them (cross-validated by question), the share of
-    the large errors among the 10, 20, 30 % least confident answers. Random review catches
-    10, 20, 30 %.
+(b) Confidence, Mohler dev and ADS dev: out-of-fold grades of the shipped design, by the
+    production procedure (``grader.calibrate.scorer_cv.cv_grades``: per fold both stages fit
+    on the other questions; copy rule, bands, grades in half points), a large error being
+    |grade − human| ≥ 25 % of the points. The shipped confidence (``scorer_confidence`` with
+    ``load_scorer("default")``, whose models were fit on these grades), the same models fit
+    without the answer's own question (CV), and each uncertainty signal alone: the share of
+    the large errors among the 10, 20, 30 % least confident grades (random review: 10, 20,
+    30 %). The threshold: the confidence below which 20 % of the grades without graded
+    answers fall, and what it reviews and catches in every setting.
 (c) Graded copies: with every other dev answer graded, the answers whose exact text (match
-    key) was graded, and how the copy rule (take those grades' mean) compares with the scorer.
+    key) was graded: the copy rule's grade against the human one and the signals scorer's.
 
     python benchmarks/scorer_review.py --out benchmarks/results/scorer_review.json
     python benchmarks/scorer_review.py --pairs   # print the cosine ≥ 0.97 pairs, then stop
@@ -32,23 +35,25 @@ from pathlib import Path
 
 import numpy as np
 from common import code_version
-from scorer_data import RESIDUALS, dev_rows, load_table
-from scorer_dev import SCOPES, cv_predict, cv_two_stage, signal_set
+from scorer_data import load_table
 from sklearn.model_selection import GroupKFold
 from splits import ads_items, ads_split
 
-from grader.calibrate.scorer_fit import fit_confidence, fit_ridge
-from grader.embed import Embedder
-from grader.engine.review_rules import (
-    UNCERTAINTY,
-    caught,
-    confidence,
-    containment,
-    jaccard,
-    review_threshold,
-    uncertainty_signals,
+from grader.calibrate.scorer_cv import Graded, cv_grades
+from grader.calibrate.scorer_fit import (
+    SETTINGS,
+    SHIPPED,
+    Design,
+    fit_confidences,
+    fit_stages,
+    large_error,
+    uncertainty_row,
 )
-from grader.engine.scorer import AnswerFeatures
+from grader.calibrate.scorer_rows import ScorerRow
+from grader.embed import Embedder
+from grader.engine.review_rules import UNCERTAINTY, caught, containment, jaccard, review_threshold
+from grader.engine.scorer import load_scorer
+from grader.engine.scoring import scorer_confidence
 from grader.text import content_chars, match_key
 
 LABELS = Path(__file__).resolve().parent / "labels" / "ads_dev_near_duplicates.jsonl"
@@ -120,73 +125,79 @@ def duplicate_rules(pairs: list[dict], labels: list[dict]) -> dict:
     }
 
 
-def graded_predictions(table: list[dict], setting: str):
-    """Out-of-fold final shares of the proposed scorer, with the rows they belong to."""
-    if setting == "none":
-        rows = dev_rows(table, SCOPES["both"], "none")
-        return rows, cv_predict(rows, signal_set("both"), "ridge")
-    return cv_two_stage(table, "both", setting, RESIDUALS, "ridge")
-
-
-def confidence_table(table: list[dict], setting: str) -> dict:
-    """Large errors caught at each review rate, per uncertainty signal and combined."""
-    rows, shares = graded_predictions(table, setting)
-    everyone = dev_rows(table, SCOPES["both"], "none")
-    # The standardisation of the signals scorer fit on all dev rows: no human score enters it.
-    stage1 = signal_set("both")
-    scaler = fit_ridge(everyone.matrix(stage1), everyone.share, stage1)
-    errors = np.abs(shares - rows.share) >= 0.25
-    features = [_features(rows, n) for n in range(len(shares))]
-    signals = [uncertainty_signals(s, f, scaler) for s, f in zip(shares, features, strict=True)]
-    names = [n for n in UNCERTAINTY if any(s[n] is not None for s in signals)]
-    x = np.array([[np.nan if s[n] is None else s[n] for n in names] for s in signals])
-    x = np.where(np.isnan(x), np.nanmean(x, axis=0), x)  # no neighbour: the average doubt
-    learned = np.empty(len(shares))
-    for train, test in GroupKFold(n_splits=5).split(x, errors, rows.groups):
-        learned[test] = confidence(fit_confidence(x[train], ~errors[train], names), x[test])
-    out = {}
-    for dataset in ("mohler", "ads"):
-        mask = rows.dataset == dataset
-        found = {"n": int(mask.sum()), "large_errors": int(errors[mask].sum()), "caught": {}}
-        for k, name in enumerate(names):
-            found["caught"][name] = _rates(errors[mask], x[mask, k])
-        found["caught"]["confidence (logistic, CV)"] = _rates(errors[mask], -learned[mask])
-        out[dataset] = found
-    out["review_below_confidence"] = {
-        f"{r:.0%}": round(review_threshold(learned, r), 3) for r in RATES
-    }
-    out["confidence_model"] = fit_confidence(x, ~errors, names).model_dump()
+def confidence_figures(table: list[ScorerRow]) -> dict:
+    """The shipped confidence on out-of-fold development grades (production's procedure,
+    ``cv_grades``): large errors caught at each review rate, per setting and data set; the
+    same for a confidence fit without the answer's own question (CV) and for each signal
+    alone; and the threshold that sends about 20 % of grades without graded answers to review."""
+    rows = [r for r in table if r.part == "dev"]
+    shipped = load_scorer("default")
+    design = SHIPPED
+    graded = cv_grades(rows, lambda train: fit_stages(train, design), SETTINGS)
+    sure = np.array([scorer_confidence(g.share, g.features, shipped) for g in graded])
+    errors = np.array([large_error(g) for g in graded])
+    crossed = _cv_confidence(graded, shipped, design)
+    values = [uncertainty_row(g, shipped) for g in graded]
+    singles = {k: np.array([np.nan if v[k] is None else v[k] for v in values]) for k in UNCERTAINTY}
+    setting = np.array([g.setting for g in graded])
+    dataset = np.array([g.row.dataset for g in graded])
+    threshold = round(review_threshold(sure[setting == "none"], 0.2), 2)
+    out: dict = {"review_below_confidence": threshold, "settings": {}}
+    for name in SETTINGS:
+        for data in ("mohler", "ads"):
+            m = (setting == name) & (dataset == data)
+            signals = {k: _rates(errors[m], v[m]) for k, v in singles.items()
+                       if not np.isnan(v[m]).all()}  # fmt: skip
+            out["settings"].setdefault(name, {})[data] = {
+                "n": int(m.sum()),
+                "large_errors": int(errors[m].sum()),
+                "shipped": _rates(errors[m], -sure[m]),
+                "cv": _rates(errors[m], -crossed[m]),
+                "signals": signals,
+                "below_threshold": {
+                    "reviewed": round(float((sure[m] < threshold).mean()), 3),
+                    "caught": round(
+                        float(errors[m & (sure < threshold)].sum() / max(1, errors[m].sum())), 3
+                    ),
+                },
+            }
+    out["copies_all_other"] = _copies(graded)
     return out
 
 
-def copy_agreement(table: list[dict]) -> dict:
-    """Answers whose exact text was graded (every other dev answer graded): how often the
-    graded copies' mean equals the human score, and MAE in points, copy rule vs scorer."""
-    rows, shares = graded_predictions(table, "all_other")
-    by_id = {r["id"]: r["share"] for r in table}
+def _cv_confidence(graded: list[Graded], shipped, design: Design) -> np.ndarray:
+    """Each grade's confidence from models fit on the other questions' grades only."""
+    questions = np.array([g.row.question for g in graded])
+    out = np.empty(len(graded))
+    for _, test in GroupKFold(n_splits=5).split(questions, groups=questions):
+        held = set(questions[test])
+        models = fit_confidences([g for g in graded if g.row.question not in held], shipped,
+                                 design.confidence)  # fmt: skip
+        fold = shipped.model_copy(update={"confidence": models})
+        for i in test:
+            out[i] = scorer_confidence(graded[i].share, graded[i].features, fold)
+    return out
+
+
+def _copies(graded: list[Graded]) -> dict:
+    """With every other dev answer graded: answers whose exact text was graded, the copy
+    rule's grade against the human one, and the signals scorer's on the same answers."""
+    alone = {g.row.id: g.share for g in graded if g.setting == "none"}
     out = {}
-    for dataset in ("mohler", "ads"):
-        found = [
-            (n, np.mean([by_id[i] for i in r["neighbours"]["all_other"]["identical"]]))
-            for n, r in enumerate(rows.rows)
-            if r["dataset"] == dataset and r["neighbours"]["all_other"]["identical"]
-        ]
-        idx = np.array([n for n, _ in found])
-        copy = np.array([c for _, c in found])
-        human, points = rows.share[idx], rows.max_score[idx]
-        out[dataset] = {
+    for data in ("mohler", "ads"):
+        found = [g for g in graded if g.setting == "all_other" and g.decided == "copy"
+                 and g.row.dataset == data]  # fmt: skip
+        human = np.array([g.row.share for g in found])
+        points = np.array([g.row.points for g in found])
+        copy = np.array([g.share for g in found])
+        signals = np.array([alone[g.row.id] for g in found])
+        out[data] = {
             "answers": len(found),
             "copy_equals_human": round(float(np.mean(np.isclose(copy, human))), 3),
             "copy_rule_mae": round(float(np.mean(np.abs(copy - human) * points)), 3),
-            "scorer_mae": round(float(np.mean(np.abs(shares[idx] - human) * points)), 3),
+            "signals_scorer_mae": round(float(np.mean(np.abs(signals - human) * points)), 3),
         }
     return out
-
-
-def _features(rows, n: int) -> AnswerFeatures:
-    known = AnswerFeatures.model_fields
-    values = {k: float(v[n]) for k, v in rows.columns.items() if k in known and not np.isnan(v[n])}
-    return AnswerFeatures(**values)
 
 
 def _rates(errors: np.ndarray, uncertainty: np.ndarray) -> dict[str, float]:
@@ -211,10 +222,7 @@ def main() -> None:
         "code": code_version("grader", "benchmarks/*.py", "benchmarks/labels"),
         "split": "development parts only (benchmarks/splits.py)",
         "near_duplicates_ads_dev": duplicate_rules(pairs, labels),
-        "graded_copies_all_other": copy_agreement(table),
-        "confidence": {
-            s: confidence_table(table, s) for s in ("none", "graded5", "graded10", "all_other")
-        },
+        "confidence": confidence_figures(table),
     }
     text = json.dumps(result, indent=1, ensure_ascii=False)
     print(text)

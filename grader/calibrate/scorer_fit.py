@@ -3,15 +3,23 @@ an instructor's refit (``grader calibrate fit``).
 
 The engine only reads the fitted numbers (``grader.engine.scorer``); fitting lives here, on
 the calibration floor, with the other code that learns from an instructor's scores.
+``fit_default`` is the whole procedure behind ``grader/engine/scorer_default.json``: from
+table rows (``scorer_rows``) to a scorer file with both stages and its confidence models;
+``tests/unit/test_scorer_default.py`` checks that the shipped file is its output.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from grader.engine.scorer import Confidence, Scorer
+from grader.calibrate.scorer_cv import Graded, cv_grades, oof_base
+from grader.calibrate.scorer_rows import NO_GRADED, ScorerRow, setting_features
+from grader.engine.review_rules import uncertainty_signals
+from grader.engine.scorer import Confidence, Scorer, ScorerSet
+from grader.engine.scoring import to_points
 
 
 def fit_ridge(
@@ -57,7 +65,10 @@ def fit_confidence(x: np.ndarray, within: np.ndarray, features: Sequence[str]) -
     x = np.asarray(x, dtype=float)
     mean, scale = x.mean(axis=0), x.std(axis=0)
     scale[scale == 0] = 1.0
-    model = LogisticRegression(C=1.0).fit((x - mean) / scale, np.asarray(within, dtype=int))
+    # Converged tightly: a refit on the same rows gives the same 6 significant digits.
+    model = LogisticRegression(C=1.0, tol=1e-10, max_iter=10_000).fit(
+        (x - mean) / scale, np.asarray(within, dtype=int)
+    )
     return Confidence(
         features=list(features),
         mean=mean.tolist(),
@@ -65,3 +76,161 @@ def fit_confidence(x: np.ndarray, within: np.ndarray, features: Sequence[str]) -
         coef=model.coef_[0].tolist(),
         intercept=float(model.intercept_[0]),
     )
+
+
+# --- the default scorer ----------------------------------------------------------------------
+
+# Stage 1 in order of preference: with the cohort z-score (needs 5 answers to the question),
+# then without. Every weight positive, so each feature's push can be shown to an instructor
+# (benchmarks/README.md, "The calibrated scorer": the designs tried).
+EXPLAINABLE = ("reference_margin", "semantic_coverage", "ngram_coverage", "length_log_ratio")
+STAGE1 = (("signals+cohort", (*EXPLAINABLE, "cohort_reference_z")), ("signals", EXPLAINABLE))
+STAGE2 = ("base_share", "knn_residual", "graded_residual")
+# Stage 2 per band of graded answers, each fit on the setting that gives it its rows.
+BANDS = (("all_other", 20), ("graded10", 10), ("graded5", 5))
+SETTINGS = ("none", "graded5", "graded10", "all_other")
+# Confidence models, the first whose signals a grade has (with graded answers, then without).
+DOUBT = ("middle", "coverage_gap", "novelty")
+GRADED_DOUBT = (*DOUBT, "knn_spread", "neighbour_gap", "correction", "distance")
+JUDGE_DOUBT = ("judge_entropy", "judge_gap")
+CONFIDENCE = (("graded", GRADED_DOUBT), ("signals", DOUBT))
+LARGE_ERROR = 0.25  # of the points: the grades review should catch
+
+
+@dataclass(frozen=True)
+class Design:
+    """What ``fit_default`` fits: stage-1 feature sets, stage-2 bands, confidence models."""
+
+    stage1: tuple[tuple[str, tuple[str, ...]], ...] = STAGE1
+    stage2: tuple[str, ...] = STAGE2
+    bands: tuple[tuple[str, int], ...] = BANDS
+    confidence: tuple[tuple[str, tuple[str, ...]], ...] = CONFIDENCE
+
+
+JUDGED = ("judge_share", "judge_entropy")
+
+
+def with_judge(design: Design, judged: Sequence[str] = JUDGED) -> Design:
+    """``design`` with a stage-1 scorer that also reads the judge first (answers the judge
+    read), the signals-only ones after it (answers without a reading, graded neighbours),
+    and confidence models that also read the judge's doubt."""
+    name, names = design.stage1[0]
+    first = (f"judge+{name}", (*names, *judged))
+    return replace(
+        design,
+        stage1=(first, *design.stage1),
+        confidence=(
+            ("graded+judge", (*GRADED_DOUBT, *JUDGE_DOUBT)),
+            ("graded", GRADED_DOUBT),
+            ("judge", (*DOUBT, *JUDGE_DOUBT)),
+            ("signals", DOUBT),
+        ),
+    )
+
+
+# What ships (benchmarks/README.md, "The calibrated scorer": why).
+SHIPPED = Design()
+
+
+def fit_default(rows: Sequence[ScorerRow], design: Design = SHIPPED) -> ScorerSet:
+    """The scorer file from human-scored rows (the shipped one: Mohler dev + ADS dev).
+
+    Stage 1: one ridge per feature set on the rows production's scorer grades (no rule).
+    Stage 2: per band, a ridge on (stage-1 share, neighbours' residual, question's residual),
+    the residuals from out-of-fold stage-1 shares. Confidence: logistic models of "within a
+    quarter of the points" on out-of-fold grades of the whole procedure (``cv_grades``).
+    """
+    rows = list(rows)
+    scorers = fit_stages(rows, design)
+    graded = cv_grades(rows, lambda train: fit_stages(train, design), SETTINGS)
+    models = fit_confidences(graded, scorers, design.confidence)
+    return scorers.model_copy(update={"confidence": models})
+
+
+def fit_stage1(rows: Sequence[ScorerRow], design: Design) -> list[Scorer]:
+    """One ridge per stage-1 feature set, on the scored rows that have its features."""
+    out = []
+    for name, names in design.stage1:
+        usable = [r for r in rows if r.rule is None and r.own_features().has(names)]
+        if not usable:
+            continue
+        x = np.array([r.own_features().vector(names) for r in usable])
+        scorer = fit_ridge(x, np.array([r.share for r in usable]), names)
+        out.append(scorer.model_copy(update={"name": name, "trained_on": _trained_on(usable)}))
+    return out
+
+
+def fit_stages(rows: Sequence[ScorerRow], design: Design) -> ScorerSet:
+    """Both stages, without the confidence models."""
+    signals = fit_stage1(rows, design)
+    plain, own = oof_base(rows, lambda train: fit_stage1(train, design))
+    shares = {r.id: r.share for r in rows}
+    graded = []
+    for setting, band in design.bands:
+        usable, x = [], []
+        for row in rows:
+            if not row.scored_in(setting) or row.neighbours[setting].identical:
+                continue  # the copy rule grades an answer whose text was graded
+            features = setting_features(row, setting, shares, plain, own[row.id])
+            if features.has(design.stage2):
+                usable.append(row)
+                x.append(features.vector(design.stage2))
+        if not usable:
+            continue
+        scorer = fit_ridge(np.array(x), np.array([r.share for r in usable]), design.stage2)
+        graded.append(
+            scorer.model_copy(
+                update={
+                    "name": f"graded{band}+",
+                    "min_graded": band,
+                    "trained_on": _trained_on(usable, setting),
+                }
+            )
+        )
+    return ScorerSet(signals=signals, graded=graded)
+
+
+def uncertainty_row(graded: Graded, scorers: ScorerSet) -> dict[str, float | None]:
+    """A grade's uncertainty signals, read as production reads them (``scorer_confidence``)."""
+    stage1 = next(s for s in scorers.signals if graded.features.has(s.features))
+    return uncertainty_signals(graded.share, graded.features, stage1)
+
+
+def large_error(graded: Graded) -> bool:
+    """The grade, in half points as production gives it, a quarter of the points off."""
+    row = graded.row
+    off = abs(to_points(graded.share, row.points) - row.share * row.points)
+    return off >= LARGE_ERROR * row.points - 1e-9
+
+
+def fit_confidences(
+    graded: Sequence[Graded], scorers: ScorerSet, specs: Sequence[tuple[str, tuple[str, ...]]]
+) -> list[Confidence]:
+    """One logistic model per spec, each on the grades production would route to it (the
+    first spec whose signals the grade has)."""
+    routed: dict[str, list[tuple[list[float], bool]]] = {name: [] for name, _ in specs}
+    for g in graded:
+        values = uncertainty_row(g, scorers)
+        for name, names in specs:
+            if all(values.get(n) is not None for n in names):
+                routed[name].append(([float(values[n]) for n in names], not large_error(g)))
+                break
+    models = []
+    for name, names in specs:
+        found = routed[name]
+        if len({within for _, within in found}) < 2:
+            continue  # every grade right (or wrong): nothing to learn
+        x = np.array([v for v, _ in found])
+        model = fit_confidence(x, np.array([w for _, w in found], dtype=int), names)
+        models.append(model.model_copy(update={"name": name}))
+    return models
+
+
+def _trained_on(rows: Sequence[ScorerRow], setting: str = NO_GRADED) -> dict[str, object]:
+    parts = sorted({f"{r.dataset} {r.part}".strip() for r in rows} - {""})
+    return {
+        "data": " + ".join(parts) or "instructor's grades",
+        "setting": setting,
+        "answers": len(rows),
+        "questions": len({r.question for r in rows}),
+    }

@@ -1,8 +1,9 @@
 """Integrity check: different students' answers to one question that are nearly the same text.
 
 Embeddings find the candidates (a copy with light edits stays above the ``duplicate_cosine``
-threshold; independent paraphrases fall below it), and the report puts both answers side by
-side so an instructor decides. Objective questions are left out: identical choices are
+threshold), shared wording confirms them (``review_rules.is_copy``: two answers in their own
+words can sit above it too), and the report puts both answers side by side so an instructor
+decides. Objective questions are left out: identical choices are
 expected there. The report is HTML with every answer escaped: answers are untrusted text.
 """
 
@@ -56,7 +57,8 @@ def suspect_pairs(
     pairs = []
     for qid, answers in by_question.items():
         vectors = embedder.encode([s.answer for s in answers])
-        for pair in copied_pairs(answers, vectors, settings):
+        stem = bank.get(qid).stem  # type: ignore[union-attr]  # subjective: in the bank
+        for pair in copied_pairs(answers, vectors, settings, stem):
             pairs.append(
                 SuspectPair(qid, pair.similarity, answers[pair.first], answers[pair.second])
             )

@@ -77,6 +77,8 @@ UNCERTAINTY = (
     "neighbour_gap",  # |final share − nearest graded answers' share|
     "correction",  # |knn_residual|: how far the neighbours moved the signals' share
     "distance",  # 1 − cosine of the nearest graded answer
+    "judge_entropy",  # how spread the judge's label distributions were
+    "judge_gap",  # |final share − the judge's share|
 )
 
 
@@ -84,8 +86,9 @@ def uncertainty_signals(
     share: float, features: AnswerFeatures, scorer: Scorer
 ) -> dict[str, float | None]:
     """The inputs of ``confidence`` for one graded answer; the neighbour ones are None when
-    the question has no graded answers. ``scorer`` is the ridge signals scorer (its
-    standardisation tells how unusual the answer's features are)."""
+    the question has no graded answers, the judge's when the judge gave no reading.
+    ``scorer`` is the ridge signals scorer (its standardisation tells how unusual the
+    answer's features are)."""
     z = (features.vector(scorer.features) - np.asarray(scorer.mean)) / np.asarray(scorer.scale)
     graded = features.knn_share is not None
     return {
@@ -96,6 +99,8 @@ def uncertainty_signals(
         "neighbour_gap": abs(share - features.knn_share) if graded else None,
         "correction": None if features.knn_residual is None else abs(features.knn_residual),
         "distance": 1 - features.knn_top_similarity if graded else None,
+        "judge_entropy": features.judge_entropy,
+        "judge_gap": None if features.judge_share is None else abs(share - features.judge_share),
     }
 
 

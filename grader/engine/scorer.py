@@ -4,9 +4,9 @@ No single signal is good enough (reference cosine, key-point coverage, the judge
 answers nearest to this one); a small model weighs them, fit on human grades. Everything here
 is a pure function over numbers, so the engine can take it as it is (issue 13):
 
-- ``AnswerFeatures``: the named inputs of one answer. ``signal_features`` builds them from the
-  embedding signals (``grader.signals``), ``neighbour_features`` from the graded answers of
-  the same question. ``judge_share`` and ``judge_entropy`` are the judge's slots (issue 12):
+- ``AnswerFeatures``: the named inputs of one answer. ``grader.engine.features`` builds them
+  from the pipeline's signals, ``neighbour_features`` from the graded answers of the same
+  question. ``judge_share`` and ``judge_entropy`` are the judge's slots (issue 12):
   empty until a probability-scored judge fills them; a scorer that names them needs them.
 - ``fit_ridge`` / ``fit_isotonic`` → ``Scorer`` (pydantic, a few hundred bytes as JSON);
   ``predict`` gives shares clipped to [0, 1]; ``contributions`` shows how much each feature
@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from grader.errors import ConfigError
 
 if TYPE_CHECKING:
-    from grader.models import AnswerSignals
+    pass
 
 SCHEMA = 1
 
@@ -95,38 +95,6 @@ class AnswerFeatures(BaseModel):
         if missing:
             raise ValueError(f"answer lacks the scorer's features: {', '.join(missing)}")
         return np.array([getattr(self, n) for n in names], dtype=float)
-
-
-def signal_features(
-    signals: AnswerSignals,
-    *,
-    points: float,
-    ngram_points: float,
-    reference_cosines: Sequence[float],
-    reference_zeros: Sequence[float],
-    answer_chars: int,
-    reference_chars: int,
-) -> AnswerFeatures:
-    """Features from ``grader.signals`` plus what it does not keep: every reference's cosine
-    (``reference_cosines``, one per reference) and how close unrelated sentences in the
-    answer's language get to each reference (``reference_zeros``, the zero of that scale)."""
-    if len(reference_cosines) != len(reference_zeros):
-        raise ValueError("one unrelated zero per reference cosine")
-    has_reference = len(reference_cosines) > 0
-    return AnswerFeatures(
-        reference_cosine=max(reference_cosines) if has_reference else None,
-        reference_margin=(
-            max(c - z for c, z in zip(reference_cosines, reference_zeros, strict=True))
-            if has_reference
-            else None
-        ),
-        topic_margin=signals.topic_margin,
-        semantic_coverage=signals.coverage_points / points,
-        ngram_coverage=ngram_points / points,
-        length_log_ratio=math.log((1 + answer_chars) / (1 + reference_chars))
-        if has_reference
-        else None,
-    )
 
 
 NEIGHBOUR_FEATURES = (
@@ -268,6 +236,7 @@ class Confidence(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    name: str = Field("default", description="which grades it serves, e.g. 'graded'")
     features: list[str] = Field(min_length=1)
     mean: list[float]
     scale: list[float]
@@ -291,8 +260,10 @@ class ScorerSet(BaseModel):
 
     signals: list[Scorer] = Field(min_length=1)
     graded: list[Scorer] = Field(default_factory=list)
-    confidence: Confidence | None = Field(
-        default=None, description="P(a grade is within a quarter of the points)"
+    confidence: list[Confidence] = Field(
+        default_factory=list,
+        description="P(a grade is within a quarter of the points): the first model whose "
+        "signals a grade has (with graded neighbours, then without)",
     )
     version: str | None = None
 

@@ -11,12 +11,13 @@ a review reason; confidence comes from the scorer file's model of when grades ar
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from grader.config import Settings
 from grader.engine.evidence import closest_evidence
-from grader.engine.features import GradedPool, answer_features, judge_reading
+from grader.engine.features import GradedPool, JudgeReading, answer_features, judge_reading
 from grader.engine.review_rules import confidence, uncertainty_signals
 from grader.engine.scorer import AnswerFeatures, ScorerSet, contributions
 from grader.engine.signals import QuestionAnalysis
@@ -55,18 +56,49 @@ def calibrated(
     settings: Settings,
 ) -> Grade:
     """A judged grade re-scored from its features and the question's graded answers."""
-    signals = analysis.signals[submission.id]
-    features = answer_features(question, rubric, submission.answer, signals, judge_reading(grade))
-    seen = Evidence([], [])
-    if pool is not None and pool.answers:
-        nearby, nearest = pool.neighbours(
-            submission.id, submission.answer, analysis.vectors[submission.id]
-        )
-        features = features.model_copy(update=nearby)
-        seen = Evidence(pool.copies(submission.id, submission.answer), nearest)
+    features, seen = answer_evidence(
+        submission, question, rubric, analysis, pool, judge_reading(grade)
+    )
     return scored_grade(
         grade, submission.answer, rubric, features, scorer, seen, settings.review_below_confidence
     )
+
+
+def answer_evidence(
+    submission: Submission,
+    question: Question,
+    rubric: Rubric,
+    analysis: QuestionAnalysis,
+    pool: GradedPool | None,
+    judge: JudgeReading | None,
+) -> tuple[AnswerFeatures, Evidence]:
+    """Everything the scorer reads about one answer: its features (the neighbour ones when
+    the question has graded answers), graded copies of its text and its nearest graded answers."""
+    features = answer_features(
+        question, rubric, submission.answer, analysis.signals[submission.id], judge
+    )
+    if pool is None or not pool.answers:
+        return features, Evidence([], [])
+    nearby, nearest = pool.neighbours(
+        submission.id, submission.answer, analysis.vectors[submission.id]
+    )
+    copies = pool.copies(submission.id, submission.answer)
+    return features.model_copy(update=nearby), Evidence(copies, nearest)
+
+
+def decide(
+    features: AnswerFeatures, scorer: ScorerSet, copies: Sequence[float] = ()
+) -> tuple[str, float]:
+    """(who decided, the share): an answer whose text was graded takes the mean share of
+    those ``copies``, any other answer the scorer's share."""
+    if copies:
+        return "copy", sum(copies) / len(copies)
+    return scorer.score(features)
+
+
+def to_points(share: float, points: float) -> float:
+    """The grade's score: the share of the points, in half points."""
+    return round(share * points / STEP) * STEP
 
 
 def scored_grade(
@@ -80,12 +112,10 @@ def scored_grade(
 ) -> Grade:
     """``grade`` (judged) with the scorer's score, criteria, confidence and reasons."""
     judge_total = sum(c.points for c in grade.criteria)
-    if seen.copies:
-        decided = "copy"
-        share = sum(min(1.0, c.score / rubric.points) for c in seen.copies) / len(seen.copies)
-    else:
-        decided, share = scorer.score(features)
-    score = round(share * rubric.points / STEP) * STEP
+    decided, share = decide(
+        features, scorer, [min(1.0, c.score / rubric.points) for c in seen.copies]
+    )
+    score = to_points(share, rubric.points)
     criteria = allocate(grade.criteria, rubric, score, answer, grade)
     reasons = [r for r in grade.review_reasons if r.code != ReviewCode.LOW_CONFIDENCE]
     if features.judge_share is not None and abs(features.judge_share - share) >= DISAGREEMENT:
@@ -96,7 +126,9 @@ def scored_grade(
                 f"{score:g} from the other signals",
             )
         )
-    sure = _confidence(share, features, scorer, decided, grade.confidence)
+    sure = scorer_confidence(share, features, scorer)
+    if sure is None:
+        sure = grade.confidence
     if sure is not None and sure < review_below:
         reasons.append(
             ReviewReason(code=ReviewCode.LOW_CONFIDENCE, message=f"confidence {sure:.2f}")
@@ -156,18 +188,18 @@ def _spread(total: float, weights: list[float], caps: list[float]) -> list[float
     return shares
 
 
-def _confidence(
-    share: float, features: AnswerFeatures, scorer: ScorerSet, decided: str, judged: float | None
-) -> float | None:
-    """The scorer file's probability that this grade is within a quarter of the points."""
-    if scorer.confidence is None:
-        return judged
-    signals_scorer = next(s for s in scorer.signals if features.has(s.features))
+def scorer_confidence(share: float, features: AnswerFeatures, scorer: ScorerSet) -> float | None:
+    """The scorer file's probability that this grade is within a quarter of the points, from
+    its first confidence model whose signals the grade has; None: no such model."""
+    signals_scorer = next((s for s in scorer.signals if features.has(s.features)), None)
+    if signals_scorer is None or not scorer.confidence:
+        return None
     values = uncertainty_signals(share, features, signals_scorer)
-    if any(values[name] is None for name in scorer.confidence.features):
-        return judged
-    row = [values[name] for name in scorer.confidence.features]
-    return round(float(confidence(scorer.confidence, row)[0]), 3)
+    for model in scorer.confidence:
+        if all(values.get(name) is not None for name in model.features):
+            row = [values[name] for name in model.features]
+            return round(float(confidence(model, row)[0]), 3)
+    return None
 
 
 def _explanation(

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from grader.config import Settings
 from grader.engine.anchors import choose_anchors
 from grader.engine.cohort import DuplicatePair, centroid, group_answers, near_duplicates
+from grader.engine.review_rules import is_copy
 from grader.models import (
     Anchor,
     AnswerSignals,
@@ -107,15 +108,30 @@ def blank_reason(answer: str, min_chars: int) -> ReviewCode | None:
 
 
 def copied_pairs(
-    submissions: Sequence[Submission], vectors: np.ndarray, settings: Settings
+    submissions: Sequence[Submission], vectors: np.ndarray, settings: Settings, question: str = ""
 ) -> list[DuplicatePair]:
-    """Near-duplicate pairs of different students' answers long enough to call copies."""
-    return near_duplicates(
+    """Near-duplicate pairs of different students' answers: close in meaning (cosine), long
+    enough to call copies, and sharing their wording beyond the ``question``'s own words
+    (``review_rules.is_copy``). E5 cosines alone are compressed: two short answers in their
+    own words ("不正确，当栈里只有一个元素时…", "错误 栈底元素可删除…") sat at 0.973."""
+    candidates = near_duplicates(
         vectors,
         [s.student for s in submissions],
         settings.duplicate_cosine,
         eligible=[content_chars(s.answer) >= settings.duplicate_min_chars for s in submissions],
     )
+    return [
+        pair
+        for pair in candidates
+        if is_copy(
+            pair.similarity,
+            submissions[pair.first].answer,
+            submissions[pair.second].answer,
+            question,
+            min_cosine=settings.duplicate_cosine,
+            min_chars=settings.duplicate_min_chars,
+        )
+    ]
 
 
 @dataclass
@@ -167,7 +183,7 @@ def analyze_question(
     }
     signals = {sid: analysed[sid] for sid in mine}
     students_v = space.answers[:students]
-    for pair in copied_pairs(everyone[:students], students_v, settings):
+    for pair in copied_pairs(everyone[:students], students_v, settings, question.stem):
         for me, other in ((pair.first, pair.second), (pair.second, pair.first)):
             if everyone[me].id in signals:
                 signals[everyone[me].id].near_duplicates.append(

@@ -14,10 +14,8 @@ from grader.engine.scorer import (
     from_json,
     neighbour_features,
     predict,
-    signal_features,
     to_json,
 )
-from grader.models import AnswerSignals
 
 
 def test_neighbours_weight_the_nearest_by_softmax():
@@ -57,24 +55,6 @@ def test_no_graded_answer_gives_no_neighbour_features():
 def test_identical_texts_are_not_neighbours():
     mask = eligible_neighbours("栈是先进后出", ["栈是先进后出", "队列是先进先出", "栈后进先出"])
     assert mask.tolist() == [False, True, True]
-
-
-def test_signal_features_take_the_best_reference_and_its_margin():
-    signals = AnswerSignals(reference_similarity=0.85, topic_margin=0.05, coverage_points=5.0)
-    features = signal_features(
-        signals,
-        points=10,
-        ngram_points=2.5,
-        reference_cosines=[0.85, 0.90],
-        reference_zeros=[0.80, 0.88],
-        answer_chars=9,
-        reference_chars=19,
-    )
-    assert features.reference_cosine == 0.90
-    assert features.reference_margin == pytest.approx(0.05)  # 0.85 − 0.80 beats 0.90 − 0.88
-    assert features.semantic_coverage == 0.5 and features.ngram_coverage == 0.25
-    assert features.length_log_ratio == pytest.approx(np.log(0.5))
-    assert features.knn_share is None and features.judge_share is None
 
 
 def _toy(n=200, seed=0):

@@ -1,0 +1,280 @@
+"""Issue 13's evaluation: the shipped scorer on the test parts, graded as a user's exam is.
+
+For every question of the Mohler test half, the ADS test part and the seed-question sets
+(``scorer_eval_data.py``: settings none / 5 graded / 10 graded / development answers as
+graded), the production path: ``blank_reason`` (0 by rule), ``signals.analyze_question`` over
+the exam's answers with the graded answers, off-topic answers 0 by rule, then for every other
+answer ``scoring.answer_evidence`` (``answer_features`` and the ``GradedPool`` neighbours),
+``scoring.decide`` (copy rule, then ``load_scorer("default")``), ``scoring.to_points`` (half
+points) and ``scoring.scorer_confidence``. The judge's reading, where the judge ran
+(``scorer_judge.py``), is what ``grade_many`` would hand the scorer.
+
+Figures (``grader.calibrate.metrics.agreement``, 95 % bootstrap intervals over answers):
+Pearson, QWK, MAE, exact and ±1, on grades rounded to the data set's step (Mohler 0.5, ADS 1,
+seeds 0.5). Beside the scorer: the e5 reference cosine alone (correlations only), the judge
+alone, the similarity-weighted share of the 5 nearest graded answers alone, and, on Mohler,
+grader 1 against grader 2 on the same answers. Test parts are reported once per design.
+
+    python benchmarks/scorer.py --out benchmarks/results/scorer_eval.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from common import code_version
+from scorer_data import load_table
+from scorer_eval_data import Dataset, Exam, public_dataset, seed_datasets
+from scorer_features import settings_for_table
+from scorer_judge import judge_readings
+from scorer_tables import eval_tables
+
+from grader.calibrate.metrics import agreement
+from grader.calibrate.scorer_rows import ScorerRow
+from grader.config import Settings
+from grader.engine.features import GradedPool, JudgeReading
+from grader.engine.review_rules import caught
+from grader.engine.rubrics import rubric_for
+from grader.engine.scorer import ScorerSet, load_scorer
+from grader.engine.scoring import answer_evidence, decide, scorer_confidence, to_points
+from grader.engine.signals import analyze_question, blank_reason
+from grader.models import GradedAnswer, Submission
+
+RESULTS = Path(__file__).resolve().parent / "results"
+RATES = (0.1, 0.2, 0.3)
+
+
+@dataclass
+class Answer:
+    """One scored answer of one exam: the human score and every contender's."""
+
+    id: str
+    human: float
+    points: float
+    score: float | None  # production's grade; None: the judge left it unscored
+    decided: str  # a rule, "copy", or the scorer that decided
+    without_rule: float  # the scorer's grade had off-topic answers been scored
+    cosine: float | None
+    knn: float | None  # the neighbours' weighted share times the points
+    judge: float | None  # the judge's own grade, where the judge ran
+    confidence: float | None
+    without_judge: float | None  # the scorer's grade from the signals alone
+    features: dict | None = None  # what answer_features gave (without the judge's)
+
+
+def grade_exam(
+    data: Dataset, exam: Exam, scorer: ScorerSet, embedder, settings: Settings, judged: dict
+) -> list[Answer]:
+    """The production path over one exam (``Pipeline.grade_many`` before and after the judge)."""
+    question = next(q for q in data.bank.questions if q.id == exam.question_id)
+    rubric = rubric_for(question, data.rubrics)
+    subs = {i.id: Submission(id=i.id, question_id=question.id, answer=i.answer, student=i.id)
+            for i in exam.cohort}  # fmt: skip
+    blank = {i: blank_reason(s.answer, settings.min_answer_chars) for i, s in subs.items()}
+    batch = [subs[i.id] for i in exam.scored if blank[i.id] is None]
+    graded = [GradedAnswer(id=g.id, question_id=question.id, answer=g.answer, score=g.score)
+              for g in exam.graded]  # fmt: skip
+    analysis = analyze_question(
+        question, rubric, batch, embedder, settings,
+        cohort=[s for i, s in subs.items() if blank[i] is None], graded=graded,
+    )  # fmt: skip
+    pool = GradedPool.build(question, rubric, analysis.graded, analysis.vectors, scorer)
+    out = []
+    for item in exam.scored:
+        points, found = rubric.points, judged.get(item.id)
+        if blank[item.id] is not None:
+            out.append(Answer(item.id, item.score, points, 0.0, str(blank[item.id]), 0.0,
+                              None, None, 0.0 if found else None, None, 0.0))  # fmt: skip
+            continue
+        sub = subs[item.id]
+        reading = None
+        if found and found.get("share") is not None:
+            reading = JudgeReading(found["share"], found.get("entropy"))
+        features, seen = answer_evidence(sub, question, rubric, analysis, pool, reading)
+        copies = [min(1.0, c.score / points) for c in seen.copies]
+        decided, share = decide(features, scorer, copies)
+        plain = features.model_copy(update={"judge_share": None, "judge_entropy": None})
+        off_topic = analysis.signals[item.id].off_topic
+        unscored = found is not None and found["status"] != "graded" and not off_topic
+        out.append(
+            Answer(
+                id=item.id,
+                human=item.score,
+                points=points,
+                score=None if unscored else 0.0 if off_topic else to_points(share, points),
+                decided="off_topic" if off_topic else decided,
+                without_rule=to_points(share, points),
+                cosine=features.reference_cosine,
+                knn=None if features.knn_share is None else features.knn_share * points,
+                judge=None if found is None else found.get("score"),
+                confidence=None if off_topic else scorer_confidence(share, features, scorer),
+                without_judge=to_points(decide(plain, scorer, copies)[1], points),
+                features=plain.model_dump(exclude_none=True),
+            )
+        )
+    return out
+
+
+def on_step(values: list[float], step: float) -> np.ndarray:
+    """Grades on the data set's steps (half up), as an instructor records them."""
+    return np.floor(np.asarray(values, dtype=float) / step + 0.5) * step
+
+
+def rows_of(data: Dataset, answers: list[Answer], bootstrap: int) -> dict[str, dict]:
+    """Every contender's figures on the answers it scored (n says how many)."""
+    contenders = {
+        "scorer": lambda a: a.score,
+        "scorer without the judge": lambda a: a.without_judge if _judged(answers) else None,
+        "scorer, off-topic answers scored too": lambda a: a.without_rule
+        if any(x.decided == "off_topic" for x in answers) else None,
+        "judge alone": lambda a: a.judge,
+        "neighbour score alone": lambda a: 0.0 if a.decided in ("blank", "non_answer")
+        else a.knn,
+    }  # fmt: skip
+    out = {}
+    for label, pick in contenders.items():
+        pairs = [(a, pick(a)) for a in answers if pick(a) is not None]
+        if label == "neighbour score alone" and all(a.knn is None for a in answers):
+            continue
+        if pairs:
+            scored, values = zip(*pairs, strict=True)
+            out[label] = _figures(_agreement(data, list(scored), values, bootstrap, True))
+    with_cosine = [a for a in answers if a.cosine is not None]
+    cosine = _agreement(data, with_cosine, [a.cosine for a in with_cosine], bootstrap, False)
+    out["e5 cosine alone"] = {"n": cosine.n, "pearson": _est(cosine.pearson),
+                              "spearman": _est(cosine.spearman)}  # fmt: skip
+    if data.graders:
+        g = [data.graders[a.id] for a in answers]
+        out["human–human (grader 1 vs 2)"] = _figures(
+            agreement([x[0] for x in g], [x[1] for x in g], answers[0].points, bootstrap=bootstrap)
+        )
+    return out
+
+
+def _agreement(data: Dataset, answers: list[Answer], values, bootstrap: int, grade: bool):
+    """Human against ``values`` (grades on the data set's step when ``grade``), on the data
+    set's points or, for the seeds, as shares of ``data.scale``."""
+    human = [a.human for a in answers]
+    values = list(values)
+    points = answers[0].points
+    if data.scale is not None:
+        human = [a.human / a.points * data.scale for a in answers]
+        values = [
+            v / a.points * data.scale if grade else v for a, v in zip(answers, values, strict=True)
+        ]
+        points = data.scale
+    predicted = list(on_step(values, data.step)) if grade else values
+    return agreement(human, predicted, points, bootstrap=bootstrap)
+
+
+def _judged(answers: list[Answer]) -> bool:
+    return any(a.judge is not None for a in answers)
+
+
+def _figures(a) -> dict:
+    names = ("pearson", "qwk", "mae", "exact", "adjacent", "spearman", "mean_difference")
+    return {"n": a.n, **{k: _est(getattr(a, k)) for k in names}}
+
+
+def _est(e) -> dict:
+    return {k: None if v is None else round(v, 4) for k, v in e.model_dump().items()}
+
+
+def review_figures(answers: list[Answer], review_below: float) -> dict:
+    """On the answers the scorer graded: large errors (a quarter of the points) caught by
+    the confidence at 10 / 20 / 30 % review and below the configured threshold."""
+    mine = [a for a in answers if a.confidence is not None and a.score is not None]
+    if not mine:
+        return {}
+    errors = np.array([abs(a.score - a.human) >= 0.25 * a.points - 1e-9 for a in mine])
+    sure = np.array([a.confidence for a in mine])
+    flagged = sure < review_below
+    return {
+        "answers": len(mine),
+        "large_errors": int(errors.sum()),
+        "caught_at_rate": {f"{r:.0%}": round(caught(errors, -sure, r), 3) for r in RATES},
+        "below_threshold": {
+            "threshold": review_below,
+            "reviewed": round(float(flagged.mean()), 3),
+            "caught": round(float(errors[flagged].sum() / max(1, errors.sum())), 3),
+        },
+    }
+
+
+def table_check(answers: list[Answer], table: dict[str, ScorerRow]) -> dict:
+    """The live features against the feature table's (same cohort, no graded answers): the
+    table the default was fit from holds what this evaluation computes."""
+    compared = [(a.features, table[a.id].features.model_dump(exclude_none=True))
+                for a in answers if a.features is not None and a.id in table]  # fmt: skip
+    worst = max((abs(x[k] - y.get(k, math.inf)) for x, y in compared for k in x), default=0.0)
+    return {"answers": len(compared), "largest_difference": worst}
+
+
+def evaluate(data: Dataset, scorer, embedder, settings, judged: dict, args) -> dict:
+    out: dict = {}
+    for setting in dict.fromkeys(e.setting for e in data.exams):
+        exams = [e for e in data.exams if e.setting == setting]
+        answers = [
+            a for e in exams for a in grade_exam(data, e, scorer, embedder, settings, judged)
+        ]
+        out[setting] = {
+            "answers": len(answers),
+            "questions": len(exams),
+            "graded_per_question": sorted({len(e.graded) for e in exams}),
+            "decided_by": dict(sorted(Counter(a.decided for a in answers).items())),
+            "unscored_by_the_judge": sum(a.score is None for a in answers),
+            "rows": rows_of(data, answers, args.bootstrap),
+            "review": review_figures(answers, args.review_below),
+        }
+        if setting == "none" and data.name in ("mohler", "ads"):
+            out[setting]["table_check"] = table_check(answers, args.table)
+        print(f"{data.name} {setting}: {len(answers)} answers", flush=True)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=RESULTS / "scorer_eval.json")
+    parser.add_argument("--bootstrap", type=int, default=1000)
+    parser.add_argument("--review-below", type=float, default=Settings().review_below_confidence,
+                        help="the confidence threshold whose review rate is reported")  # fmt: skip
+    parser.add_argument("--no-judge", action="store_true", help="ignore the judge's readings")
+    parser.add_argument("--datasets", nargs="+", default=["mohler", "ads", "seed_dev", "seed_2"])
+    args = parser.parse_args()
+
+    from grader.embed import Embedder
+
+    settings = settings_for_table()
+    embedder = Embedder(settings.embed_model, batch_size=settings.embed_batch_size)
+    scorer = load_scorer("default")
+    assert scorer is not None
+    judged = {} if args.no_judge else judge_readings("vllm")
+    args.table = {r.id: r for r in load_table()}
+    started = time.perf_counter()
+    result: dict = {
+        "benchmark": "scorer_eval",
+        "code": code_version("grader", "benchmarks/*.py"),
+        "scorer_version": scorer.version,
+        "split": "test parts (benchmarks/splits.py); seeds: both hand-graded sets",
+        "judge_readings": len(judged),
+        "review_below_confidence": args.review_below,
+        "datasets": {},
+    }
+    chosen = [public_dataset(n) for n in ("mohler", "ads") if n in args.datasets]
+    chosen += [d for d in seed_datasets() if d.name in args.datasets]
+    for data in chosen:
+        result["datasets"][data.name] = evaluate(data, scorer, embedder, settings, judged, args)
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    print("\n".join(eval_tables(result)))
+
+
+if __name__ == "__main__":
+    main()

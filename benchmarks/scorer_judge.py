@@ -1,0 +1,145 @@
+"""The production probability judge on Mohler and ADS answers, for the scorer's judge features.
+
+``Pipeline.grade_many`` with ``Settings(judge=..., judge_mode="probability", scorer="none")``,
+one call per question and part: the part's answers to the question are the cohort, the
+sampled ones the batch. Each judged answer's ``features.judge_reading`` (expected points over
+the points, mean entropy of the label distributions) is appended to
+``results/scorer_judge_<backend>.jsonl`` after every question, so a run stopped at its time
+limit (``--max-minutes``: no new question starts after it) goes on where it stopped when run
+again. The sample (``--limit-per-question N``): per question the first N answers of the part by
+sha256("grader-split-v1:judge:" + question + ":" + answer id), a rule fixed before any run.
+
+The table (``scorer_features.py``) takes the ``vllm`` readings; ``--judge scripted`` is a dry
+run of the same path without a model. A reading records the prompt version: when the judge's
+prompt changes, delete the file and run again (``scorer_features.py`` refuses mixed versions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from splits import SALT, Item
+
+from grader.config import Settings
+from grader.engine.features import judge_reading
+from grader.models import Grade, GradeStatus, Submission
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def readings_path(backend: str) -> Path:
+    return RESULTS / f"scorer_judge_{backend}.jsonl"
+
+
+def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "the judge (loads vLLM: run under flock /tmp/grader-heavy.lock)"
+    )
+    group.add_argument("--judge", choices=("vllm", "scripted", "none"), default="none")
+    group.add_argument("--datasets", nargs="+", default=["mohler", "ads"])
+    group.add_argument("--parts", nargs="+", default=["dev", "test"])
+    group.add_argument("--limit-per-question", type=int, default=0, help="0: every answer")
+    group.add_argument("--max-minutes", type=float, default=25.0,
+                       help="start no question after this; run again to go on")  # fmt: skip
+
+
+def judge_sample(items: list[Item], limit: int) -> list[Item]:
+    """Per question the first ``limit`` answers by the seeded rule (all when 0)."""
+    if not limit:
+        return items
+    by_question: dict[str, list[Item]] = defaultdict(list)
+    for item in items:
+        by_question[item.question_id].append(item)
+    chosen = set()
+    for qid, answers in by_question.items():
+        ranked = sorted(answers, key=lambda i: _rank(f"judge:{qid}:{i.id}"))
+        chosen.update(i.id for i in ranked[:limit])
+    return [i for i in items if i.id in chosen]
+
+
+def _rank(key: str) -> str:
+    return hashlib.sha256(f"{SALT}:{key}".encode()).hexdigest()
+
+
+def judge_readings(backend: str = "vllm") -> dict[str, dict]:
+    """Readings by answer id; one prompt version only (a changed prompt means a new run)."""
+    path = readings_path(backend)
+    if not path.exists():
+        return {}
+    found = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    versions = {r["prompt_version"] for r in found if r.get("prompt_version")}
+    if len(versions) > 1:
+        raise SystemExit(f"{path} mixes prompt versions {sorted(versions)}: delete and rerun")
+    return {r["id"]: r for r in found}
+
+
+def reading_line(grade: Grade, dataset: str, question: str) -> dict:
+    """What the table needs from one grade, and where it came from."""
+    judged = grade.details.get("judge_mode") == "probability"
+    reading = judge_reading(grade) if judged and grade.status == GradeStatus.GRADED else None
+    return {
+        "id": grade.submission_id,
+        "dataset": dataset,
+        "question": question,
+        "status": str(grade.status),
+        "rule": None if judged else [str(r.code) for r in grade.review_reasons],
+        "score": grade.score,
+        "share": None if reading is None else round(reading.share, 6),
+        "entropy": None
+        if reading is None or reading.entropy is None
+        else round(reading.entropy, 6),
+        "prompt_version": grade.provenance.get("prompt_version"),
+        "model": grade.provenance.get("model"),
+        "latency_s": grade.provenance.get("latency_s"),
+    }
+
+
+def run_judge(args: argparse.Namespace, embedder) -> bool:
+    """Judge the chosen answers not judged yet; False when the time limit stopped it."""
+    from scorer_features import as_bank, load
+
+    from grader.engine.pipeline import Pipeline
+    from grader.judge import make_judge
+
+    os.environ.setdefault("VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS", "3600")  # see PLAN "Notices"
+    settings = Settings(_env_file=None, judge=args.judge, judge_mode="probability",  # type: ignore[call-arg]
+                        scorer="none", embed_model="multilingual-e5-small")  # fmt: skip
+    path = readings_path(args.judge)
+    done = set(judge_readings(args.judge)) if path.exists() else set()
+    started = time.perf_counter()
+    judge = None
+    for dataset in args.datasets:
+        items, parts, language = load(dataset)
+        bank = as_bank(dataset, items, language)
+        for part in args.parts:
+            chosen = [i for i in items if parts[i.id] == part]
+            wanted = {i.id for i in judge_sample(chosen, args.limit_per_question)} - done
+            for question in bank.questions:
+                batch = [i for i in chosen if i.question_id == question.id and i.id in wanted]
+                if not batch:
+                    continue
+                if (time.perf_counter() - started) / 60 > args.max_minutes:
+                    return False
+                judge = judge or make_judge(settings)
+                pipeline = Pipeline(bank, {}, judge, settings, embedder=embedder)
+                cohort = [_sub(i) for i in chosen if i.question_id == question.id]
+                t0 = time.perf_counter()
+                grades = pipeline.grade_many([_sub(i) for i in batch], cohort=cohort)
+                with path.open("a", encoding="utf-8") as f:
+                    for grade in grades:
+                        line = reading_line(grade, dataset, question.id)
+                        f.write(json.dumps(line, ensure_ascii=False) + "\n")
+                print(f"{dataset} {part} {question.id}: {len(batch)} answers, "
+                      f"{time.perf_counter() - t0:.0f} s", flush=True)  # fmt: skip
+    return True
+
+
+def _sub(item: Item) -> Submission:
+    return Submission(id=item.id, question_id=item.question_id, answer=item.answer,
+                      student=item.id)  # fmt: skip

@@ -1,0 +1,95 @@
+"""Cross-validation by question for the two-stage scorer, grading as production grades.
+
+Two things need shares that a scorer made without seeing the answer's question: stage 2's
+residuals (a graded neighbour's human share minus its stage-1 share), and the grades the
+confidence model learns from (and a refit reports). Folds keep a question's answers together
+(GroupKFold), so a question's graded answers are always on the same side as the question.
+
+``grade_rows`` is the production decision over table rows: graded neighbours' stage-1 shares
+from the scorer without the judge (``GradedPool.build``), the neighbour features, the copy
+rule, then ``ScorerSet.score`` (``grader.engine.scoring.decide``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from grader.calibrate.scorer_rows import ScorerRow, copy_shares, setting_features
+from grader.engine.scorer import AnswerFeatures, Scorer, ScorerSet
+from grader.engine.scoring import decide
+
+FOLDS = 5
+
+
+@dataclass(frozen=True)
+class Graded:
+    """One row graded in one setting: who decided, the share, the features it read."""
+
+    row: ScorerRow
+    setting: str
+    decided: str
+    share: float
+    features: AnswerFeatures
+
+
+def question_folds(rows: Sequence[ScorerRow], folds: int = FOLDS) -> list[np.ndarray]:
+    """The validation indices of each fold; a question's answers share one fold."""
+    from sklearn.model_selection import GroupKFold
+
+    groups = np.array([r.question for r in rows])
+    splits = GroupKFold(n_splits=min(folds, len(set(groups))))
+    return [test for _, test in splits.split(np.zeros(len(rows)), groups=groups)]
+
+
+def oof_base(
+    rows: Sequence[ScorerRow], fit_stage1: Callable[[list[ScorerRow]], list[Scorer]]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """(plain, own): each row's stage-1 share from scorers fit on the other questions;
+    ``plain`` without the judge's reading (what a graded neighbour gets), ``own`` with it."""
+    plain: dict[str, float] = {}
+    own: dict[str, float] = {}
+    for held in question_folds(rows):
+        keep = np.ones(len(rows), dtype=bool)
+        keep[held] = False
+        stage1 = ScorerSet(signals=fit_stage1([r for r, k in zip(rows, keep, strict=True) if k]))
+        for i in held:
+            plain[rows[i].id] = stage1.base(rows[i].features)[1]
+            own[rows[i].id] = stage1.base(rows[i].own_features())[1]
+    return plain, own
+
+
+def grade_rows(
+    rows: Sequence[ScorerRow], scorer: ScorerSet, settings: Sequence[str]
+) -> list[Graded]:
+    """Each row that production's scorer would grade in each setting, graded by ``scorer``.
+    A row's graded neighbours must be among ``rows`` (they are answers of its question)."""
+    shares = {r.id: r.share for r in rows}
+    base = {r.id: scorer.base(r.features)[1] for r in rows}
+    out = []
+    for setting in settings:
+        for row in rows:
+            if not row.scored_in(setting):
+                continue
+            features = setting_features(row, setting, shares, base)
+            decided, share = decide(features, scorer, copy_shares(row, setting, shares))
+            out.append(Graded(row, setting, decided, share, features))
+    return out
+
+
+def cv_grades(
+    rows: Sequence[ScorerRow],
+    fit: Callable[[list[ScorerRow]], ScorerSet],
+    settings: Sequence[str],
+) -> list[Graded]:
+    """Out-of-fold grades: per fold the whole scorer is fit (``fit``) on the other questions,
+    as the shipped scorer meets a new exam, then the fold's answers are graded."""
+    out = []
+    for held in question_folds(rows):
+        keep = np.ones(len(rows), dtype=bool)
+        keep[held] = False
+        scorer = fit([r for r, k in zip(rows, keep, strict=True) if k])
+        out += grade_rows([rows[i] for i in held], scorer, settings)
+    return out

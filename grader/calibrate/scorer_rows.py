@@ -1,0 +1,146 @@
+"""The scorer's training rows: one human-scored answer with every number the fit reads.
+
+A row holds what production computes for the answer (``grader.engine.features.
+answer_features``), the judge's reading when the judge ran, whether a rule scores it without
+the scorer (blank, non-answer, off-topic: production gives 0), and, per setting of graded
+answers (say "5 graded per question"), the graded answers that may be its neighbours with
+their cosines, and the graded answers with its very text (the copy rule). The neighbour
+features then come from ``grader.engine.scorer.neighbour_features``, the function the engine's
+``GradedPool`` calls, with the graded answers' human shares and their stage-1 shares.
+
+The default scorer's table is ``benchmarks/results/scorer_features.jsonl.gz`` (no answer
+text); ``grader.calibrate.scorer_fit.fit_default`` fits the shipped file from its development
+rows.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from grader.engine.scorer import (
+    DEFAULT_K,
+    DEFAULT_TEMPERATURE,
+    AnswerFeatures,
+    neighbour_features,
+)
+
+NO_GRADED = "none"  # the setting without graded answers: every row is evaluated
+
+
+class Neighbours(BaseModel):
+    """A row's graded answers in one setting: never itself; its text's copies apart."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ids: list[str] = Field(default_factory=list, description="may be neighbours, nearest first")
+    sims: list[float] = Field(default_factory=list, description="their cosines to the answer")
+    identical: list[str] = Field(default_factory=list, description="graded with the same text")
+
+
+class JudgeSeen(BaseModel):
+    """The judge's reading of the answer (``features.judge_reading``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    share: float
+    entropy: float | None = None
+    score: float | None = Field(None, description="the judge's grade, without the scorer")
+
+
+class ScorerRow(BaseModel):
+    """One human-scored answer as the scorer's fit and evaluation see it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    question: str = Field(description="group key: answers of one question stay in one fold")
+    dataset: str = ""
+    part: str = Field("", description="dev / test (benchmarks/splits.py); '' for an instructor's")
+    share: float = Field(ge=0, le=1, description="the human score over the points")
+    points: float = Field(gt=0)
+    rule: str | None = Field(None, description="scored 0 by a rule (blank, off_topic), no scorer")
+    features: AnswerFeatures = Field(description="answer_features, without the judge")
+    judge: JudgeSeen | None = None
+    neighbours: dict[str, Neighbours] = Field(
+        default_factory=dict, description="by setting; absent: graded (not scored) there"
+    )
+
+    def scored_in(self, setting: str) -> bool:
+        """Production's scorer grades this answer in ``setting`` (no rule, not graded)."""
+        return self.rule is None and (setting == NO_GRADED or setting in self.neighbours)
+
+    def own_features(self) -> AnswerFeatures:
+        """The features production gives the scorer for this answer: the judge's included."""
+        if self.judge is None:
+            return self.features
+        return self.features.model_copy(
+            update={"judge_share": self.judge.share, "judge_entropy": self.judge.entropy}
+        )
+
+
+def setting_features(
+    row: ScorerRow,
+    setting: str,
+    shares: Mapping[str, float],
+    base: Mapping[str, float] | None,
+    own_base: float | None = None,
+    *,
+    k: int = DEFAULT_K,
+    temperature: float = DEFAULT_TEMPERATURE,
+) -> AnswerFeatures:
+    """The row's features in ``setting``: its own, the neighbour features from its graded
+    answers' human ``shares`` and stage-1 ``base`` shares (as ``GradedPool`` computes them;
+    no residuals without ``base``), and ``own_base`` as ``base_share`` when given (fitting
+    stage 2). ``k`` and ``temperature``: the neighbour rule's (benchmarks try others)."""
+    features = row.own_features()
+    update: dict[str, float | None] = {}
+    if setting != NO_GRADED:
+        found = row.neighbours[setting]
+        update |= neighbour_features(
+            np.array(found.sims, dtype=float),
+            np.array([shares[i] for i in found.ids], dtype=float),
+            None if base is None else np.array([base[i] for i in found.ids], dtype=float),
+            k=k,
+            temperature=temperature,
+        )
+    if own_base is not None:
+        update["base_share"] = own_base
+    return features.model_copy(update=update) if update else features
+
+
+def copy_shares(row: ScorerRow, setting: str, shares: Mapping[str, float]) -> list[float]:
+    """The human shares of the graded answers with the row's very text (the copy rule)."""
+    if setting == NO_GRADED:
+        return []
+    return [shares[i] for i in row.neighbours[setting].identical]
+
+
+def read_rows(path: Path) -> list[ScorerRow]:
+    """A gzipped JSONL table; a bad line fails naming the file and line."""
+    rows = []
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            try:
+                rows.append(ScorerRow.model_validate_json(line))
+            except ValueError as exc:
+                raise ValueError(f"{path}, line {number}: {exc}") from exc
+    return rows
+
+
+def write_rows(path: Path, rows: Iterable[ScorerRow]) -> None:
+    """Deterministic bytes (gzip mtime 0, no None fields): the same rows, the same file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with (
+        gzip.GzipFile(path, "wb", mtime=0) as raw,
+        io.TextIOWrapper(raw, encoding="utf-8") as f,
+    ):
+        for row in rows:
+            payload = row.model_dump(mode="json", exclude_none=True)
+            f.write(json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n")

@@ -1,0 +1,100 @@
+"""fit_default on synthetic rows: both stages, the copy rule, the judge's scorer first when it
+read the answer, confidence models for every kind of grade (no model, no table)."""
+
+import numpy as np
+import pytest
+
+from grader.calibrate.scorer_cv import cv_grades, grade_rows
+from grader.calibrate.scorer_fit import SETTINGS, Design, fit_default, fit_stages, with_judge
+from grader.calibrate.scorer_rows import Neighbours, ScorerRow, setting_features
+from grader.engine.scorer import AnswerFeatures
+
+
+def _rows(seed: int = 0, questions: int = 12, answers: int = 20) -> list[ScorerRow]:
+    """Signals that track a hidden share with noise; the judge reads every other answer; the
+    last answer of each question repeats the first one's text (a copy)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for q in range(questions):
+        shares = rng.uniform(0, 1, answers)
+        for a, share in enumerate(shares):
+
+            def noisy(scale: float, share: float = share) -> float:
+                return float(share + rng.normal(0, scale))
+
+            features = AnswerFeatures(
+                reference_margin=noisy(0.3) * 0.1,
+                semantic_coverage=noisy(0.3),
+                ngram_coverage=noisy(0.3),
+                length_log_ratio=noisy(0.5),
+                cohort_reference_z=noisy(0.4) * 2 - 1,
+            )
+            judge = {"share": min(1.0, max(0.0, noisy(0.15))), "entropy": 0.3} if a % 2 else None
+            rows.append(ScorerRow(id=f"q{q}-a{a}", question=f"q{q}", share=float(share),
+                                  points=5, features=features, judge=judge))  # fmt: skip
+    for q in range(questions):
+        mine = [r for r in rows if r.question == f"q{q}"]
+        graded = {r.id for r in mine[:5]}
+        for me in mine:
+            others = [r for r in mine if r.id != me.id]
+            sims = {r.id: float(0.8 + 0.19 * (1 - abs(r.share - me.share))) for r in others}
+            copy = {mine[0].id, mine[-1].id}
+            for setting, pool in (("graded5", graded), ("all_other", {r.id for r in others})):
+                if setting == "graded5" and me.id in graded:
+                    continue
+                eligible = sorted((i for i in pool if i != me.id and {i, me.id} != copy),
+                                  key=lambda i: -sims[i])  # fmt: skip
+                identical = [i for i in pool if {i, me.id} == copy]
+                me.neighbours[setting] = Neighbours(
+                    ids=eligible, sims=[sims[i] for i in eligible], identical=identical
+                )
+    return rows
+
+
+def test_both_stages_are_fit_and_explainable():
+    rows = _rows()
+    scorers = fit_default(rows, Design(bands=(("all_other", 20), ("graded5", 5))))
+    assert [s.name for s in scorers.signals] == ["signals+cohort", "signals"]
+    assert all(c > 0 for s in scorers.signals for c in s.coef)
+    assert [(g.name, g.min_graded) for g in scorers.graded] == [("graded20+", 20), ("graded5+", 5)]
+    assert scorers.signals[0].trained_on["answers"] == len(rows)
+    assert {c.name for c in scorers.confidence} == {"graded", "signals"}
+
+
+def test_graded_rows_are_decided_as_production_decides():
+    rows = _rows()
+    scorers = fit_stages(rows, Design())
+    graded = grade_rows(rows, scorers, ["none", "all_other"])
+    copies = [g for g in graded if g.decided == "copy"]
+    assert {g.row.id for g in copies} == {f"q{q}-a{a}" for q in range(12) for a in (0, 19)}
+    for g in copies:  # the copy takes its twin's human share
+        twin = g.row.neighbours["all_other"].identical[0]
+        assert g.share == pytest.approx(next(r.share for r in rows if r.id == twin))
+    staged = [g for g in graded if g.setting == "all_other" and g.decided != "copy"]
+    # 18 or 19 neighbours: below the 20+ band, so the 5+ one (no 10+ band without its setting)
+    assert {g.decided for g in staged} == {"graded5+"}
+    none = [g for g in graded if g.setting == "none"]
+    assert len(none) == len(rows) and {g.decided for g in none} == {"signals+cohort"}
+
+
+def test_the_judge_scorer_decides_where_the_judge_read_the_answer():
+    rows = _rows()
+    design = with_judge(Design())
+    scorers = fit_default(rows, design)
+    assert scorers.signals[0].name == "judge+signals+cohort"
+    assert scorers.signals[0].trained_on["answers"] == sum(r.judge is not None for r in rows)
+    names = {c.name for c in scorers.confidence}
+    assert {"graded+judge", "judge", "signals"} <= names
+    shares = {r.id: r.share for r in rows}
+    read, unread = rows[1], rows[2]
+    assert scorers.score(setting_features(read, "none", shares, None))[0] == "judge+signals+cohort"
+    assert scorers.score(setting_features(unread, "none", shares, None))[0] == "signals+cohort"
+    # out-of-fold grades with the judge beat the signals alone on this synthetic data
+    oof = {g.row.id: g.share for g in cv_grades(rows, lambda t: fit_stages(t, design), ["none"])}
+    plain = {
+        g.row.id: g.share for g in cv_grades(rows, lambda t: fit_stages(t, Design()), ["none"])
+    }
+    judged = [r for r in rows if r.judge is not None]
+    error = lambda found: np.mean([abs(found[r.id] - r.share) for r in judged])  # noqa: E731
+    assert error(oof) < error(plain)
+    assert set(SETTINGS) == {"none", "graded5", "graded10", "all_other"}
