@@ -41,6 +41,21 @@ def grade(
             "Default: GRADER_EMBED_MODEL or multilingual-e5-small."
         ),
     ] = None,
+    scorer: Annotated[
+        str | None,
+        typer.Option(
+            help="The calibrated scorer: 'default' (shipped), a scorer file (`grader calibrate "
+            "fit`), or 'none' (the judge's points stand). Default: GRADER_SCORER, else the "
+            "exam's scorer.json beside its rubrics, else the shipped one."
+        ),
+    ] = None,
+    graded: Annotated[
+        Path | None,
+        typer.Option(
+            help="Your scored answers (the calibration CSV: submission_id, question_id, score): "
+            "the scorer leans on the nearest of them; texts from the submissions file."
+        ),
+    ] = None,
 ) -> None:
     """Grade a submissions file into a grades file, resumably, with a summary at the end.
 
@@ -50,7 +65,10 @@ def grade(
     """
     from grader.files.grades import read_grades
 
-    bank, rubrics, settings, pending, done = _load(bank_path, submissions, out, judge, embed_model)
+    bank, rubrics, settings, pending, done = _load(
+        bank_path, submissions, out, {"judge": judge, "embed_model": embed_model, "scorer": scorer}
+    )
+    scored = _graded(graded, bank, rubrics, pending) if graded else []
     todo = [s for s in pending if s.id not in done]
     if done:
         console.print(
@@ -62,24 +80,25 @@ def grade(
     embedder, judge_backend = _models(settings, len(subjective)) if subjective else (None, None)
     from grader.engine.pipeline import Pipeline
 
-    pipeline = Pipeline(bank, rubrics, judge_backend, settings, embedder)
+    pipeline = Pipeline(
+        bank, rubrics, judge_backend, settings, embedder, scorer=_scorer(settings, bank_path)
+    )
     # Off-topic, duplicate and group signals compare each answer with the whole file's
     # answers to its question, graded before or not.
     cohort = [s for s in pending if not bank.get(s.question_id).type.objective]
     # Objective answers first (instant), then the judge's work in batches.
     ordered = [s for s in todo if s not in subjective] + subjective
     try:
-        _grade_into(out, pipeline, ordered, cohort, batch_size)
+        _grade_into(out, pipeline, ordered, cohort, batch_size, scored)
     finally:
         if judge_backend is not None:
             judge_backend.close()
     _summary(read_grades(out), {s.id for s in pending})
 
 
-def _load(
-    bank_path: Path, submissions: Path, out: Path, judge: str | None, embed_model: str | None
-):
-    """Settings, bank, rubrics and submissions, and the ids already graded in ``out``."""
+def _load(bank_path: Path, submissions: Path, out: Path, options: dict[str, str | None]):
+    """Settings (``options`` given on the command line over the environment), bank, rubrics
+    and submissions, and the ids already graded in ``out``."""
     from grader.bank.files import load_bank
     from grader.config import Settings
     from grader.engine.rubrics import load_rubrics
@@ -87,8 +106,7 @@ def _load(
     from grader.files.submissions import read_submissions
 
     try:
-        overrides = {"judge": judge, "embed_model": embed_model}
-        settings = Settings(**{k: v for k, v in overrides.items() if v})
+        settings = Settings(**{k: v for k, v in options.items() if v})
         bank = load_bank(bank_path)
         rubrics = load_rubrics(bank_path, bank)
         pending = read_submissions(submissions, bank)
@@ -119,7 +137,9 @@ def _models(settings, subjective: int):
         raise fail(exc) from exc
 
 
-def _grade_into(out: Path, pipeline, ordered: list, cohort: list, batch_size: int) -> None:
+def _grade_into(
+    out: Path, pipeline, ordered: list, cohort: list, batch_size: int, graded: list
+) -> None:
     """Grade ``ordered`` in batches, each batch's grades appended (and flushed) to ``out``."""
     from grader.files.grades import GradeWriter
 
@@ -136,8 +156,39 @@ def _grade_into(out: Path, pipeline, ordered: list, cohort: list, batch_size: in
         task = progress.add_task("grading", total=len(ordered))
         for start in range(0, len(ordered), batch_size):
             batch = ordered[start : start + batch_size]
-            writer.write(pipeline.grade_many(batch, cohort))
+            writer.write(pipeline.grade_many(batch, cohort, graded))
             progress.advance(task, len(batch))
+
+
+def _scorer(settings, bank_path: Path):
+    """GRADER_SCORER or --scorer, else the exam's scorer.json, else the shipped one."""
+    from grader.engine.scorer_choice import choose_scorer
+
+    if settings.embed_model == "none":
+        return None  # the scorer reads embedding signals: without them the judge decides
+    try:
+        chosen = choose_scorer(settings.scorer, bank_path)
+    except GraderError as exc:
+        raise fail(exc) from exc
+    if chosen.scorer is not None and chosen.source != "default":
+        err.print(f"scorer: {chosen.source} (version {chosen.scorer.version})")
+    return chosen.scorer
+
+
+def _graded(path: Path, bank, rubrics, pending: list) -> list:
+    """The instructor's scored answers (--graded), texts from the submissions file."""
+    from grader.calibrate import question_scales, read_human_scores
+    from grader.calibrate.graded import graded_answers
+
+    try:
+        humans = read_human_scores(path)
+        found = graded_answers(
+            humans, {s.id: s for s in pending}, question_scales(bank, rubrics), path
+        )
+    except GraderError as exc:
+        raise fail(exc) from exc
+    err.print(f"{len(found)} answer(s) you scored: the scorer leans on the nearest of them")
+    return found
 
 
 def _summary(grades: list, submission_ids: set[str]) -> None:
