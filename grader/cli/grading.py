@@ -80,9 +80,8 @@ def grade(
     embedder, judge_backend = _models(settings, len(subjective)) if subjective else (None, None)
     from grader.engine.pipeline import Pipeline
 
-    pipeline = Pipeline(
-        bank, rubrics, judge_backend, settings, embedder, scorer=_scorer(settings, bank_path)
-    )
+    scorer_set = _scorer(settings, bank_path) if embedder is not None else None
+    pipeline = Pipeline(bank, rubrics, judge_backend, settings, embedder, scorer=scorer_set)
     # Off-topic, duplicate and group signals compare each answer with the whole file's
     # answers to its question, graded before or not.
     cohort = [s for s in pending if not bank.get(s.question_id).type.objective]
@@ -161,11 +160,10 @@ def _grade_into(
 
 
 def _scorer(settings, bank_path: Path):
-    """GRADER_SCORER or --scorer, else the exam's scorer.json, else the shipped one."""
+    """GRADER_SCORER or --scorer, else the exam's scorer.json, else the shipped one (the
+    scorer reads embedding signals: without an embedder the judge decides)."""
     from grader.engine.scorer_choice import choose_scorer
 
-    if settings.embed_model == "none":
-        return None  # the scorer reads embedding signals: without them the judge decides
     try:
         chosen = choose_scorer(settings.scorer, bank_path)
     except GraderError as exc:
