@@ -28,10 +28,11 @@ class Settings(BaseSettings):
         description="probability: one forward step per rubric check, points from the label "
         "distribution; verdict: a generated JSON verdict per answer",
     )
-    scorer: str = Field(
-        "default",
+    scorer: str | None = Field(
+        None,
         description="the calibrated scorer that weighs the judge against the other signals: "
-        "'default' (shipped, fit on development data), a scorer file, or 'none' (judge only)",
+        "'default' (shipped, fit on development data), a scorer file, or 'none' (judge only); "
+        "unset: the exam's own scorer (scorer.json beside its rubrics), else the default",
     )
     feedback: Literal["template", "judge"] = Field(
         "template",

@@ -184,11 +184,11 @@ def _calibrate(
     from grader.calibrate import calibrate, compare, read_answers
 
     try:
-        humans, scales, anchors = _calibration_inputs(inputs.human, inputs.bank)
+        humans, scales, anchors = calibration_inputs(inputs.human, inputs.bank)
         answers = read_answers(inputs.submissions) if inputs.submissions else None
-        pairing = _pairing(humans, inputs.grades, inputs.human, scales, answers, anchors)
+        pairing = pairing_of(humans, inputs.grades, inputs.human, scales, answers, anchors)
         earlier = (
-            _pairing(humans, before, inputs.human, scales, answers, anchors) if before else None
+            pairing_of(humans, before, inputs.human, scales, answers, anchors) if before else None
         )
     except GraderError as exc:
         raise fail(exc) from exc
@@ -239,7 +239,8 @@ def _write(result, pairing, comparison, checks, output: Output) -> None:
     print_calibration(result, comparison, checks)
 
 
-def _calibration_inputs(human: Path, bank_path: Path | None):
+def calibration_inputs(human: Path, bank_path: Path | None):
+    """The instructor's scores; with a bank, its point scales and each rubric's anchors."""
     from grader.bank.files import load_bank
     from grader.calibrate import question_scales, read_human_scores
     from grader.engine.rubrics import load_rubrics
@@ -253,33 +254,8 @@ def _calibration_inputs(human: Path, bank_path: Path | None):
     return humans, question_scales(bank, rubrics), anchors
 
 
-def _pairing(humans, grades_path: Path, human_path: Path, scales, answers, anchors):
-    from grader.calibrate import pair_scores
-    from grader.errors import CalibrationError
-    from grader.files.grades import read_grades
-
-    if not grades_path.is_file():
-        raise CalibrationError("no such grades file", file=grades_path)
-    pairing = pair_scores(
-        humans,
-        read_grades(grades_path),
-        human_file=human_path,
-        scales=scales,
-        answers=answers,
-        anchors=anchors,
-    )
-    if not pairing.pairs:
-        raise CalibrationError(
-            f"no answer is scored in both {human_path} and this file "
-            f"({len(pairing.human_only)} graded by the instructor only, "
-            f"{len(pairing.judge_unscored)} not scored by the judge, "
-            f"{len(pairing.excluded_anchors)} anchors left out)",
-            file=grades_path,
-        )
-    return pairing
-
-
-def _pairing(humans, grades_path: Path, human_path: Path, scales, answers, anchors):
+def pairing_of(humans, grades_path: Path, human_path: Path, scales, answers, anchors):
+    """The scores paired with a grades file's; a CalibrationError when none pair."""
     from grader.calibrate import pair_scores
     from grader.errors import CalibrationError
     from grader.files.grades import read_grades

@@ -52,8 +52,54 @@ def print_calibration(result, comparison, checks) -> None:
         console.print("[yellow]not compared:[/] " + "; ".join(unmatched))
 
 
-def _comparison_table(comparison) -> Table:
-    table = Table(title=f"before and after, on the {comparison.common} answers both scored")
+def print_refit(refit) -> None:
+    """A refit's report: before and after overall, then per question, then the bands."""
+    comparison = refit.comparison
+    console.print(
+        _comparison_table(
+            comparison,
+            f"BEFORE (the grades as they are) and AFTER (the refit, {refit.folds} folds, whole "
+            f"questions held out): {refit.answers} answers on {refit.questions} questions",
+        )
+    )
+    first = refit.stage1
+    console.print(
+        f"the refit's first stage alone (no graded neighbours): MAE {_estimate(first.mae)}, "
+        f"Pearson {_estimate(first.pearson)}, QWK {_estimate(first.qwk)}"
+    )
+    table = Table(title="per question, held out")
+    for column in ("question", "n", "MAE before", "MAE after", "Pearson before", "Pearson after"):
+        table.add_column(column, justify="left" if column == "question" else "right")
+    for before, after in zip(comparison.before.questions, comparison.after.questions, strict=True):
+        table.add_row(
+            before.question_id,
+            str(before.n),
+            _estimate(before.mae, interval=False),
+            _estimate(after.mae, interval=False),
+            _estimate(before.pearson, interval=False),
+            _estimate(after.pearson, interval=False),
+        )
+    console.print(table)
+    if refit.bands:
+        bands = Table(title="second stage: the bands that lean on your graded answers")
+        for column in ("graded answers", "answers", "questions", "MAE refit", "MAE base", "kept"):
+            bands.add_column(column, justify="right" if column != "kept" else "left")
+        for b in refit.bands:
+            bands.add_row(
+                f"{b.min_graded}+", str(b.answers), str(b.questions),
+                "—" if b.refit_mae is None else f"{b.refit_mae:.3f}",
+                "—" if b.base_mae is None else f"{b.base_mae:.3f}",
+                f"{b.kept}: {b.why}",
+            )  # fmt: skip
+        console.print(bands)
+    for note in refit.notes:
+        console.print(f"[yellow]note:[/] {note}")
+
+
+def _comparison_table(comparison, title: str | None = None) -> Table:
+    table = Table(
+        title=title or f"before and after, on the {comparison.common} answers both scored"
+    )
     for column in ("", "before", "after", "change"):
         table.add_column(column, justify="right" if column else "left")
     for key, label in METRIC_LABELS:

@@ -72,6 +72,21 @@ def grade(
             "-v); rich; plain."
         ),
     ] = ProgressMode.AUTO,
+    scorer: Annotated[
+        str | None,
+        typer.Option(
+            help="The calibrated scorer: 'default' (shipped), a scorer file (`grader calibrate "
+            "fit`), or 'none' (the judge's points stand). Default: GRADER_SCORER, else the "
+            "exam's scorer.json beside its rubrics, else the shipped one."
+        ),
+    ] = None,
+    graded: Annotated[
+        Path | None,
+        typer.Option(
+            help="Your scored answers (the calibration CSV: submission_id, question_id, score): "
+            "the scorer leans on the nearest of them; texts from the submissions file."
+        ),
+    ] = None,
 ) -> None:
     """Grade a submissions file into a grades file, resumably, with a summary at the end.
 
@@ -81,8 +96,14 @@ def grade(
     """
     from grader.files.grades import read_grades
 
-    overrides = {"judge": judge, "embed_model": embed_model, "judge_chunk": judge_chunk}
+    overrides = {
+        "judge": judge,
+        "embed_model": embed_model,
+        "judge_chunk": judge_chunk,
+        "scorer": scorer,
+    }
     bank, rubrics, settings, pending, done = _load(bank_path, submissions, out, overrides)
+    scored = _graded(graded, bank, rubrics, pending) if graded else []
     todo = [s for s in pending if s.id not in done]
     if done:
         console.print(
@@ -97,7 +118,9 @@ def grade(
     # Off-topic, duplicate and group signals compare each answer with the whole file's
     # answers to its question, graded before or not.
     cohort = [s for s in pending if not bank.get(s.question_id).type.objective]
-    run = Run(out, bank, rubrics, settings, cohort, batch_size)
+    run = Run(
+        out, bank, rubrics, settings, cohort, batch_size, _scorer(settings, bank_path), scored
+    )
     # The libraries are loaded only for subjective answers: only then is there a log to keep.
     log = _log_file(settings) if subjective and not verbose else None
     with (
@@ -146,6 +169,36 @@ def _log_file(settings) -> Path | None:
             f"({escape(str(exc))}): the libraries' output stays on the terminal"
         )
         return None
+
+
+def _scorer(settings, bank_path: Path):
+    """GRADER_SCORER or --scorer, else the exam's scorer.json, else the shipped one (the
+    scorer reads embedding signals: without an embedder the judge decides)."""
+    from grader.engine.scorer_choice import choose_scorer
+
+    try:
+        chosen = choose_scorer(settings.scorer, bank_path)
+    except GraderError as exc:
+        raise fail(exc) from exc
+    if chosen.scorer is not None and chosen.source != "default":
+        err.print(f"scorer: {chosen.source} (version {chosen.scorer.version})")
+    return chosen.scorer
+
+
+def _graded(path: Path, bank, rubrics, pending: list) -> list:
+    """The instructor's scored answers (--graded), texts from the submissions file."""
+    from grader.calibrate import question_scales, read_human_scores
+    from grader.calibrate.graded import graded_answers
+
+    try:
+        humans = read_human_scores(path)
+        found = graded_answers(
+            humans, {s.id: s for s in pending}, question_scales(bank, rubrics), path
+        )
+    except GraderError as exc:
+        raise fail(exc) from exc
+    err.print(f"{len(found)} answer(s) you scored: the scorer leans on the nearest of them")
+    return found
 
 
 def _summary(grades: list, submission_ids: set[str]) -> None:

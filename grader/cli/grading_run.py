@@ -22,7 +22,8 @@ from grader.errors import GraderError
 if TYPE_CHECKING:  # the command line starts fast: the engine is imported when a run needs it
     from grader.config import Settings
     from grader.engine.pipeline import Pipeline
-    from grader.models import Bank, Grade, Rubric, Submission
+    from grader.engine.scorer import ScorerSet
+    from grader.models import Bank, Grade, GradedAnswer, Rubric, Submission
 
 # Judge requests per call in the command line: about a dozen answers' checks in the
 # probability mode, so the display moves every few answers; see benchmarks/README.md for
@@ -41,9 +42,13 @@ class Run:
         settings: Settings,
         cohort: Sequence[Submission],
         batch_size: int,
+        scorer: ScorerSet | None = None,
+        graded: Sequence[GradedAnswer] = (),
     ):
         self.out, self.bank, self.rubrics, self.settings = out, bank, rubrics, settings
         self.cohort, self.batch_size = list(cohort), batch_size
+        # The scorer reads embedding signals: without an embedder the judge's points stand.
+        self.scorer, self.graded = scorer, list(graded)
 
     def objective(self, items: list[Submission], display: Display) -> None:
         """Graded exactly, without a model: instant, and kept even if a model fails later."""
@@ -66,7 +71,10 @@ class Run:
         from grader.engine.pipeline import Pipeline
 
         try:
-            pipeline = Pipeline(self.bank, self.rubrics, judge, self.settings, embedder)
+            scorer = self.scorer if embedder is not None else None
+            pipeline = Pipeline(
+                self.bank, self.rubrics, judge, self.settings, embedder, scorer=scorer
+            )
             progress = _subjective_progress(
                 display, len(items), embedder is not None, judge is not None
             )
@@ -89,7 +97,7 @@ class Run:
         with GradeWriter(self.out) as writer:
             for start in range(0, len(items), self.batch_size):
                 batch = items[start : start + self.batch_size]
-                grades = pipeline.grade_many(batch, self.cohort, progress=progress)
+                grades = pipeline.grade_many(batch, self.cohort, self.graded, progress=progress)
                 writer.write(grades)
                 if check is not None:
                     check(grades)

@@ -91,17 +91,43 @@ class GradedPool:
         vectors: dict[str, np.ndarray],
         scorer: ScorerSet,
     ) -> GradedPool:
+        read = [(g, answer_features(question, rubric, g.answer, s)) for g, s in graded]
+        return cls.from_features(rubric.points, read, vectors, scorer)
+
+    @classmethod
+    def from_features(
+        cls,
+        points: float,
+        graded: Sequence[tuple[GradedAnswer, AnswerFeatures]],
+        vectors: dict[str, np.ndarray] | None,
+        scorer: ScorerSet,
+    ) -> GradedPool:
+        """The pool from the graded answers' own features (a grade's stored ones, when
+        re-scoring). They are read without the judge, as the pipeline reads them: it never
+        judged them. Without ``vectors`` the pool finds copies, not neighbours. Graded answers
+        none of the scorer's first stage can read are left out."""
         import numpy as np
 
-        answers = [g for g, _ in graded]
-        base = [scorer.base(answer_features(question, rubric, g.answer, s))[1] for g, s in graded]
+        bare = {"judge_share": None, "judge_entropy": None}
+        kept, base = [], []
+        for g, features in graded:
+            plain = features.model_copy(update=bare)
+            if any(plain.has(s.features) for s in scorer.signals):
+                kept.append(g)
+                base.append(scorer.base(plain)[1])
+        width = len(next(iter(vectors.values()))) if vectors else 0
         return cls(
-            answers=answers,
-            vectors=np.array([vectors[g.id] for g in answers]) if answers else np.zeros((0, 0)),
-            shares=np.array([min(1.0, g.score / rubric.points) for g in answers]),
+            answers=kept,
+            vectors=np.array([vectors[g.id] for g in kept]) if vectors and kept
+            else np.zeros((len(kept), width)),
+            shares=np.array([min(1.0, g.score / points) for g in kept]),
             base=np.array(base),
-            keys=[match_key(g.answer) for g in answers],
-        )
+            keys=[match_key(g.answer) for g in kept],
+        )  # fmt: skip
+
+    @property
+    def has_vectors(self) -> bool:
+        return self.vectors.ndim == 2 and self.vectors.shape[1] > 0
 
     def copies(self, submission_id: str, answer: str) -> list[GradedAnswer]:
         """Graded answers with the same text (another student's copy, a textbook sentence)."""

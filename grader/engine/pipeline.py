@@ -76,7 +76,10 @@ class Pipeline:
         self.embedder = embedder
         self.mode = MODES[self.settings.judge_mode]
         # The calibrated scorer reads embedding signals: without an embedder the judge decides.
-        self.scorer = scorer or (load_scorer(self.settings.scorer) if embedder else None)
+        # ``scorer``: the caller's choice (``scorer_choice``); else the setting, else the default.
+        self.scorer = scorer or (
+            load_scorer(self.settings.scorer or "default") if embedder else None
+        )
         self._questions = {q.id: q for q in bank.questions}
 
     def grade_many(
@@ -85,6 +88,7 @@ class Pipeline:
         cohort: Sequence[Submission] = (),
         graded: Sequence[GradedAnswer] = (),
         progress: Progress | None = None,
+        scorer: ScorerSet | None = None,
     ) -> list[Grade]:
         """One grade per submission, same order. Question ids must exist in the bank.
 
@@ -94,6 +98,8 @@ class Pipeline:
         rubric's anchors they are the graded neighbours the scorer leans on.
         ``progress``: told as answers are ruled on, embedded, set aside and judged
         (``engine.progress``).
+        ``scorer``: this call's scorer instead of the pipeline's (the service's exam scorer,
+        applied on the instructor pages after the pipeline was built); needs an embedder.
         """
         tell = reporter(progress)
         grades: dict[int, Grade] = {}
@@ -138,7 +144,9 @@ class Pipeline:
                 self.judge, list(work.values()), self.settings, self._embed_model, tell
             )
             grades.update(zip(work, judged, strict=True))
-            self._calibrate(grades, [(i, work[i][0]) for i in work], analyses, rubrics)
+            self._calibrate(
+                grades, [(i, work[i][0]) for i in work], analyses, rubrics, scorer or self.scorer
+            )
         return [grades[i] for i in range(len(submissions))]
 
     def _calibrate(
@@ -147,10 +155,11 @@ class Pipeline:
         judged: list[tuple[int, Submission]],
         analyses: dict[str, QuestionAnalysis],
         rubrics: dict[str, Rubric],
+        scorer: ScorerSet | None,
     ) -> None:
         """The scorer's score for every judged answer, the question's graded answers as its
         neighbours (their pool built once per question)."""
-        if self.scorer is None:
+        if scorer is None:
             return
         pools: dict[str, GradedPool] = {}
         for i, submission in judged:
@@ -161,10 +170,10 @@ class Pipeline:
             question, rubric = self._questions[qid], rubrics[qid]
             if qid not in pools:
                 pools[qid] = GradedPool.build(
-                    question, rubric, analysis.graded, analysis.vectors, self.scorer
+                    question, rubric, analysis.graded, analysis.vectors, scorer
                 )
             grades[i] = calibrated(
-                grades[i], submission, question, rubric, analysis, pools[qid], self.scorer,
+                grades[i], submission, question, rubric, analysis, pools[qid], scorer,
                 self.settings,
             )  # fmt: skip
 

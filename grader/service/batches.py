@@ -2,8 +2,9 @@
 
 It reads only submissions still ``queued`` (a redelivered task finds the rest graded and skips
 them), grades them with one ``grade_many`` per exam and platform — with the platform's other
-answers to the same questions as the cohort that embedding signals compare against — and
-stores the grades in one idempotent transaction. Answers the judge could not reach are not
+answers to the same questions as the cohort that embedding signals compare against, the ones
+an instructor scored as the scorer's graded neighbours, and the exam's scorer (an instructor's
+refit, ``store.scorers``) — and stores the grades in one idempotent transaction. Answers the judge could not reach are not
 stored: they come back for a retry.
 """
 
@@ -32,17 +33,24 @@ def grade_stored(store: Store, graders: Graders, ids: Sequence[int]) -> Outcome:
         by_exam[stored.exam, stored.platform_id].append(stored)
     results: list[tuple[StoredSubmission, Grade]] = []
     outcome = Outcome()
+    applied: dict[str, tuple[str, str] | None] = {}  # per exam, read once per task
     for (exam, platform_id), items in by_exam.items():
         if exam not in graders.exams:
             raise ConfigError(f"exam {exam!r} is not served by this worker (GRADER_BANKS)")
         items.sort(key=lambda s: s.question_id)  # one rubric prefix after another
         pipeline = graders.pipeline(exam)
-        cohort = []
-        if pipeline.embedder is not None:
-            cohort = store.queue.cohort(platform_id, exam, sorted({s.question_id for s in items}))
+        cohort, scored, scorer = [], [], None
+        if pipeline.embedder is not None:  # signals, and the scorer that reads them
+            questions = sorted({s.question_id for s in items})
+            cohort = store.queue.cohort(platform_id, exam, questions)
+            scored = store.queue.graded(platform_id, exam, questions)
+            scorer = graders.scorer(exam, _applied(store, exam, applied))
         external = {str(s.id): s.external_id for s in (*cohort, *items)}
         graded = pipeline.grade_many(
-            [_submission(s) for s in items], [_submission(s) for s in cohort]
+            [_submission(s) for s in items],
+            [_submission(s) for s in cohort],
+            graded=scored,
+            scorer=scorer,
         )
         for stored, grade in zip(items, graded, strict=True):
             if grade.retryable:
@@ -67,6 +75,16 @@ def chunks(items: Iterable[StoredSubmission], size: int) -> list[list[int]]:
     return out
 
 
+def _applied(
+    store: Store, exam: str, seen: dict[str, tuple[str, str] | None]
+) -> tuple[str, str] | None:
+    """The scorer an instructor applied to ``exam`` (version, file text), read once per task."""
+    if exam not in seen:
+        found = store.scorers.applied(exam)
+        seen[exam] = (found.version, found.text) if found else None
+    return seen[exam]
+
+
 def _submission(stored: StoredSubmission) -> Submission:
     # The store's id, not the platform's: two platforms may use the same ids.
     return Submission(
@@ -80,6 +98,11 @@ def _submission(stored: StoredSubmission) -> Submission:
 def _with_platform_ids(grade: Grade, external: dict[str, str]) -> Grade:
     """The grade as the platform knows it: its own submission ids, here and in the signals."""
     update: dict = {"submission_id": external[grade.submission_id]}
+    if "scorer" in grade.details:  # the graded answers it leaned on, by the platform's ids
+        update["details"] = {
+            **grade.details,
+            "scorer": platform_ids(grade.details["scorer"], external),
+        }
     if grade.signals is not None and grade.signals.near_duplicates:
         duplicates = [
             d.model_copy(update={"submission_id": external.get(d.submission_id, d.submission_id)})
@@ -87,3 +110,12 @@ def _with_platform_ids(grade: Grade, external: dict[str, str]) -> Grade:
         ]
         update["signals"] = grade.signals.model_copy(update={"near_duplicates": duplicates})
     return grade.model_copy(update=update)
+
+
+def platform_ids(explained: dict, external: dict[str, str]) -> dict:
+    """``details.scorer`` with its neighbours and copies named by the platform's ids (anchors,
+    ``anchor:…``, keep theirs)."""
+    out = dict(explained)
+    for key in ("neighbours", "copies"):
+        out[key] = [{**n, "id": external.get(n["id"], n["id"])} for n in explained.get(key, [])]
+    return out

@@ -8,6 +8,7 @@ repository per job over it, each in its own module:
 - ``queue``: claims of lost work, a task's submissions and cohort, recording grades;
 - ``outbox``: webhook deliveries;
 - ``reviews``: the instructor pages' rows, human scores, overrides, the review queue;
+- ``scorers``: exam scorers refit on the instructor pages, proposed and applied;
 - ``metrics``: totals for ``/metrics``.
 
 The schema (``schema``) is owned by the Alembic migrations in ``grader/service/migrations``;
@@ -39,6 +40,7 @@ from grader.service.store.records import (
 )
 from grader.service.store.reviews import Reviews
 from grader.service.store.schema import metadata
+from grader.service.store.scorers import Scorers
 
 __all__ = [
     "AnswerRow",
@@ -68,6 +70,7 @@ class Store:
         self.queue = Queue(self.engine)
         self.outbox = Outbox(self.engine)
         self.reviews = Reviews(self.engine)
+        self.scorers = Scorers(self.engine)
         self.metrics = Metrics(self.engine)
 
     def migrate(self) -> None:

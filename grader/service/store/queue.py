@@ -1,5 +1,6 @@
 """The grading queue in the database: claiming submissions whose task may be lost, reading a
-task's submissions and their cohort, and settling them (grades recorded, or dead-lettered).
+task's submissions, their cohort and the instructors' scored answers beside them, and settling
+them (grades recorded, or dead-lettered).
 
 Every write a redelivered task can repeat is idempotent: a grade is unique per (submission,
 rubric version) and inserted-or-ignored, and the submission is marked graded in the same
@@ -14,13 +15,14 @@ from datetime import timedelta
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from grader.models import DeliveryStatus, Grade, SubmissionStatus
+from grader.models import DeliveryStatus, Grade, GradedAnswer, SubmissionStatus
 from grader.service.store import rows
 from grader.service.store.engine import insert_ignore
 from grader.service.store.records import GRADE_EVENT, StoredSubmission, utcnow
 from grader.service.store.schema import (
     dead_letters,
     grades,
+    human_scores,
     platforms,
     review_queue,
     submissions,
@@ -90,6 +92,39 @@ class Queue:
                 .order_by(submissions.c.id)
             ).all()
         return [rows.stored(row) for row in found]
+
+    def graded(
+        self, platform_id: int, exam: str, question_ids: Sequence[str]
+    ) -> list[GradedAnswer]:
+        """A platform's answers to some questions of an exam that an instructor scored, with
+        the newest score of each (the neighbours the scorer leans on). Never another
+        platform's: their students' answers must not shape, or be named in, these grades."""
+        newest = (  # as the pages show it: the score entered last, whoever entered it
+            sa.select(human_scores.c.id)
+            .where(human_scores.c.submission_id == submissions.c.id)
+            .order_by(human_scores.c.created_at.desc(), human_scores.c.id.desc())
+            .limit(1)
+            .correlate(submissions)
+            .scalar_subquery()
+        )
+        with self.engine.connect() as conn:
+            found = conn.execute(
+                sa.select(
+                    submissions.c.id, submissions.c.question_id, submissions.c.answer,
+                    human_scores.c.score,
+                )
+                .join(human_scores, human_scores.c.id == newest)
+                .where(
+                    submissions.c.platform_id == platform_id,
+                    submissions.c.exam == exam,
+                    submissions.c.question_id.in_(list(question_ids)),
+                )
+                .order_by(submissions.c.id)
+            ).all()  # fmt: skip
+        return [
+            GradedAnswer(id=str(r.id), question_id=r.question_id, answer=r.answer, score=r.score)
+            for r in found
+        ]
 
     def record(self, results: Sequence[tuple[StoredSubmission, Grade]]) -> list[int]:
         """Store grades and mark their submissions graded, in one transaction; idempotent.

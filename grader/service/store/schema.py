@@ -149,3 +149,21 @@ service_secrets = sa.Table(
     sa.Column("name", sa.String(100), primary_key=True),
     sa.Column("value", sa.String(200), nullable=False),
 )
+
+# --- exam scorers (migration 0003) ---------------------------------------------------------
+
+exam_scorers = sa.Table(
+    "exam_scorers",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("exam", sa.String(200), nullable=False),
+    sa.Column("version", sa.String(64), nullable=False),  # the file's content hash
+    sa.Column("scorer", sa.Text, nullable=False),  # the scorer file's text, as written
+    sa.Column("report", sa.JSON, nullable=False),  # the refit's before/after agreement
+    sa.Column("created_by", sa.String(100), nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("applied_at", sa.DateTime),  # null: proposed, not applied; newest applied grades
+    sa.Column("applied_by", sa.String(100)),
+    sa.UniqueConstraint("exam", "version", name="uq_exam_scorers_exam_version"),
+    sa.Index("ix_exam_scorers_exam_applied", "exam", "applied_at"),
+)

@@ -1,0 +1,150 @@
+"""Out-of-fold grades of a refit, grouped by question: what the refit would give answers of
+questions it never learned from.
+
+Each answer is read as grading reads it: its own features, then — when the answers' vectors
+are known — its question's other graded answers as neighbours, their residuals measured
+against a first stage that was not fit on that question, and graded copies of its text.
+The second stage's bands are fit, per fold, on training answers read the same way (an inner
+grouped split), so no answer's features ever come from a model that saw its question.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from grader.calibrate.refit_fit import band_of, refit_band, refit_signals
+from grader.calibrate.refit_rows import RefitAnswer
+from grader.engine.features import GradedPool
+from grader.engine.rescoring import decided_share, with_neighbours
+from grader.engine.scorer import AnswerFeatures, Scorer, ScorerSet
+from grader.models import GradedAnswer
+
+Vectors = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Read:
+    """One answer read with a first stage and its pool's graded answers."""
+
+    row: RefitAnswer
+    features: AnswerFeatures  # own, neighbour ones, and base_share
+    copies: list[GradedAnswer]
+
+
+@dataclass
+class OutOfFold:
+    """Per answer (by id): its out-of-fold reading and shares, and the fold it was held out in."""
+
+    read: dict[str, Read] = field(default_factory=dict)
+    stage1: dict[str, float] = field(default_factory=dict)
+    shipped: dict[str, float] = field(default_factory=dict)  # refit stage 1, the base's bands
+    refit: dict[str, float | None] = field(default_factory=dict)  # refit bands, where fit
+    band: dict[str, int | None] = field(default_factory=dict)  # the band that grades it
+    fold: dict[str, int] = field(default_factory=dict)
+    folds: int = 0
+
+
+def grouped_folds(
+    rows: Sequence[RefitAnswer], k: int
+) -> list[tuple[list[RefitAnswer], list[RefitAnswer]]]:
+    """(train, test) splits holding out whole questions (scikit-learn's GroupKFold)."""
+    from sklearn.model_selection import GroupKFold
+
+    groups = [r.question_id for r in rows]
+    splits = GroupKFold(n_splits=min(k, len(set(groups)))).split(np.zeros(len(rows)), groups=groups)
+    return [([rows[i] for i in train], [rows[i] for i in test]) for train, test in splits]
+
+
+def read_answers(
+    rows: Sequence[RefitAnswer], signals: list[Scorer], vectors: Vectors | None
+) -> list[Read]:
+    """Every row read with the first stage ``signals``, its graded neighbours and copies
+    drawn from the rows of its pool (never itself)."""
+    stage1 = ScorerSet(signals=signals)
+    by_pool: dict[str, list[RefitAnswer]] = defaultdict(list)
+    for row in rows:
+        by_pool[row.pool].append(row)
+    out = []
+    for members in by_pool.values():
+        texts = [r for r in members if r.answer is not None]
+        graded = [
+            (GradedAnswer(id=r.id, question_id=r.question_id, answer=r.answer, score=r.human),
+             r.features)
+            for r in texts
+        ]  # fmt: skip
+        pool = GradedPool.from_features(members[0].points, graded, vectors, stage1)
+        for row in members:
+            vector = vectors.get(row.id) if vectors else None
+            features, seen = with_neighbours(row.id, row.answer, row.features, pool, vector)
+            share = stage1.base(features)[1]
+            out.append(Read(row, features.model_copy(update={"base_share": share}), seen.copies))
+    return out
+
+
+def share(read: Read, signals: list[Scorer], bands: Sequence[Scorer]) -> float:
+    scorer = ScorerSet(signals=signals, graded=list(bands))
+    return decided_share(read.features, scorer, read.copies, read.row.points)[1]
+
+
+def out_of_fold(
+    base: ScorerSet, rows: Sequence[RefitAnswer], vectors: Vectors | None, k: int
+) -> OutOfFold:
+    """The refit's grades, question-held-out: its first stage alone, with the base's bands,
+    and with bands fit on the training questions (where they could be)."""
+    result = OutOfFold()
+    splits = grouped_folds(rows, k)
+    result.folds = len(splits)
+    neighbours = vectors is not None and bool(base.graded)
+    for number, (train, test) in enumerate(splits):
+        signals = refit_signals(base, train)
+        bands = _fold_bands(base, train, vectors, k) if neighbours else {}
+        for read in read_answers(test, signals, vectors):
+            rid = read.row.id
+            result.read[rid] = read
+            result.fold[rid] = number
+            result.stage1[rid] = float(read.features.base_share)
+            result.shipped[rid] = share(read, signals, base.graded)
+            band = band_of(base.graded, read.features.graded_count)
+            result.band[rid] = band
+            fitted = bands.get(band) if band is not None else None
+            result.refit[rid] = (
+                share(read, signals, _swap(base.graded, fitted)) if fitted is not None else None
+            )
+    return result
+
+
+def _fold_bands(
+    base: ScorerSet, train: Sequence[RefitAnswer], vectors: Vectors | None, k: int
+) -> dict[int, Scorer]:
+    """Bands fit on ``train``, each answer read with a first stage not fit on its question."""
+    if len({r.question_id for r in train}) < 2:
+        return {}
+    reads = []
+    for inner_train, inner_test in grouped_folds(train, k):
+        reads += read_answers(inner_test, refit_signals(base, inner_train), vectors)
+    return fit_bands(base, reads)
+
+
+def fit_bands(base: ScorerSet, reads: Sequence[Read]) -> dict[int, Scorer]:
+    """A refit of each of the base's bands on the reads routed to it (copies aside: the copy
+    rule grades them), where there are enough."""
+    routed: dict[int, list[tuple[RefitAnswer, AnswerFeatures]]] = defaultdict(list)
+    for read in reads:
+        band = band_of(base.graded, read.features.graded_count)
+        if band is not None and not read.copies:
+            routed[band].append((read.row, read.features))
+    fitted = {}
+    for band in base.graded:
+        model = refit_band(band, routed.get(band.min_graded, []), base)
+        if model is not None:
+            fitted[band.min_graded] = model
+    return fitted
+
+
+def _swap(bands: Sequence[Scorer], fitted: Scorer) -> list[Scorer]:
+    """The bands with ``fitted`` in place of the one with its ``min_graded``."""
+    return [fitted if b.min_graded == fitted.min_graded else b for b in bands]

@@ -1,0 +1,90 @@
+"""The answers a refit learns from: scored by the instructor, decided by the scorer, with the
+features the grade recorded.
+
+A refit never calls a model: every input is in the grades already (``details.scorer.features``,
+the answer's own features) or in the instructor's scores. The answer's text, when known,
+lets graded answers of the same question be neighbours and copies, as they are in grading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from grader.calibrate.tables import ScorePair
+from grader.engine.rescoring import readable, stored_features
+from grader.engine.scorer import AnswerFeatures, ScorerSet
+from grader.errors import CalibrationError
+from grader.models import Grade
+
+# A ridge over up to seven standardised features wants several answers per feature, and at
+# fewer than 30 answers a 95 % interval of Pearson or MAE spans most of the scale.
+MIN_ANSWERS = 30
+# Cross-validation holds out whole questions: with fewer than 3, each fold learns from one or
+# two questions, and the after figures say little about how the refit grades the others.
+MIN_QUESTIONS = 3
+
+
+@dataclass(frozen=True)
+class RefitAnswer:
+    """One answer an instructor scored, as the scorer read it."""
+
+    id: str  # unique among the rows
+    question_id: str
+    pool: str  # graded neighbours come from one pool: the question (one platform's, served)
+    points: float
+    human: float
+    current: float  # the grade's score as it stands
+    features: AnswerFeatures  # the answer's own, as its grade recorded them
+    answer: str | None = None
+
+    @property
+    def share(self) -> float:
+        return min(1.0, self.human / self.points)
+
+
+def refit_answers(
+    pairs: Sequence[ScorePair], grades: Mapping[str, Grade], base: ScorerSet
+) -> tuple[list[RefitAnswer], list[str]]:
+    """The rows of the instructor's answers whose grade the scorer decided; and notes saying
+    what was left out and why. ``grades``: the newest grade per submission id."""
+    rows, unread = [], 0
+    for pair in pairs:
+        grade = grades[pair.submission_id]
+        features = stored_features(grade)
+        if features is None or not readable(base, features):
+            unread += 1
+            continue
+        rows.append(
+            RefitAnswer(
+                id=pair.submission_id,
+                question_id=pair.question_id,
+                pool=pair.question_id,
+                points=pair.max_score,
+                human=pair.human,
+                current=pair.judge,
+                features=features,
+                answer=pair.answer,
+            )
+        )
+    notes = []
+    if unread:
+        notes.append(
+            f"{unread} answer(s) you scored were not graded by the scorer (objective, blank, "
+            "off topic, or graded without answer embeddings): left out"
+        )
+    return rows, notes
+
+
+def check_enough(rows: Sequence[RefitAnswer]) -> None:
+    """A CalibrationError saying the minimum, and why, when the rows are too few to refit."""
+    questions = len({r.question_id for r in rows})
+    if len(rows) >= MIN_ANSWERS and questions >= MIN_QUESTIONS:
+        return
+    raise CalibrationError(
+        f"too few answers to refit the scorer: {len(rows)} answer(s) on {questions} "
+        f"question(s) are scored by you and were graded by the scorer; a refit needs at "
+        f"least {MIN_ANSWERS} answers on at least {MIN_QUESTIONS} questions (its before/after "
+        "figures hold out whole questions, and fewer answers leave intervals that span most "
+        "of the scale). Score more answers, on more questions, then refit."
+    )

@@ -1,0 +1,255 @@
+"""A grade scored again by another scorer, from what the grade recorded: no judge, no model.
+
+Every grade the scorer decided keeps the judge's points (``details.judge_points``) and the
+answer's own features (``details.scorer.features``). A new scorer — an instructor's refit —
+reads those features again. What depends on the scorer or on the graded answers is computed
+afresh: the neighbour features (their residuals are measured against the scorer's first
+stage), the copies and the nearest graded answers, when the caller knows the graded answers
+(``GradedPool.from_features``) and has vectors for the answer; without a pool the copies the
+grade recorded still decide (a human score does not change with the scorer) and the grade
+is scored by its own features alone.
+
+The new grade says what it replaced: ``details.rescored_from`` = the previous score, scorer
+version and who decided.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from grader.engine.features import GradedPool
+from grader.engine.scorer import FEATURE_NAMES, NEIGHBOUR_FEATURES, AnswerFeatures, ScorerSet
+from grader.engine.scoring import Evidence, scored_grade
+from grader.models import (
+    Criterion,
+    Grade,
+    GradedAnswer,
+    GradeStatus,
+    ReviewCode,
+    Rubric,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+OWN_FEATURES = tuple(n for n in FEATURE_NAMES if n not in {*NEIGHBOUR_FEATURES, "base_share"})
+# Review reasons the scorer gives; the judge's own stay with the grade.
+SCORER_REASONS = {ReviewCode.SCORER_DISAGREEMENT, ReviewCode.LOW_CONFIDENCE}
+
+
+def stored_features(grade: Grade) -> AnswerFeatures | None:
+    """The answer's own features as its grade recorded them; None when no scorer decided it
+    (objective, blank, off topic, unscored, or graded without the scorer)."""
+    explained = grade.details.get("scorer")
+    if grade.status != GradeStatus.GRADED or not isinstance(explained, dict):
+        return None
+    recorded = explained.get("features") or {}
+    return AnswerFeatures(**{k: v for k, v in recorded.items() if k in OWN_FEATURES})
+
+
+def readable(scorer: ScorerSet, features: AnswerFeatures) -> bool:
+    """Whether one of the scorer's first-stage models has every feature it needs."""
+    return any(features.has(s.features) for s in scorer.signals)
+
+
+def with_neighbours(
+    submission_id: str,
+    answer: str | None,
+    features: AnswerFeatures,
+    pool: GradedPool | None,
+    vector: np.ndarray | None,
+) -> tuple[AnswerFeatures, Evidence]:
+    """The features with the neighbour ones, and the copies and nearest graded answers, when
+    the pool and the answer's text (copies) and vector (neighbours) are known."""
+    if pool is None or not pool.answers or answer is None:
+        return features, Evidence([], [])
+    copies = pool.copies(submission_id, answer)
+    if vector is None or not pool.has_vectors:
+        return features, Evidence(copies, [])
+    nearby, nearest = pool.neighbours(submission_id, answer, vector)
+    return features.model_copy(update=nearby), Evidence(copies, nearest)
+
+
+def decided_share(
+    features: AnswerFeatures, scorer: ScorerSet, copies: Sequence[GradedAnswer], points: float
+) -> tuple[str, float]:
+    """(who decided, the share), as ``scoring.scored_grade`` decides: a graded copy of the
+    answer's text gives its score, anything else the scorer."""
+    if copies:
+        return "copy", sum(min(1.0, c.score / points) for c in copies) / len(copies)
+    return scorer.score(features)
+
+
+def rescored(
+    grade: Grade,
+    scorer: ScorerSet,
+    review_below: float,
+    *,
+    answer: str | None = None,
+    pool: GradedPool | None = None,
+    vector: np.ndarray | None = None,
+    rubric: Rubric | None = None,
+) -> Grade | None:
+    """``grade`` scored by ``scorer`` from its stored features; None when the scorer cannot
+    (no scorer decided the grade, or none of its models has the features the grade kept).
+
+    ``rubric``, when it is the one the grade was graded against, lets a criterion that gets
+    points now show evidence from its key points; otherwise the grade's own criteria serve.
+    """
+    features = stored_features(grade)
+    if features is None or not readable(scorer, features) or grade.max_score is None:
+        return None
+    if pool is not None:
+        features, seen = with_neighbours(grade.submission_id, answer, features, pool, vector)
+    else:  # the graded answers are unknown: the copies the grade recorded still stand
+        seen = Evidence(_recorded_copies(grade), [])
+    new = scored_grade(
+        judged(grade),
+        answer or "",
+        _rubric(grade, rubric),
+        features,
+        scorer,
+        seen,
+        review_below,
+    )
+    before = grade.details["scorer"]
+    details = dict(new.details)
+    details["rescored_from"] = {
+        "score": grade.score,
+        "scorer_version": before.get("version"),
+        "decided_by": before.get("decided_by"),
+    }
+    return new.model_copy(update={"details": details})
+
+
+def judged(grade: Grade) -> Grade:
+    """The grade as the judge left it, before any scorer: its points per criterion, its own
+    review reasons."""
+    points = grade.details.get("judge_points") or {}
+    criteria = [c.model_copy(update={"points": points.get(c.id, c.points)}) for c in grade.criteria]
+    reasons = [r for r in grade.review_reasons if r.code not in SCORER_REASONS]
+    details = {k: v for k, v in grade.details.items() if k not in {"scorer", "rescored_from"}}
+    return grade.model_copy(
+        update={"criteria": criteria, "review_reasons": reasons, "details": details}
+    )
+
+
+def _recorded_copies(grade: Grade) -> list[GradedAnswer]:
+    return [
+        GradedAnswer(id=c["id"], question_id=grade.question_id, answer="", score=c["score"])
+        for c in grade.details["scorer"].get("copies", [])
+    ]
+
+
+def _rubric(grade: Grade, rubric: Rubric | None) -> Rubric:
+    """``rubric`` when it has the grade's criteria and points; else one made of them."""
+    ids = [c.id for c in grade.criteria]
+    if (
+        rubric is not None
+        and [c.id for c in rubric.criteria] == ids
+        and abs(rubric.points - (grade.max_score or 0)) < 1e-9
+    ):
+        return rubric
+    return Rubric(
+        question_id=grade.question_id,
+        points=grade.max_score,
+        criteria=[
+            Criterion(id=c.id, description="", points=c.max_points)
+            for c in grade.criteria
+            if c.max_points > 0
+        ],
+    )
+
+
+@dataclass
+class Rescoring:
+    """Grades after a re-score, in the order given, and what happened to them."""
+
+    grades: list[Grade] = field(default_factory=list)
+    rescored: int = 0  # scored again by the scorer
+    changed: int = 0  # ... whose score moved
+    kept: int = 0  # left as they were: no scorer decided them, or it lacks their features
+    neighbours: int = 0  # graded answers that served as neighbours or copies
+    unused: list[str] = field(default_factory=list)  # graded answers that could not
+
+
+def rescore_grades(
+    grades: Sequence[Grade],
+    scorer: ScorerSet,
+    review_below: float,
+    *,
+    graded: Sequence[GradedAnswer] | None = None,
+    answers: Mapping[str, str] | None = None,
+    vectors: Mapping[str, np.ndarray] | None = None,
+    rubrics: Mapping[str, Rubric] | None = None,
+) -> Rescoring:
+    """Every grade the scorer can read scored again; the others as they were.
+
+    ``graded``: the human-scored answers, in the grades' id space (one platform's, in the
+    service). Each is a neighbour or a copy through its own grade's stored features (a graded
+    answer without such a grade cannot be read by the scorer and is listed in ``unused``).
+    ``answers`` (id → text) and ``vectors`` (id → unit vector) let them be found: copies need
+    the text, neighbours the vectors. Without ``graded`` the copies each grade recorded stand.
+    """
+    answers, rubrics = answers or {}, rubrics or {}
+    newest = {g.submission_id: g for g in grades}
+    pools, result = {}, Rescoring()
+    if graded is not None:
+        pools, result.unused = _pools(graded, newest, scorer, vectors)
+        result.neighbours = sum(len(p.answers) for p in pools.values())
+    for grade in grades:
+        new = rescored(
+            grade,
+            scorer,
+            review_below,
+            answer=answers.get(grade.submission_id),
+            pool=_pool_of(grade, pools, scorer) if graded is not None else None,
+            vector=vectors.get(grade.submission_id) if vectors else None,
+            rubric=rubrics.get(grade.question_id),
+        )
+        if new is None:
+            result.kept += 1
+            result.grades.append(grade)
+            continue
+        result.rescored += 1
+        result.changed += new.score != grade.score
+        result.grades.append(new)
+    return result
+
+
+def _pool_of(grade: Grade, pools: Mapping[str, GradedPool], scorer: ScorerSet) -> GradedPool:
+    """The question's pool; an empty one when it has no graded answers (then none is a copy,
+    whatever the grade recorded)."""
+    if grade.question_id in pools:
+        return pools[grade.question_id]
+    return GradedPool.from_features(grade.max_score or 1.0, [], None, scorer)
+
+
+def _pools(
+    graded: Sequence[GradedAnswer],
+    newest: Mapping[str, Grade],
+    scorer: ScorerSet,
+    vectors: Mapping[str, np.ndarray] | None,
+) -> tuple[dict[str, GradedPool], list[str]]:
+    """Per question, the graded answers the scorer can read, from their own grades."""
+    by_question: dict[str, list[tuple[GradedAnswer, AnswerFeatures]]] = {}
+    points: dict[str, float] = {}
+    unused = []
+    for g in graded:
+        grade = newest.get(g.id)
+        features = stored_features(grade) if grade is not None else None
+        if features is None or grade.max_score is None or not readable(scorer, features):
+            unused.append(g.id)
+            continue
+        by_question.setdefault(g.question_id, []).append((g, features))
+        points[g.question_id] = grade.max_score
+    usable = dict(vectors) if vectors else None
+    if usable is not None and any(g.id not in usable for g in graded if g.id not in unused):
+        usable = None  # a graded answer without a vector: copies only, never a partial pool
+    pools = {
+        qid: GradedPool.from_features(points[qid], members, usable, scorer)
+        for qid, members in by_question.items()
+    }
+    return pools, unused

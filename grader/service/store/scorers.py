@@ -1,0 +1,155 @@
+"""Exam scorers: refit on the instructor pages from an exam's human scores, proposed, then
+applied to the exam's stored grades.
+
+A refit is kept as a row (the scorer file's text, its version, the before/after report) so
+that the page that shows the report and the form that applies it read the same scorer, and
+so that every worker sees the applied one on its next task. The exam's scorer is the row
+applied last; applying an earlier row again goes back to it.
+
+Applying re-scores the exam's grades in the same transaction that marks the row applied: a
+reader never sees grades from one scorer beside a store that names another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.engine import Connection, Engine
+
+from grader.models import Grade
+from grader.service.store.engine import insert_ignore
+from grader.service.store.records import utcnow
+from grader.service.store.schema import exam_scorers, grades, review_queue
+
+
+@dataclass(frozen=True)
+class ExamScorer:
+    id: int
+    exam: str
+    version: str
+    text: str  # the scorer file, as ``grader.engine.scorer.to_json`` wrote it
+    report: dict
+    created_by: str
+    created_at: datetime
+    applied_at: datetime | None
+    applied_by: str | None
+
+
+@dataclass(frozen=True)
+class Rescored:
+    """One stored grade replaced: the submission, the grade's rubric version, the new grade."""
+
+    submission_id: int  # the store's id
+    grade: Grade
+
+
+class Scorers:
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    def propose(
+        self, exam: str, version: str, text: str, report: dict, instructor: str
+    ) -> ExamScorer:
+        """Keep a refit; the same scorer refit again (same version) updates its report."""
+        values = {"scorer": text, "report": report, "created_by": instructor,
+                  "created_at": utcnow()}  # fmt: skip
+        with self.engine.begin() as conn:
+            updated = conn.execute(
+                exam_scorers.update()
+                .where(exam_scorers.c.exam == exam, exam_scorers.c.version == version)
+                .values(**values)
+            ).rowcount
+            if not updated:
+                insert_ignore(conn, exam_scorers, [{"exam": exam, "version": version, **values}])
+            row = conn.execute(
+                exam_scorers.select().where(
+                    exam_scorers.c.exam == exam, exam_scorers.c.version == version
+                )
+            ).one()
+        return _scorer(row)
+
+    def get(self, exam: str, scorer_id: int) -> ExamScorer | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                exam_scorers.select().where(
+                    exam_scorers.c.id == scorer_id, exam_scorers.c.exam == exam
+                )
+            ).first()
+        return _scorer(row) if row else None
+
+    def applied(self, exam: str) -> ExamScorer | None:
+        """The exam's scorer: the one applied last, or None (the exam's file or the default)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                exam_scorers.select()
+                .where(exam_scorers.c.exam == exam, exam_scorers.c.applied_at.is_not(None))
+                .order_by(exam_scorers.c.applied_at.desc(), exam_scorers.c.id.desc())
+                .limit(1)
+            ).first()
+        return _scorer(row) if row else None
+
+    def apply(self, scorer: ExamScorer, instructor: str, rescored: Sequence[Rescored]) -> None:
+        """Mark ``scorer`` the exam's and replace the grades it re-scored, in one transaction.
+
+        Each grade replaces the stored record of its submission and rubric version (the grade
+        it was computed from). Reviews follow the new grade: one that needs review and has no
+        row gets one, an open one gets the new reasons, or is closed when nothing is left to
+        review; a review an instructor already closed stays closed.
+        """
+        now = utcnow()
+        with self.engine.begin() as conn:
+            for item in rescored:
+                _replace(conn, item, f"{instructor} (scorer {scorer.version})", now)
+            conn.execute(
+                exam_scorers.update()
+                .where(exam_scorers.c.id == scorer.id)
+                .values(applied_at=now, applied_by=instructor)
+            )
+
+
+def _replace(conn: Connection, item: Rescored, resolver: str, now: datetime) -> None:
+    grade = item.grade
+    version = grade.provenance.get("rubric_version") or ""
+    conn.execute(
+        grades.update()
+        .where(grades.c.submission_id == item.submission_id, grades.c.rubric_version == version)
+        .values(
+            status=grade.status.value,
+            score=grade.score,
+            needs_review=grade.needs_review,
+            record=grade.model_dump(mode="json"),
+        )
+    )
+    reasons = [r.model_dump(mode="json") for r in grade.review_reasons]
+    mine = (review_queue.c.submission_id == item.submission_id) & (
+        review_queue.c.rubric_version == version
+    )
+    open_ = mine & review_queue.c.resolved_at.is_(None)
+    if grade.needs_review:
+        conn.execute(review_queue.update().where(open_).values(reasons=reasons))
+        insert_ignore(
+            conn,
+            review_queue,
+            [{"submission_id": item.submission_id, "rubric_version": version,
+              "reasons": reasons, "created_at": now}],
+        )  # fmt: skip
+    else:
+        conn.execute(
+            review_queue.update().where(open_).values(resolved_at=now, resolved_by=resolver[:100])
+        )
+
+
+def _scorer(row) -> ExamScorer:
+    return ExamScorer(
+        id=row.id,
+        exam=row.exam,
+        version=row.version,
+        text=row.scorer,
+        report=row.report,
+        created_by=row.created_by,
+        created_at=row.created_at,
+        applied_at=row.applied_at,
+        applied_by=row.applied_by,
+    )
