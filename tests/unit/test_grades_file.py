@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from grader.cli import app
 from grader.errors import SubmissionError
 from grader.files.grades import GradeWriter, read_grades
-from grader.models import Criterion, Grade, GradeStatus, Method
+from grader.models import Grade, GradeStatus, Method
 from tests.conftest import RUBRICS
 
 

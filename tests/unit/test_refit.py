@@ -155,7 +155,7 @@ def grade(copies=(), reasons=()):
         criteria=[
             CriterionScore(id="C1", points=1, max_points=2, evidence="e1"),
             CriterionScore(id="C2", points=1, max_points=2, evidence="e2"),
-        ],  # fmt: skip
+        ],
         review_reasons=list(reasons),
         details={
             "judge_points": {"C1": 2.0, "C2": 1.6},
@@ -166,7 +166,7 @@ def grade(copies=(), reasons=()):
                 "copies": list(copies),
                 "neighbours": [],
             },
-        },  # fmt: skip
+        },
         provenance={"rubric_version": "r1", "scorer_version": "old"},
     )
 
