@@ -20,3 +20,6 @@ class CountingEmbedder:
             for ch in text:
                 vectors[row, ord(ch) % 64] += 1.0
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+    def load(self) -> None:
+        """Nothing to load: ``grader grade`` shows loading as a step and calls this."""

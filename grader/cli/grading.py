@@ -20,6 +20,50 @@ from grader.cli.grading_run import CLI_JUDGE_CHUNK, Run
 from grader.cli.quiet import libraries_to, log_path
 from grader.errors import GraderError
 
+JudgeChunkOption = Annotated[
+    int | None,
+    typer.Option(
+        min=0,
+        help="Judge requests per call; the progress moves as each call finishes. "
+        f"Default: GRADER_JUDGE_CHUNK or {CLI_JUDGE_CHUNK}; 0: a whole batch per call.",
+    ),
+]
+
+VerboseOption = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        help="The libraries' own output (vLLM, transformers, torch) on the terminal, "
+        "instead of a log file under the cache folder.",
+    ),
+]
+
+ProgressOption = Annotated[
+    ProgressMode,
+    typer.Option(
+        help="auto: live on a terminal, a line per step and advance otherwise (and with "
+        "-v); rich; plain."
+    ),
+]
+
+ScorerOption = Annotated[
+    str | None,
+    typer.Option(
+        help="The calibrated scorer: 'default' (shipped), a scorer file (`grader calibrate "
+        "fit`), or 'none' (the judge's points stand). Default: GRADER_SCORER, else the "
+        "exam's scorer.json beside its rubrics, else the shipped one."
+    ),
+]
+
+GradedOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Your scored answers (the calibration CSV: submission_id, question_id, score): "
+        "the scorer leans on the nearest of them; texts from the submissions file."
+    ),
+]
+
 
 @app.command()
 def grade(
@@ -48,45 +92,11 @@ def grade(
             "Default: GRADER_EMBED_MODEL or multilingual-e5-small."
         ),
     ] = None,
-    judge_chunk: Annotated[
-        int | None,
-        typer.Option(
-            min=0,
-            help="Judge requests per call; the progress moves as each call finishes. "
-            f"Default: GRADER_JUDGE_CHUNK or {CLI_JUDGE_CHUNK}; 0: a whole batch per call.",
-        ),
-    ] = None,
-    verbose: Annotated[
-        bool,
-        typer.Option(
-            "--verbose",
-            "-v",
-            help="The libraries' own output (vLLM, transformers, torch) on the terminal, "
-            "instead of a log file under the cache folder.",
-        ),
-    ] = False,
-    progress: Annotated[
-        ProgressMode,
-        typer.Option(
-            help="auto: live on a terminal, a line per step and advance otherwise (and with "
-            "-v); rich; plain."
-        ),
-    ] = ProgressMode.AUTO,
-    scorer: Annotated[
-        str | None,
-        typer.Option(
-            help="The calibrated scorer: 'default' (shipped), a scorer file (`grader calibrate "
-            "fit`), or 'none' (the judge's points stand). Default: GRADER_SCORER, else the "
-            "exam's scorer.json beside its rubrics, else the shipped one."
-        ),
-    ] = None,
-    graded: Annotated[
-        Path | None,
-        typer.Option(
-            help="Your scored answers (the calibration CSV: submission_id, question_id, score): "
-            "the scorer leans on the nearest of them; texts from the submissions file."
-        ),
-    ] = None,
+    judge_chunk: JudgeChunkOption = None,
+    verbose: VerboseOption = False,
+    progress: ProgressOption = ProgressMode.AUTO,
+    scorer: ScorerOption = None,
+    graded: GradedOption = None,
 ) -> None:
     """Grade a submissions file into a grades file, resumably, with a summary at the end.
 
