@@ -21,7 +21,8 @@ _FULL_WIDTH = {c: c - 0xFEE0 for r in ((0xFF10, 0xFF19), (0xFF21, 0xFF3A), (0xFF
                for c in range(r[0], r[1] + 1)}  # fmt: skip
 _ODD_SPACES = re.compile("[\t\v\f\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 _PAGE_MARK = re.compile(
-    r"第\s*\d+\s*页\s*[,，、/／]?\s*(?:共\s*\d+\s*页)?|共\s*\d+\s*页\s*[,，、]?\s*(?:第\s*\d+\s*页)?"
+    r"第\s*\d+\s*[页頁]\s*[,，、/／]?\s*(?:共\s*\d+\s*[页頁])?"
+    r"|共\s*\d+\s*[页頁]\s*[,，、]?\s*(?:第\s*\d+\s*[页頁])?"
     r"|^\s*[-—–－]\s*\d+\s*[-—–－]\s*$|^\s*\d+\s*/\s*\d+\s*$|^\s*page\s*\d+(?:\s*(?:of|/)\s*\d+)?\s*$",
     re.IGNORECASE,
 )

@@ -18,6 +18,11 @@ def test_page_furniture_becomes_empty_lines_and_line_numbers_stay():
     assert normalise(text).split("\n") == ["期末试卷", "1.题", "", "", "", "", "", "", "2.题"]
 
 
+def test_a_traditional_page_footer_is_furniture_too():
+    text = "期中試卷\n1.題\n第2頁 共2頁\n共 3 頁，第 1 頁\n2.題"
+    assert normalise(text).split("\n") == ["期中試卷", "1.題", "", "", "2.題"]
+
+
 def test_odd_spaces_and_full_width_letters_are_made_plain():
     assert normalise("Ａ．ｄｅｆ\u3000Ｂ．class\u00a0\tＣ．１") == "A．def B．class  C．1"
 

@@ -62,6 +62,17 @@ def test_every_question_imports_fully_or_is_in_the_report(paper):
             assert f"{paper.stem}-{qid}" in reported, (qid, missed, [str(e) for e in report])
 
 
+def test_traditional_page_footers_are_cut_away():
+    """The one first-run miss, fixed after the count: 頁 footers are page furniture."""
+    paper = UNSEEN / "traditional-end-answers.txt"
+    result, _ = first_run(paper)
+    assert all(not missed for missed in result.values()), result
+    bank, _ = import_papers([paper], paper.stem)
+    texts = [q.stem for q in bank.questions] + [str(q.answer) for q in bank.questions]
+    texts += [option for q in bank.questions for option in q.options.values()]
+    assert not [t for t in texts if "頁" in t]
+
+
 if __name__ == "__main__":  # python -m tests.unit.test_paper_unseen: the figures for the README
     total = full = 0
     for paper in PAPERS:
