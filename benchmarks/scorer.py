@@ -42,6 +42,7 @@ from grader.config import Settings
 from grader.engine.features import GradedPool, JudgeReading
 from grader.engine.review_rules import caught
 from grader.engine.rubrics import rubric_for
+from grader.engine.rule_grades import zero_off_topic
 from grader.engine.scorer import ScorerSet, load_scorer
 from grader.engine.scoring import answer_evidence, decide, scorer_confidence, to_points
 from grader.engine.signals import analyze_question, blank_reason
@@ -101,7 +102,7 @@ def grade_exam(
         copies = [min(1.0, c.score / points) for c in seen.copies]
         decided, share = decide(features, scorer, copies)
         plain = features.model_copy(update={"judge_share": None, "judge_entropy": None})
-        off_topic = analysis.signals[item.id].off_topic
+        off_topic = zero_off_topic(analysis.signals[item.id], settings)
         unscored = found is not None and found["status"] != "graded" and not off_topic
         out.append(
             Answer(

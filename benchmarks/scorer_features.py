@@ -43,6 +43,7 @@ from grader.calibrate.scorer_rows import JudgeSeen, Neighbours, ScorerRow, write
 from grader.config import Settings
 from grader.engine.features import answer_features
 from grader.engine.rubrics import rubric_for
+from grader.engine.rule_grades import zero_off_topic
 from grader.engine.signals import analyze_question, blank_reason
 from grader.models import Bank, GradedAnswer, Question, QuestionType, Submission
 from grader.text import match_key
@@ -104,7 +105,9 @@ def question_rows(
     signals = {g.id: s for g, s in analysis.graded}
     rows = []
     for item in items:
-        rule = rules[item.id] or ("off_topic" if signals[item.id].off_topic else None)
+        rule = rules[item.id] or (
+            "off_topic" if zero_off_topic(signals[item.id], settings) else None
+        )
         rows.append(
             ScorerRow(
                 id=item.id,

@@ -91,7 +91,12 @@ class Settings(BaseSettings):
     )
     embed_batch_size: int = Field(16, ge=1)
     offtopic_margin: float = Field(
-        0.025, description="answers closer than this to unrelated text score 0 without the judge"
+        0.025, description="answers closer than this to unrelated text are off topic: review"
+    )
+    offtopic_zero_margin: float = Field(
+        -0.02,
+        description="off-topic answers below this margin score 0 without the judge; those "
+        "between it and offtopic_margin are graded, and go to review",
     )
     coverage_span: float = Field(
         0.12, gt=0, description="cosine above unrelated text at which a key point counts covered"
@@ -105,7 +110,9 @@ class Settings(BaseSettings):
 
     # review
     min_answer_chars: int = Field(2, ge=0, description="shorter answers are blank: 0, no judge")
-    review_below_confidence: float = Field(0.6, ge=0, le=1)
+    review_below_confidence: float = Field(
+        0.62, ge=0, le=1, description="below it a grade goes to review (benchmarks/README.md)"
+    )
     review_derived: Literal["own", "all"] = Field(
         "own",
         description="grades against a derived rubric go to review for their own reasons only "

@@ -23,6 +23,7 @@ from grader.engine.reasons import (
     coverage_reasons,
     duplicate_reasons,
     injection_reason,
+    off_topic_reasons,
     rubric_reasons,
     semantic_reasons,
 )
@@ -58,6 +59,7 @@ def label_grade(item: LabelWork, provenance: dict[str, Any], settings: Settings)
     if item.signals is not None:
         reasons.extend(semantic_reasons(score / rubric.points, item.signals))
         reasons.extend(duplicate_reasons(item.signals))
+        reasons.extend(off_topic_reasons(item.signals))
     if confidence < settings.review_below_confidence:
         reasons.append(
             ReviewReason(code=ReviewCode.LOW_CONFIDENCE, message=f"confidence {confidence:.2f}")

@@ -33,6 +33,7 @@ from grader.engine.rule_grades import (
     objective_grade,
     off_topic_grade,
     rubric_copy_grade,
+    zero_off_topic,
 )
 from grader.engine.scorer import ScorerSet, load_scorer
 from grader.engine.scoring import calibrated
@@ -127,7 +128,7 @@ class Pipeline:
             rubric = rubrics[question.id]
             analysis = analyses.get(question.id)
             signals = analysis.signals[submission.id] if analysis else None
-            if signals is not None and signals.off_topic:
+            if zero_off_topic(signals, self.settings):
                 grades[i] = off_topic_grade(submission, rubric, signals, self._embed_model)
             elif self.judge is None:
                 grades[i] = needs_judge_grade(submission, question, rubric, signals)

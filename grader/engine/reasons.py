@@ -34,6 +34,19 @@ def duplicate_reasons(signals: AnswerSignals | None) -> list[ReviewReason]:
     ]
 
 
+def off_topic_reasons(signals: AnswerSignals | None) -> list[ReviewReason]:
+    """A graded answer that is still nearer unrelated text than the off-topic margin."""
+    if signals is None or not signals.off_topic:
+        return []
+    return [
+        ReviewReason(
+            code=ReviewCode.OFF_TOPIC,
+            message=f"close to unrelated text (margin {signals.topic_margin:+.3f}): "
+            "graded, but check it is on the question",
+        )
+    ]
+
+
 def semantic_reasons(share: float, signals: AnswerSignals) -> list[ReviewReason]:
     """A high score with no key point in sight, or a low one with most of them there."""
     if not signals.key_points:

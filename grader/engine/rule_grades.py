@@ -12,7 +12,7 @@ from typing import Any
 from grader.config import Settings
 from grader.engine.objective import grade_objective
 from grader.engine.provenance import ENGINE, objective_provenance, rule_provenance
-from grader.engine.reasons import duplicate_reasons
+from grader.engine.reasons import duplicate_reasons, off_topic_reasons
 from grader.models import (
     AnswerSignals,
     CriterionScore,
@@ -105,6 +105,17 @@ def rubric_copy_grade(submission: Submission, rubric: Rubric) -> Grade:
     return _zero_by_rule(submission, rubric, "rubric copied", [reason], 0.9, needs_review=True)
 
 
+def zero_off_topic(signals: AnswerSignals | None, settings: Settings) -> bool:
+    """Off topic far enough to score 0 unread. Nearer the line (Mohler's one-line references
+    put on-topic answers there: development answers between the two margins average 2.9 of 5)
+    the answer is graded as any other, and its ``off_topic`` signal sends it to review."""
+    return (
+        signals is not None
+        and signals.off_topic
+        and signals.topic_margin < settings.offtopic_zero_margin
+    )
+
+
 def off_topic_grade(
     submission: Submission, rubric: Rubric, signals: AnswerSignals, embed_model: str | None
 ) -> Grade:
@@ -136,6 +147,7 @@ def needs_judge_grade(
                 message=f"{question.type} questions need the LLM judge; none is configured",
             ),
             *duplicate_reasons(signals),
+            *off_topic_reasons(signals),
         ],
         signals=signals,
         provenance={"engine": ENGINE},

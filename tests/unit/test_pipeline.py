@@ -273,3 +273,24 @@ def test_each_questions_cohort_is_embedded_and_grouped_once_per_call():
     grades = p.grade_many(batch, cohort)
     assert len(embedder.calls) == 2  # one batch of texts per question, cohort included
     assert all(g.signals is not None and g.signals.group for g in grades)
+
+
+@pytest.mark.parametrize("mode", ["verdict", "probability"])
+def test_near_the_off_topic_line_an_answer_is_graded_and_reviewed_far_from_it_zero(mode):
+    """Two margins: below ``offtopic_zero_margin`` 0 unread; between it and
+    ``offtopic_margin`` graded like any answer, with ``off_topic`` among its review reasons."""
+    batch = [sub("累加梯度再更新参数", "s1"), sub("先累加梯度，然后更新参数", "s2")]
+
+    def grade(zero_margin):
+        settings = Settings(
+            judge_mode=mode, scorer="none", offtopic_margin=2.0, offtopic_zero_margin=zero_margin
+        )
+        judge = RecordingJudge(lambda r: reply())
+        p = Pipeline(BANK, {"q1": RUBRIC}, judge, settings, embedder=CountingEmbedder())
+        return p.grade_many(batch), judge
+
+    near, judge = grade(-2.0)  # every margin is below 2.0 and above -2.0
+    assert judge.calls and all(g.method.value == "judge" and g.score for g in near)
+    assert all("off_topic" in {r.code.value for r in g.review_reasons} for g in near)
+    far, judge = grade(2.0)
+    assert not judge.calls and all(g.method.value == "rule" and g.score == 0 for g in far)
