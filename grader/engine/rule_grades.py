@@ -107,7 +107,8 @@ def rubric_copy_grade(submission: Submission, rubric: Rubric) -> Grade:
 
 def zero_off_topic(signals: AnswerSignals | None, settings: Settings) -> bool:
     """Off topic far enough to score 0 unread. Nearer the line (Mohler's one-line references
-    put on-topic answers there: development answers between the two margins average 2.9 of 5)
+    put on-topic answers there: the 49 Mohler development answers below the first margin average
+    2.9 of 5, the 2 below the second both scored 0)
     the answer is graded as any other, and its ``off_topic`` signal sends it to review."""
     return (
         signals is not None
