@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import pytest
@@ -7,6 +8,16 @@ from tests.databases import BACKENDS, fresh_database
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "examples" / "papers"  # the seed papers, kept in the repository
 RUBRICS = ROOT / "rubrics"
+
+
+def objective_submissions(path: Path, count: int = 5) -> Path:
+    """A submissions file of ``count`` answers "C" to the example exam's objective questions
+    (graded without a model)."""
+    rows = ({"id": f"s{i}", "question_id": f"004-s2-q{i}", "answer": "C"}
+            for i in range(1, count + 1))  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
 
 SEED_BANKS = {
     "000_c6a4a222620dd943.txt": "ai_trainer_l2",

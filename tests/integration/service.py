@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -15,9 +16,20 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
+
 from grader.service.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 
 ROOT = Path(__file__).resolve().parents[2]
+
+# The grading-service tests: slow, and they need a redis-server (or GRADER_TEST_REDIS_URL).
+NEEDS_REDIS = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        shutil.which("redis-server") is None and "GRADER_TEST_REDIS_URL" not in os.environ,
+        reason="needs redis-server (Debian package redis-server); CI installs it",
+    ),
+]
 
 
 def free_port() -> int:

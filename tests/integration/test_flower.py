@@ -5,7 +5,6 @@ grading tasks it ran, and refuses requests without the credentials."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from grader.api.keys import new_key
 from grader.config import Settings
 from grader.service.store import Store
 from tests.integration.service import (
+    NEEDS_REDIS,
     ROOT,
     RedisServer,
     SharedRedis,
@@ -26,13 +26,7 @@ from tests.integration.service import (
 )
 from workers.queues import GRADE_QUEUE, GRADE_TASK, IO_QUEUE
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        shutil.which("redis-server") is None and "GRADER_TEST_REDIS_URL" not in os.environ,
-        reason="needs redis-server (Debian package redis-server); CI installs it",
-    ),
-]
+pytestmark = NEEDS_REDIS
 pytest.importorskip("flower", reason="needs the flower extra")
 
 BANK = ROOT / "rubrics" / "grad_accum_engineer.yaml"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import time
 
@@ -21,6 +20,7 @@ from grader.service.exams import load_exams
 from grader.service.store import Store
 from grader.service.store.schema import grades, webhook_deliveries
 from tests.integration.service import (
+    NEEDS_REDIS,
     ROOT,
     RedisServer,
     SharedRedis,
@@ -30,13 +30,7 @@ from tests.integration.service import (
 )
 from workers.dispatch import CeleryDispatcher
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        shutil.which("redis-server") is None and "GRADER_TEST_REDIS_URL" not in os.environ,
-        reason="needs redis-server (Debian package redis-server); CI installs it",
-    ),
-]
+pytestmark = NEEDS_REDIS
 
 BANK = ROOT / "rubrics" / "grad_accum_engineer.yaml"
 EXAM = "grad_accum_engineer"

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from grader.bank.files import load_bank
 from grader.cli import app
-from tests.conftest import ROOT, RUBRICS
+from tests.conftest import ROOT, RUBRICS, objective_submissions
 
 CORPUS = ROOT / "tests" / "data" / "papers"
 
@@ -180,14 +180,7 @@ def test_grade_seed_bank_objective_answers_and_rerun(tmp_path, bank_name):
 
 def test_grade_resumes_after_a_torn_write(tmp_path):
     bank_path = RUBRICS / "grad_accum_engineer.yaml"
-    subs = tmp_path / "subs.jsonl"
-    subs.write_text(
-        "\n".join(
-            json.dumps({"id": f"s{i}", "question_id": f"004-s2-q{i}", "answer": "C"})
-            for i in range(1, 6)
-        )
-        + "\n"
-    )
+    subs = objective_submissions(tmp_path / "subs.jsonl")
     out = tmp_path / "grades.jsonl"
     assert invoke("grade", subs, "--bank", bank_path, "--out", out).exit_code == 0
     lines = out.read_text().splitlines()

@@ -20,7 +20,7 @@ from grader.cli import app
 from grader.errors import SubmissionError
 from grader.files.grades import GradeWriter, read_grades
 from grader.models import Grade, GradeStatus, Method
-from tests.conftest import RUBRICS
+from tests.conftest import RUBRICS, objective_submissions
 
 
 def _grades() -> list[Grade]:
@@ -113,14 +113,7 @@ def test_invalid_utf8_inside_the_file_names_the_line(tmp_path, complete):
 
 def test_grader_grade_keeps_a_last_grade_written_without_its_newline(tmp_path):
     """The reported bug, end to end: a rerun counted the last grade as done and then cut it."""
-    subs = tmp_path / "subs.jsonl"
-    subs.write_text(
-        "\n".join(
-            json.dumps({"id": f"s{i}", "question_id": f"004-s2-q{i}", "answer": "C"})
-            for i in range(1, 6)
-        )
-        + "\n"
-    )
+    subs = objective_submissions(tmp_path / "subs.jsonl")
     out = tmp_path / "grades.jsonl"
     bank = RUBRICS / "grad_accum_engineer.yaml"
     runner = CliRunner()
