@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from grader.cli.app import app, console, err, fail
@@ -52,12 +53,12 @@ def platform_add(
 
     store = _store()
     if store.accounts.platform_by_name(name) is not None:
-        err.print(f"[bold red]error:[/] platform {name!r} exists")
+        err.print(f"[bold red]error:[/] platform {escape(repr(name))} exists")
         raise typer.Exit(code=2)
     _warn_unserved(exam)
     key, secret = new_key(), new_secret()
     store.accounts.add_platform(name, exam, key.key_id, key.key_hash, secret, webhook_url)
-    console.print(f"platform {name} may post to: {', '.join(sorted(set(exam)))}")
+    console.print(escape(f"platform {name} may post to: {', '.join(sorted(set(exam)))}"))
     print(f"api_key={key.key}")
     print(f"webhook_secret={secret}")
 
@@ -70,8 +71,10 @@ def _warn_unserved(exams: list[str]) -> None:
     served = {load_bank(path).name for path in Settings().banks if Path(path).exists()}
     for unknown in sorted(set(exams) - served):
         err.print(
-            f"[yellow]warning:[/] exam {unknown!r} is not among the banks served "
-            f"({', '.join(sorted(served))})"
+            "[yellow]warning:[/] "
+            + escape(
+                f"exam {unknown!r} is not among the banks served ({', '.join(sorted(served))})"
+            )
         )
 
 
@@ -82,7 +85,9 @@ def platform_list() -> None:
     for column in ("name", "exams", "webhook"):
         table.add_column(column)
     for p in _store().accounts.list_platforms():
-        table.add_row(p.name, ", ".join(sorted(p.exams)), p.webhook_url or "")
+        table.add_row(
+            escape(p.name), escape(", ".join(sorted(p.exams))), escape(p.webhook_url or "")
+        )
     console.print(table)
 
 
@@ -113,7 +118,10 @@ def serve(
             exams, dispatcher = load_exams(settings.banks), CeleryDispatcher(settings)
     except GraderError as exc:
         raise fail(exc) from exc
-    err.print(f"serving exams: {', '.join(sorted(exams))} ({'inline' if inline else 'workers'})")
+    err.print(
+        escape(f"serving exams: {', '.join(sorted(exams))}")
+        + f" ({'inline' if inline else 'workers'})"
+    )
     try:
         uvicorn.run(create_app(settings, store, exams, dispatcher), host=host, port=port)
     finally:
@@ -181,12 +189,12 @@ def instructor_add(
 
     store = _store()
     if store.accounts.instructor(name=name) is not None:
-        err.print(f"[bold red]error:[/] instructor {name!r} exists")
+        err.print(f"[bold red]error:[/] instructor {escape(repr(name))} exists")
         raise typer.Exit(code=2)
     _warn_unserved(exam)
     key = new_key(INSTRUCTOR_PREFIX)
     store.accounts.add_instructor(name, exam, key.key_id, key.key_hash)
-    console.print(f"instructor {name} grades: {', '.join(sorted(set(exam)))}")
+    console.print(escape(f"instructor {name} grades: {', '.join(sorted(set(exam)))}"))
     print(f"instructor_key={key.key}")
 
 
@@ -197,5 +205,5 @@ def instructor_list() -> None:
     for column in ("name", "exams"):
         table.add_column(column)
     for i in _store().accounts.list_instructors():
-        table.add_row(i.name, ", ".join(sorted(i.exams)))
+        table.add_row(escape(i.name), escape(", ".join(sorted(i.exams))))
     console.print(table)
