@@ -34,7 +34,18 @@ def db_upgrade() -> None:
     from grader.config import Settings
 
     _store()
-    console.print(f"database at the newest schema: {Settings().database_url}")
+    console.print(f"database at the newest schema: {escape(_masked(Settings().database_url))}")
+
+
+def _masked(url: str) -> str:
+    """The database URL with its password replaced by ``***``, fit for a terminal or a log."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:  # not a URL SQLAlchemy reads: show none of it
+        return "(the URL in GRADER_DATABASE_URL)"
 
 
 @platform_app.command("add")
