@@ -62,6 +62,8 @@ def platform_add(
     from grader.api.keys import new_key
     from grader.service.webhooks import new_secret
 
+    if webhook_url is not None:
+        _check_webhook_url(webhook_url)
     store = _store()
     if store.accounts.platform_by_name(name) is not None:
         err.print(f"[bold red]error:[/] platform {escape(repr(name))} exists")
@@ -72,6 +74,25 @@ def platform_add(
     console.print(escape(f"platform {name} may post to: {', '.join(sorted(set(exam)))}"))
     print(f"api_key={key.key}")
     print(f"webhook_secret={secret}")
+
+
+def _check_webhook_url(url: str) -> None:
+    """Refuse a webhook URL the service must not call; a host that does not resolve now is
+    allowed with a warning (each delivery resolves it again)."""
+    from grader.config import Settings
+    from grader.service.webhook_urls import address_problem
+
+    try:
+        problem = address_problem(url, Settings().webhook_allow_private)
+    except OSError as exc:
+        err.print(
+            f"[yellow]warning:[/] cannot resolve the webhook's host now "
+            f"({escape(str(exc))}): it is checked again at each delivery"
+        )
+        return
+    if problem:
+        err.print(f"[bold red]error:[/] --webhook-url: {escape(problem)}")
+        raise typer.Exit(code=2)
 
 
 def _warn_unserved(exams: list[str]) -> None:

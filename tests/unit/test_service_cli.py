@@ -77,3 +77,35 @@ def test_db_upgrade_masks_a_password_whatever_the_server(monkeypatch):
     assert result.exit_code == 0, result.output
     assert "postgresql+psycopg://grader:***@db:5432/g" in result.output
     assert "s3cret-pw" not in result.output
+
+
+def test_platform_add_refuses_webhooks_into_the_network_unless_allowed(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    monkeypatch.setenv("GRADER_DATABASE_URL", url)
+    monkeypatch.delenv("GRADER_WEBHOOK_ALLOW_PRIVATE", raising=False)
+    add = ["platform", "add", "p", "--exam", "grad_accum_engineer", "--webhook-url"]
+    for hook, why in [
+        ("ftp://acme.example/hook", "scheme ftp: refused: use http or https"),
+        ("http://127.0.0.1:8000/hook", "127.0.0.1, a loopback address"),
+        ("http://localhost:8000/hook", "a loopback address"),
+        ("http://169.254.169.254/latest", "a link-local address"),
+        ("https://192.168.1.20/hook", "a private address"),
+    ]:
+        result = runner.invoke(app, [*add, hook])
+        assert result.exit_code == 2, (hook, result.output)
+        assert why in result.output.replace("\n", ""), result.output
+    assert not (tmp_path / "g.db").exists()  # refused before the database was opened
+    monkeypatch.setenv("GRADER_WEBHOOK_ALLOW_PRIVATE", "true")
+    result = runner.invoke(app, [*add, "http://127.0.0.1:8000/hook"])
+    assert result.exit_code == 0, result.output
+    assert Store(url).accounts.platform_by_name("p").webhook_url == "http://127.0.0.1:8000/hook"
+
+
+def test_platform_add_accepts_a_host_it_cannot_resolve_yet_with_a_warning(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADER_DATABASE_URL", f"sqlite:///{tmp_path / 'g.db'}")
+    monkeypatch.delenv("GRADER_WEBHOOK_ALLOW_PRIVATE", raising=False)
+    result = runner.invoke(
+        app, ["platform", "add", "p", "--exam", "e", "--webhook-url", "https://x.invalid/h"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "checked again at each delivery" in result.output.replace("\n", "")
