@@ -224,7 +224,7 @@ def _vectors(texts: dict[str, str], notes: list[str]):
     if not texts:
         notes.append("no answer texts (--submissions): graded answers are not neighbours")
         return None
-    embedder = make_embedder(Settings(), progress=err.print)
+    embedder = make_embedder(Settings(), progress=lambda m: err.print(escape(m)))
     if embedder is None:
         notes.append(
             "GRADER_EMBED_MODEL=none: graded answers count as copies of an answer's text only, "

@@ -192,7 +192,7 @@ def _scorer(settings, bank_path: Path):
     except GraderError as exc:
         raise fail(exc) from exc
     if chosen.scorer is not None and chosen.source != "default":
-        err.print(f"scorer: {chosen.source} (version {chosen.scorer.version})")
+        err.print(escape(f"scorer: {chosen.source} (version {chosen.scorer.version})"))
     return chosen.scorer
 
 
