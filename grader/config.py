@@ -149,6 +149,11 @@ class Settings(BaseSettings):
     retry_backoff_s: float = Field(2.0, gt=0, description="first retry delay; doubles each time")
     webhook_retries: int = Field(8, ge=0)
     webhook_timeout_s: float = Field(10.0, gt=0)
+    webhook_allow_private: bool = Field(
+        False,
+        description="let webhooks reach loopback, link-local and private addresses (tests, "
+        "a platform inside your network)",
+    )
 
     # instructor pages
     secret_key: SecretStr | None = Field(
