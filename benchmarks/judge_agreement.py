@@ -14,9 +14,11 @@ Both modes run on ONE engine, its prefix cache reset before each data set and mo
 (data set, mode) is written to ``--out`` at once; a rerun skips those already there.
 
     python benchmarks/judge_agreement.py --out benchmarks/results/judge_agreement_1.5b.json \
-        --datasets seed_2 seed_dev ads --per-question 2
+        --datasets seed_2 --per-question 2
     python benchmarks/judge_agreement.py --out benchmarks/results/judge_agreement_1.5b.json \
-        --datasets mohler --per-question 1
+        --datasets ads --per-question 1
+    python benchmarks/judge_agreement.py --out benchmarks/results/judge_agreement_1.5b.json \
+        --datasets mohler --per-question 1 --limit 16
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import numpy as np
 from common import code_version
 from scipy.stats import pearsonr, spearmanr
 from scorer_eval_data import Dataset, public_dataset, seed_datasets
-from scorer_judge import judge_sample
+from scorer_judge import _rank, judge_sample
 from splits import Item
 
 from grader.config import Settings
@@ -43,9 +45,15 @@ from grader.models import Submission
 MODES = ("verdict", "probability")
 
 
-def sample(dataset: Dataset, per_question: int) -> list[Item]:
+def sample(dataset: Dataset, per_question: int, limit: int) -> list[Item]:
+    """The first ``per_question`` answers of each question by the seeded rule; with
+    ``limit``, the first ``limit`` of those by the same rule over the whole data set."""
     items = [i for exam in dataset.exams if exam.setting == "none" for i in exam.scored]
-    return judge_sample(items, per_question)
+    chosen = judge_sample(items, per_question)
+    if limit:
+        keep = {i.id for i in sorted(chosen, key=lambda i: _rank(f"judge:all:{i.id}"))[:limit]}
+        chosen = [i for i in chosen if i.id in keep]
+    return chosen
 
 
 def grade(dataset: Dataset, items: list[Item], judge, mode: str) -> dict:
@@ -112,6 +120,7 @@ def main() -> None:
         "--datasets", nargs="+", default=["seed_2", "seed_dev", "ads", "mohler"]
     )  # fmt: skip
     parser.add_argument("--per-question", type=int, default=2)
+    parser.add_argument("--limit", type=int, default=0, help="at most this many answers (0: all)")
     args = parser.parse_args()
 
     from grader.embed import make_embedder
@@ -131,9 +140,9 @@ def main() -> None:
     try:
         for name in args.datasets:
             dataset = datasets.get(name) or public_dataset(name)
-            items = sample(dataset, args.per_question)
+            items = sample(dataset, args.per_question, args.limit)
             found = report["runs"].setdefault(name, {})
-            found["per_question"] = args.per_question
+            found["per_question"], found["limit"] = args.per_question, args.limit
             for key, shares in baselines(dataset, items, embedder).items():
                 found[key] = agreement(items, shares)
             for mode in MODES:
