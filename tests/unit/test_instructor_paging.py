@@ -6,16 +6,10 @@ import re
 from grader.api.instructor.views import PAGE_SIZE, Pager
 from grader.service.store import AnswerCounts
 from tests.integration.service import wait_for
-from tests.unit.test_instructor_pages import (  # noqa: F401 (fixtures)
-    CHOICE,
-    ESSAY,
-    EXAM,
-    bank_copy,
-    csrf_of,
-    login,
-    service,
-    sid,
-)
+from tests.unit import test_instructor_pages as pages
+from tests.unit.test_instructor_pages import CHOICE, ESSAY, EXAM, csrf_of, login, sid
+
+bank_copy, service = pages.bank_copy, pages.service  # the same fixtures
 
 CARD = re.compile(r'<section class="card[^"]*" id="a(\d+)"')
 NEXT = re.compile(r'<a rel="next" class="next" href="([^"]+)"')

@@ -79,4 +79,4 @@ def test_a_refused_webhook_is_retried_with_backoff_then_given_up(delivery):
     assert waits == [1, 2, None]
     final = store.outbox.delivery(delivery_id)
     assert (final.status, final.attempts) == ("failed", 3)
-    assert store.outbox.due_deliveries() == []
+    assert store.outbox.due_destinations() == []
