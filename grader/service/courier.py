@@ -45,17 +45,22 @@ class Courier:
         self._pool = ThreadPoolExecutor(self._limit, thread_name_prefix="webhook")
         self._lock = threading.Lock()
         self._in_flight: set[int] = set()
+        # tries that ended while ``send_due`` read the outbox: what it read of them may be stale
+        self._finished: set[int] = set()
         self._hosts: Counter[str] = Counter()
 
     def send_due(self) -> list[int]:
         """Start the due deliveries there is room for; returns the ids started."""
         started = []
+        with self._lock:
+            self._finished.clear()
         for delivery_id, url in self.store.outbox.due_destinations():
             host = host_of(url)
             with self._lock:
                 if len(self._in_flight) >= self._limit:
                     break
-                if delivery_id in self._in_flight or self._hosts[host] >= self._per_host:
+                busy = delivery_id in self._in_flight or delivery_id in self._finished
+                if busy or self._hosts[host] >= self._per_host:
                     continue
                 self._in_flight.add(delivery_id)
                 self._hosts[host] += 1
@@ -87,6 +92,7 @@ class Courier:
         finally:
             with self._lock:
                 self._in_flight.discard(delivery_id)
+                self._finished.add(delivery_id)
                 self._hosts[host] -= 1
                 if not self._hosts[host]:
                     del self._hosts[host]

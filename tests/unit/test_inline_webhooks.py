@@ -115,3 +115,40 @@ def test_the_per_host_limit_counts_scheme_host_and_port():
     assert host_of("http://127.0.0.1:8001/a") != host_of("http://127.0.0.1:8002/a")
     assert host_of("https://Acme.example/x") == host_of("https://acme.example/y?z=1")
     assert host_of(None) == ""
+
+
+def test_a_try_that_ends_while_the_outbox_is_read_is_not_started_again(monkeypatch):
+    """The outbox read can predate the try's own update (its retry time, its success): the
+    courier leaves such a delivery to the next round instead of trying it twice."""
+    from grader.service import courier as courier_module
+
+    release, tries = threading.Event(), []
+
+    def deliver(store, delivery_id, **kwargs):
+        tries.append(delivery_id)
+        release.wait(10)
+
+    class Outbox:
+        reads = 0
+
+        def due_destinations(self):
+            Outbox.reads += 1
+            if Outbox.reads == 2:  # the first try ends while this (stale) read is made
+                release.set()
+                wait_for(lambda: courier.in_flight() == 0, 10, "the first try to end")
+            return [(7, "http://127.0.0.1:9/hook")]
+
+    class FakeStore:
+        outbox = Outbox()
+
+    monkeypatch.setattr(courier_module, "deliver", deliver)
+    courier = courier_module.Courier(Settings(), FakeStore())
+    try:
+        assert courier.send_due() == [7]
+        assert courier.send_due() == []  # stale: delivery 7 ended during the read
+        assert courier.send_due() == [7]  # a fresh read: due again, so tried again
+        wait_for(lambda: courier.in_flight() == 0, 10, "the second try to end")
+        assert tries == [7, 7]
+    finally:
+        release.set()
+        courier.close()
