@@ -148,7 +148,13 @@ class Settings(BaseSettings):
     task_retries: int = Field(5, ge=0, description="retries of a grading task (transient errors)")
     retry_backoff_s: float = Field(2.0, gt=0, description="first retry delay; doubles each time")
     webhook_retries: int = Field(8, ge=0)
-    webhook_timeout_s: float = Field(10.0, gt=0)
+    webhook_timeout_s: float = Field(10.0, gt=0, description="each try: connect, send, answer")
+    webhook_concurrency: int = Field(
+        8, ge=1, le=256, description="inline mode: webhook deliveries in flight at once"
+    )
+    webhook_per_host: int = Field(
+        2, ge=1, description="inline mode: of those, at most this many to one host"
+    )
     webhook_allow_private: bool = Field(
         False,
         description="let webhooks reach loopback, link-local and private addresses (tests, "

@@ -14,13 +14,11 @@ import time
 from datetime import timedelta
 from typing import Protocol
 
-import httpx
-
 from grader.config import Settings
 from grader.service.batches import chunks, grade_stored
+from grader.service.courier import Courier
 from grader.service.exams import Graders
 from grader.service.store import Store, StoredSubmission
-from grader.service.webhooks import deliver
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +81,8 @@ class Gatherer:
 
 
 class InlineDispatcher:
-    """No Redis: one thread grades queued submissions from the store and sends webhooks.
+    """No Redis: one thread grades queued submissions from the store and hands the webhooks
+    to a ``Courier``, which sends them on its own threads (a slow platform stalls no grading).
 
     It polls the store rather than an in-memory queue, so after a restart it picks up every
     submission still queued.
@@ -92,7 +91,7 @@ class InlineDispatcher:
     def __init__(self, settings: Settings, store: Store, graders: Graders, poll_s: float = 1.0):
         self.settings, self.store, self.graders = settings, store, graders
         self._poll_s = poll_s
-        self._http = httpx.Client(timeout=settings.webhook_timeout_s)
+        self.courier = Courier(settings, store)
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="inline-grader", daemon=True)
@@ -111,7 +110,7 @@ class InlineDispatcher:
         self._stop.set()
         self._wake.set()
         self._thread.join(timeout=30)
-        self._http.close()
+        self.courier.close()
         self.graders.close()
 
     def _run(self) -> None:
@@ -130,15 +129,7 @@ class InlineDispatcher:
         for ids in chunks(pending, self.settings.batch_size):
             outcome = grade_stored(self.store, self.graders, ids)
             retry = retry or bool(outcome.retry)
-        for delivery_id in self.store.outbox.due_deliveries():
-            deliver(
-                self.store,
-                delivery_id,
-                client=self._http,
-                retries=self.settings.webhook_retries,
-                timeout_s=self.settings.webhook_timeout_s,
-                backoff_s=self.settings.retry_backoff_s,
-                allow_private=self.settings.webhook_allow_private,
-            )
+            self.courier.send_due()  # returns at once: the courier's threads send them
+        self.courier.send_due()  # retries that came due
         if retry:  # the judge is unreachable: wait before asking it again
             self._stop.wait(self.settings.retry_backoff_s)

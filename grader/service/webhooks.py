@@ -107,10 +107,10 @@ def deliver(
     try:
         if client is None:
             with httpx.Client(timeout=timeout_s) as own:
-                response = own.post(delivery.url, content=body, headers=headers)
+                status = _post(own, delivery.url, body, headers)
         else:
-            response = client.post(delivery.url, content=body, headers=headers)
-        error = None if response.is_success else f"HTTP {response.status_code}"
+            status = _post(client, delivery.url, body, headers)
+        error = None if 200 <= status < 300 else f"HTTP {status}"
     except httpx.HTTPError as exc:
         error = f"{type(exc).__name__}: {exc}"
     if error is None:
@@ -130,3 +130,9 @@ def _failed(
     wait = backoff(attempt, backoff_s)
     store.outbox.delivery_failed(delivery.id, error, timedelta(seconds=wait))
     return wait
+
+
+def _post(client: httpx.Client, url: str, body: bytes, headers: dict[str, str]) -> int:
+    """The answer's status; its body is never read (a platform's reply may be any size)."""
+    with client.stream("POST", url, content=body, headers=headers) as response:
+        return response.status_code

@@ -9,7 +9,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from grader.models import Grade, GradeStatus, Method, ReviewReason
-from grader.service.store import IdConflict, NewSubmission, Store
+from grader.service.store import AnswerCounts, IdConflict, NewSubmission, Store
 from grader.service.store.schema import (
     grades,
     metadata,
@@ -163,3 +163,29 @@ def test_an_override_wins_in_reads_exports_and_webhook_payloads(store, platform)
     assert answer.open_review is None  # the override closed the review
     assert store.reviews.add_override(s.id, 0.5, "on second thought", "wang")
     assert store.intake.submission(platform, "s1").grade.score == 0.5  # the newest wins
+
+
+def test_answer_counts_and_pages_come_from_the_database(store, platform):
+    created = store.intake.submit(platform, [new(i, question=f"q{i % 2}") for i in range(7)])
+    stored = [s for s, _ in created]
+    store.queue.record([(s, grade(s, review=s.external_id in {"s0", "s3"})) for s in stored[:5]])
+    instructor_id = store.accounts.add_instructor("li", ["exam1"], "ik", "hash")
+    store.reviews.set_human_score(stored[2].id, instructor_id, 1.0, None)
+    counts = store.reviews.counts("exam1")
+    assert counts == {
+        "q0": AnswerCounts(answers=4, graded=3, human=1, open_reviews=1),  # s0 s2 s4 s6
+        "q1": AnswerCounts(answers=3, graded=2, human=0, open_reviews=1),  # s1 s3 s5
+    }
+    assert store.reviews.counts("exam1", "q1") == {"q1": counts["q1"]}
+    assert store.reviews.counts("other") == {}
+    page = store.reviews.answers("exam1", "q0", offset=1, limit=2)
+    assert [a.submission.external_id for a in page] == ["s2", "s4"]
+    assert page[0].human.score == 1.0 and page[1].submission.grade.score == 1.0
+    assert [a.submission.external_id for a in store.reviews.answers("exam1", open_only=True)] == [
+        "s0",
+        "s3",
+    ]
+    scored = store.reviews.answers("exam1", scored_only=True)
+    assert [a.submission.external_id for a in scored] == ["s2"]
+    assert store.reviews.position(stored[6].id, "exam1", "q0") == 3
+    assert store.reviews.position(stored[6].id, "exam1", "q1") is None

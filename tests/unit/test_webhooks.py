@@ -98,7 +98,7 @@ def test_a_refused_webhook_is_retried_with_backoff_then_given_up(delivery):
     assert waits == [1, 2, None]
     final = store.outbox.delivery(delivery_id)
     assert (final.status, final.attempts) == ("failed", 3)
-    assert store.outbox.due_deliveries() == []
+    assert store.outbox.due_destinations() == []
 
 
 @pytest.mark.parametrize(
@@ -119,7 +119,7 @@ def test_a_webhook_to_an_address_inside_the_network_is_refused_at_delivery(tmp_p
     assert deliver(store, delivery_id, retries=3, timeout_s=1, client=client(204, seen)) is None
     assert seen == []  # nothing was sent
     final = store.outbox.delivery(delivery_id)
-    assert final.status == "failed" and store.outbox.due_deliveries() == []
+    assert final.status == "failed" and store.outbox.due_destinations() == []
     assert _last_error(store, delivery_id).startswith("refused: ") and why in _last_error(
         store, delivery_id
     )

@@ -1,32 +1,37 @@
 """The pages an instructor reads: their exams, an exam's questions with live agreement, one
-question's answers, and the review queue."""
+question's answers, and the review queue. Counts come from the database; long lists are paged
+(``?page=N``) so that no page reads or renders a whole exam."""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from grader.api.instructor.context import Ctx, Who
-from grader.api.instructor.views import DONE, marking, question_page, summary
-from grader.service.store import AnswerRow
+from grader.api.instructor.views import DONE, Pager, marking, question_page, summary
+from grader.service.store import AnswerCounts, AnswerRow
 
 router = APIRouter(prefix="/instructor", include_in_schema=False)
+
+PageNumber = Annotated[int, Query(ge=1, le=10**6)]
+AnswerId = Annotated[int | None, Query(ge=1, le=2**31 - 1)]
 
 
 @router.get("", response_class=HTMLResponse)
 def exam_list(request: Request, who: Who, ctx: Ctx) -> HTMLResponse:
     listed = []
     for name in sorted(who.instructor.exams & ctx.exams.keys()):
-        rows = ctx.store.reviews.answers(name)
+        total = sum(ctx.store.reviews.counts(name).values(), AnswerCounts())
         listed.append(
             {
                 "name": name,
                 "questions": len(ctx.exams[name].bank.questions),
-                "answers": len(rows),
-                "human": sum(r.human is not None for r in rows),
-                "open_reviews": sum(r.open_review is not None for r in rows),
+                "answers": total.answers,
+                "human": total.human,
+                "open_reviews": total.open_reviews,
             }
         )
     return ctx.render(
@@ -37,13 +42,16 @@ def exam_list(request: Request, who: Who, ctx: Ctx) -> HTMLResponse:
 @router.get("/exams/{exam}", response_class=HTMLResponse)
 def question_list(request: Request, exam: str, who: Who, ctx: Ctx) -> HTMLResponse:
     found = ctx.exam_of(who.instructor, exam)
-    by_question: dict[str, list[AnswerRow]] = defaultdict(list)
-    for row in ctx.store.reviews.answers(exam):
-        by_question[row.submission.question_id].append(row)
+    counts = ctx.store.reviews.counts(exam)
+    scored: dict[str, list[AnswerRow]] = defaultdict(list)
+    for row in ctx.store.reviews.answers(exam, scored_only=True):
+        scored[row.submission.question_id].append(row)
     summaries = [
-        summary(q, by_question[q.id], marking(ctx, found, q, by_question[q.id][0]))
+        summary(
+            q, counts[q.id], scored[q.id], marking(ctx, found, q, next(iter(scored[q.id]), None))
+        )
         for q in found.bank.questions
-        if by_question.get(q.id)
+        if q.id in counts
     ]
     return ctx.render(
         request,
@@ -57,14 +65,28 @@ def question_list(request: Request, exam: str, who: Who, ctx: Ctx) -> HTMLRespon
 
 
 @router.get("/exams/{exam}/questions/{question_id}", response_class=HTMLResponse)
-def answers(request: Request, exam: str, question_id: str, who: Who, ctx: Ctx) -> HTMLResponse:
-    return question_page(request, ctx, who, ctx.exam_of(who.instructor, exam), question_id)
+def answers(
+    request: Request,
+    exam: str,
+    question_id: str,
+    who: Who,
+    ctx: Ctx,
+    page: PageNumber = 1,
+    at: AnswerId = None,
+) -> HTMLResponse:
+    """One page of the question's answers; ``at``: the page with that answer on it."""
+    found = ctx.exam_of(who.instructor, exam)
+    return question_page(request, ctx, who, found, question_id, page=page, at=at)
 
 
 @router.get("/exams/{exam}/review", response_class=HTMLResponse)
-def review_queue(request: Request, exam: str, who: Who, ctx: Ctx) -> HTMLResponse:
+def review_queue(
+    request: Request, exam: str, who: Who, ctx: Ctx, page: PageNumber = 1
+) -> HTMLResponse:
     found = ctx.exam_of(who.instructor, exam)
-    rows = [r for r in ctx.store.reviews.answers(exam) if r.open_review is not None]
+    total = sum(ctx.store.reviews.counts(exam).values(), AnswerCounts()).open_reviews
+    pager = Pager.of(total, page)
+    rows = ctx.store.reviews.answers(exam, open_only=True, offset=pager.offset, limit=pager.size)
     return ctx.render(
         request,
         "review.html.j2",
@@ -72,6 +94,7 @@ def review_queue(request: Request, exam: str, who: Who, ctx: Ctx) -> HTMLRespons
         csrf=who.session.csrf,
         exam=found,
         rows=rows,
+        pager=pager,
         scales={
             r.submission.id: marking(ctx, found, found.bank.get(r.submission.question_id), r)
             for r in rows

@@ -14,7 +14,7 @@ from grader.api.instructor.forms import FormError, criterion_field
 from grader.engine.rubrics import rubric_for
 from grader.models import Criterion, GradeStatus, Question
 from grader.service.exams import Exam
-from grader.service.store import AnswerRow
+from grader.service.store import AnswerCounts, AnswerRow
 
 if TYPE_CHECKING:
     from grader.calibrate import Agreement
@@ -25,6 +25,47 @@ DONE = {
     "anchor": "Answer promoted to an anchor.",
     "accept": "Judge's grade accepted.",
 }
+
+
+PAGE_SIZE = 50  # answers per page: a question page stays readable with 1,000 long answers
+
+
+@dataclass(frozen=True)
+class Pager:
+    """One page of a long list: which page, how many in all, and what the page holds."""
+
+    page: int
+    total: int
+    size: int = PAGE_SIZE
+
+    @classmethod
+    def of(cls, total: int, page: int, size: int = PAGE_SIZE) -> Pager:
+        """Page ``page`` of ``total`` items; past the last page is the last page."""
+        return cls(max(1, min(page, -(-total // size))), total, size)
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.size))
+
+    @property
+    def offset(self) -> int:
+        return (self.page - 1) * self.size
+
+    @property
+    def first(self) -> int:
+        return min(self.offset + 1, self.total)
+
+    @property
+    def last(self) -> int:
+        return min(self.offset + self.size, self.total)
+
+
+def page_of(ctx: Pages, exam: str, question_id: str, submission_id: int | None, page: int) -> int:
+    """The page of the question's answers that has ``submission_id``, else ``page``."""
+    if submission_id is None:
+        return page
+    position = ctx.store.reviews.position(submission_id, exam, question_id)
+    return page if position is None else position // PAGE_SIZE + 1
 
 
 @dataclass(frozen=True)
@@ -56,13 +97,16 @@ def marking(ctx: Pages, exam: Exam, question: Question, row: AnswerRow | None = 
     return Marking(question.points or ctx.settings.default_objective_points, [])
 
 
-def summary(question: Question, rows: list[AnswerRow], points: Marking) -> QuestionSummary:
-    """Counts, and agreement over the answers scored by both a human and the judge."""
+def summary(
+    question: Question, counts: AnswerCounts, scored: list[AnswerRow], points: Marking
+) -> QuestionSummary:
+    """The counts, and agreement over the ``scored`` answers (those an instructor scored) that
+    the judge graded too."""
     from grader.calibrate import agreement  # the calibrate extra: numpy, SciPy, scikit-learn
 
     pairs = [
         (r.human.score, r.submission.grade.score)
-        for r in rows
+        for r in scored
         if r.human is not None
         and r.submission.grade is not None
         and r.submission.grade.status == GradeStatus.GRADED
@@ -70,10 +114,10 @@ def summary(question: Question, rows: list[AnswerRow], points: Marking) -> Quest
     ]
     return QuestionSummary(
         question=question,
-        answers=len(rows),
-        graded=sum(r.submission.grade is not None for r in rows),
-        human=sum(r.human is not None for r in rows),
-        open_reviews=sum(r.open_review is not None for r in rows),
+        answers=counts.answers,
+        graded=counts.graded,
+        human=counts.human,
+        open_reviews=counts.open_reviews,
         agreement=(
             agreement([h for h, _ in pairs], [j for _, j in pairs], points.max_score, bootstrap=0)
             if pairs
@@ -89,14 +133,21 @@ def question_page(
     exam: Exam,
     question_id: str,
     *,
+    page: int = 1,
+    at: int | None = None,
     error: FormError | str | None = None,
     error_answer: int | None = None,
 ) -> HTMLResponse:
-    """A question with its rubric and every answer; 422 when re-shown with a form's error."""
+    """A question with its rubric and one page of its answers (the page with answer ``at``,
+    or ``error_answer``, when given); 422 when re-shown with a form's error."""
     question = exam.bank.get(question_id)
     if question is None:
         raise HTTPException(404, f"no question {question_id!r} in {exam.name}")
-    rows = ctx.store.reviews.answers(exam.name, question_id)
+    reviews = ctx.store.reviews
+    counts = reviews.counts(exam.name, question_id).get(question_id, AnswerCounts())
+    pager = Pager.of(counts.answers, page_of(ctx, exam.name, question_id, error_answer or at, page))
+    rows = reviews.answers(exam.name, question_id, offset=pager.offset, limit=pager.size)
+    scored = reviews.answers(exam.name, question_id, scored_only=True)
     rubric = None if question.type.objective else rubric_for(question, exam.rubrics)
     points = marking(ctx, exam, question, rows[0] if rows else None)
     return ctx.render(
@@ -111,7 +162,8 @@ def question_page(
         anchors={a.id for a in rubric.anchors} if rubric else set(),
         scale=points,
         rows=rows,
-        summary=summary(question, rows, points),
+        pager=pager,
+        summary=summary(question, counts, scored, points),
         criterion_field=criterion_field,
         error=str(error) if error else None,
         error_answer=error_answer,
@@ -120,10 +172,12 @@ def question_page(
 
 
 def back_to(row: AnswerRow, form: dict[str, str], done: str) -> RedirectResponse:
-    """After a form: back to the review queue or to the answer on its question page."""
+    """After a form: back to the review queue's page or to the answer on its question page."""
     s = row.submission
     if form.get("back") == "review":
+        page = form.get("page", "")
         url = f"/instructor/exams/{s.exam}/review?done={done}"
+        url += f"&page={page}" if page.isascii() and page.isdigit() and len(page) < 10 else ""
     else:
-        url = f"/instructor/exams/{s.exam}/questions/{s.question_id}?done={done}#a{s.id}"
+        url = f"/instructor/exams/{s.exam}/questions/{s.question_id}?done={done}&at={s.id}#a{s.id}"
     return RedirectResponse(url, status_code=303)

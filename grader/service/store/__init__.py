@@ -26,6 +26,7 @@ from grader.service.store.metrics import Metrics
 from grader.service.store.outbox import Outbox
 from grader.service.store.queue import Queue
 from grader.service.store.records import (
+    AnswerCounts,
     AnswerRow,
     Delivery,
     HumanEntry,
@@ -43,6 +44,7 @@ from grader.service.store.schema import metadata
 from grader.service.store.scorers import Scorers
 
 __all__ = [
+    "AnswerCounts",
     "AnswerRow",
     "Delivery",
     "HumanEntry",

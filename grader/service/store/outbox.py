@@ -85,20 +85,22 @@ class Outbox:
                 .values(**values)
             )
 
-    def due_deliveries(self, limit: int = 1000) -> list[int]:
-        """Pending deliveries whose next attempt is due."""
+    def due_destinations(self, limit: int = 1000) -> list[tuple[int, str | None]]:
+        """Pending deliveries whose next attempt is due, with the URL each goes to."""
         with self.engine.connect() as conn:
-            return list(
-                conn.execute(
-                    sa.select(webhook_deliveries.c.id)
+            return [
+                (row.id, row.webhook_url)
+                for row in conn.execute(
+                    sa.select(webhook_deliveries.c.id, platforms.c.webhook_url)
+                    .join(platforms, platforms.c.id == webhook_deliveries.c.platform_id)
                     .where(
                         webhook_deliveries.c.status == _PENDING,
                         webhook_deliveries.c.next_attempt_at <= utcnow(),
                     )
                     .order_by(webhook_deliveries.c.id)
                     .limit(limit)
-                ).scalars()
-            )
+                )
+            ]
 
     def claim_overdue_deliveries(self, late_by: timedelta, limit: int = 10_000) -> list[int]:
         """Pending deliveries ``late_by`` past their time (their task is likely lost), claimed

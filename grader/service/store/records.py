@@ -123,6 +123,24 @@ class AnswerRow:
     open_review: list[dict] | None  # the reasons, while the review is not resolved
 
 
+@dataclass(frozen=True)
+class AnswerCounts:
+    """One question's answers as the instructor pages count them, in SQL."""
+
+    answers: int = 0
+    graded: int = 0  # with a grade from the judge
+    human: int = 0  # scored by an instructor
+    open_reviews: int = 0
+
+    def __add__(self, other: AnswerCounts) -> AnswerCounts:
+        return AnswerCounts(
+            self.answers + other.answers,
+            self.graded + other.graded,
+            self.human + other.human,
+            self.open_reviews + other.open_reviews,
+        )
+
+
 def overridden(grade: Grade, override: Override | None) -> Grade:
     """The grade a platform sees: the override's score, the judge's grade kept in details."""
     if override is None:

@@ -8,9 +8,10 @@ from sqlalchemy.engine import Connection, Engine
 
 from grader.service.store import rows
 from grader.service.store.engine import insert_ignore
-from grader.service.store.records import AnswerRow, HumanEntry, utcnow
+from grader.service.store.records import AnswerCounts, AnswerRow, HumanEntry, utcnow
 from grader.service.store.schema import (
     grade_overrides,
+    grades,
     human_scores,
     instructors,
     review_queue,
@@ -22,23 +23,84 @@ class Reviews:
     def __init__(self, engine: Engine):
         self.engine = engine
 
-    def answers(self, exam: str, question_id: str | None = None) -> list[AnswerRow]:
-        """Every submission to an exam (all platforms) with the judge's newest grade, the newest
-        human score, the newest override and the open review, in submission order."""
+    def answers(
+        self,
+        exam: str,
+        question_id: str | None = None,
+        *,
+        open_only: bool = False,
+        scored_only: bool = False,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[AnswerRow]:
+        """Submissions to an exam (all platforms) with the judge's newest grade, the newest
+        human score, the newest override and the open review, in submission order: those with
+        an open review or a human score only when asked, ``limit`` of them from ``offset``."""
         where = [submissions.c.exam == exam]
         if question_id is not None:
             where.append(submissions.c.question_id == question_id)
-        return self._answer_rows(where)
+        if open_only:
+            where.append(_has_open_review())
+        if scored_only:
+            where.append(_has_human_score())
+        return self._answer_rows(where, offset, limit)
 
     def answer(self, submission_id: int) -> AnswerRow | None:
         """One submission by the store's own id (the instructor pages' handle)."""
         found = self._answer_rows([submissions.c.id == submission_id])
         return found[0] if found else None
 
-    def _answer_rows(self, where: list) -> list[AnswerRow]:
-        ids = sa.select(submissions.c.id).where(*where)
+    def counts(self, exam: str, question_id: str | None = None) -> dict[str, AnswerCounts]:
+        """Per question of the exam that has answers: how many, graded, scored by an
+        instructor, with an open review; counted by the database, no answer read."""
+
+        def how_many(condition: sa.ColumnElement[bool]) -> sa.ColumnElement:
+            return sa.func.sum(sa.case((condition, 1), else_=0))
+
+        where = [submissions.c.exam == exam]
+        if question_id is not None:
+            where.append(submissions.c.question_id == question_id)
+        graded = sa.exists().where(grades.c.submission_id == submissions.c.id)
+        query = (
+            sa.select(
+                submissions.c.question_id,
+                sa.func.count(submissions.c.id),
+                how_many(graded),
+                how_many(_has_human_score()),
+                how_many(_has_open_review()),
+            )
+            .where(*where)
+            .group_by(submissions.c.question_id)
+        )
         with self.engine.connect() as conn:
-            found = conn.execute(rows.with_newest_grade(*where)).all()
+            found = conn.execute(query).all()
+        return {q: AnswerCounts(*(int(n or 0) for n in counts)) for q, *counts in found}
+
+    def position(self, submission_id: int, exam: str, question_id: str) -> int | None:
+        """How many of the question's answers come before this one (for its page); None when
+        it is not an answer to that question."""
+        same = [submissions.c.exam == exam, submissions.c.question_id == question_id]
+        with self.engine.connect() as conn:
+            if (
+                conn.execute(
+                    sa.select(submissions.c.id).where(*same, submissions.c.id == submission_id)
+                ).first()
+                is None
+            ):
+                return None
+            return conn.execute(
+                sa.select(sa.func.count()).where(*same, submissions.c.id < submission_id)
+            ).scalar_one()
+
+    def _answer_rows(
+        self, where: list, offset: int = 0, limit: int | None = None
+    ) -> list[AnswerRow]:
+        page = rows.with_newest_grade(*where).offset(offset).limit(limit)
+        ids = sa.select(submissions.c.id).where(*where)
+        if offset or limit is not None:
+            ids = ids.order_by(submissions.c.id).offset(offset).limit(limit)
+        with self.engine.connect() as conn:
+            found = conn.execute(page).all()
             overrides = rows.newest_overrides(conn, ids)
             humans: dict[int, HumanEntry] = {}
             for h in conn.execute(
@@ -125,3 +187,13 @@ def _resolve(conn: Connection, submission_id: int, instructor: str, now) -> int:
         .where(review_queue.c.submission_id == submission_id, review_queue.c.resolved_at.is_(None))
         .values(resolved_at=now, resolved_by=instructor)
     ).rowcount
+
+
+def _has_open_review() -> sa.Exists:
+    return sa.exists().where(
+        review_queue.c.submission_id == submissions.c.id, review_queue.c.resolved_at.is_(None)
+    )
+
+
+def _has_human_score() -> sa.Exists:
+    return sa.exists().where(human_scores.c.submission_id == submissions.c.id)

@@ -43,6 +43,8 @@ submissions = sa.Table(
     sa.UniqueConstraint("platform_id", "external_id", name="uq_submissions_platform_external"),
     sa.Index("ix_submissions_status_enqueued", "status", "enqueued_at"),
     sa.Index("ix_submissions_platform_exam", "platform_id", "exam"),
+    # the instructor pages count and page an exam's answers per question (0004)
+    sa.Index("ix_submissions_exam_question", "exam", "question_id", "id"),
 )
 
 grades = sa.Table(
