@@ -1,4 +1,7 @@
-"""Logging in with an instructor key, and out: a signed session cookie (``session``)."""
+"""Logging in with an instructor key, and out: a signed session cookie (``session``).
+
+Logging out ends every session of the instructor (their session generation moves on), so a
+copy of the cookie taken before is refused too."""
 
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ async def login(request: Request, ctx: Ctx):
     response = RedirectResponse("/instructor", status_code=303)
     response.set_cookie(
         COOKIE,
-        encode(new_session(found.id), ctx.secret),
+        encode(new_session(found.id, found.session_generation), ctx.secret),
         max_age=MAX_AGE_S,
         httponly=True,
         samesite="strict",
@@ -39,8 +42,9 @@ async def login(request: Request, ctx: Ctx):
 
 
 @router.post("/logout")
-async def logout(request: Request, who: Who) -> RedirectResponse:
+async def logout(request: Request, who: Who, ctx: Ctx) -> RedirectResponse:
     await checked_form(request, who)
+    ctx.store.accounts.end_sessions(who.instructor.id)
     response = RedirectResponse("/instructor/login", status_code=303)
     response.delete_cookie(COOKIE, path="/instructor")
     return response

@@ -31,6 +31,7 @@ class Platform:
     webhook_url: str | None
     webhook_secret: str
     exams: frozenset[str]
+    removed_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,8 @@ class Instructor:
     name: str
     key_hash: str
     exams: frozenset[str]
+    session_generation: int = 0  # a session cookie of another generation is refused
+    removed_at: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ platforms = sa.Table(
     sa.Column("webhook_url", sa.String(2000)),
     sa.Column("webhook_secret", sa.String(100), nullable=False),
     sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("removed_at", sa.DateTime),  # removed: its key no longer works (0004)
 )
 
 platform_exams = sa.Table(
@@ -110,6 +111,9 @@ instructors = sa.Table(
     sa.Column("key_id", sa.String(32), nullable=False, unique=True),
     sa.Column("key_hash", sa.String(64), nullable=False),
     sa.Column("created_at", sa.DateTime, nullable=False),
+    # 0004: a session cookie carries the generation it was made in; logout and removal bump it
+    sa.Column("session_generation", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("removed_at", sa.DateTime),
 )
 
 instructor_exams = sa.Table(
