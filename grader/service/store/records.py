@@ -86,6 +86,18 @@ class IdConflict(Exception):
         super().__init__(f"already submitted with a different body: {', '.join(external_ids)}")
 
 
+class QueueFull(Exception):
+    """Storing the request would put more than the cap of a platform's submissions in the
+    queue; nothing of the request was stored."""
+
+    def __init__(self, queued: int, new: int, cap: int):
+        self.queued, self.new, self.cap = queued, new, cap
+        super().__init__(
+            f"{queued} submissions of this platform are queued and {new} more were posted; "
+            f"at most {cap} may wait at once (GRADER_MAX_QUEUED_PER_PLATFORM)"
+        )
+
+
 @dataclass(frozen=True)
 class Instructor:
     id: int

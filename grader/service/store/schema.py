@@ -44,6 +44,7 @@ submissions = sa.Table(
     sa.UniqueConstraint("platform_id", "external_id", name="uq_submissions_platform_external"),
     sa.Index("ix_submissions_status_enqueued", "status", "enqueued_at"),
     sa.Index("ix_submissions_platform_exam", "platform_id", "exam"),
+    sa.Index("ix_submissions_platform_status", "platform_id", "status"),  # quotas (0005)
 )
 
 grades = sa.Table(
@@ -170,4 +171,15 @@ exam_scorers = sa.Table(
     sa.Column("applied_by", sa.String(100)),
     sa.UniqueConstraint("exam", "version", name="uq_exam_scorers_exam_version"),
     sa.Index("ix_exam_scorers_exam_applied", "exam", "applied_at"),
+)
+
+# --- quotas (migration 0005) ---------------------------------------------------------------
+
+rate_counters = sa.Table(
+    "rate_counters",
+    metadata,
+    sa.Column("bucket", sa.String(200), primary_key=True),  # "key:<key id>", "login:<address>"
+    sa.Column("window_start", sa.BigInteger, primary_key=True),  # unix seconds
+    sa.Column("count", sa.Integer, nullable=False),
+    sa.Index("ix_rate_counters_window", "window_start"),
 )
