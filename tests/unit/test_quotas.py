@@ -2,6 +2,7 @@
 failed logins per client address; each 429 with Retry-After, counted in the database so two
 apps (two API processes) on one database share every count."""
 
+import threading
 from types import SimpleNamespace
 
 import pytest
@@ -11,7 +12,7 @@ from grader.api.app import create_app
 from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 from grader.config import Settings
 from grader.service.exams import load_exams
-from grader.service.store import Store
+from grader.service.store import NewSubmission, QueueFull, Store
 from tests.conftest import RUBRICS
 
 EXAM = "grad_accum_engineer"
@@ -77,6 +78,35 @@ def test_a_platforms_queue_is_capped_across_processes(build):
     assert again.status_code == 202  # repeats take no room: one new submission fits
     assert one.post("/v1/submissions", json=posts("s4"), headers=auth["a"]).status_code == 429
     assert one.post("/v1/submissions", json=posts("s4"), headers=auth["b"]).status_code == 202
+
+
+def test_concurrent_posts_never_queue_past_the_cap(database_url):
+    """Twelve posts at once from twelve connections (as from twelve API processes), room for
+    five: exactly five are stored, the others refused whole."""
+    store = Store(database_url)
+    store.migrate()
+    platform = store.accounts.add_platform("a", [EXAM], "0" * 16, "h", "secret")
+    stores = [Store(database_url) for _ in range(12)]
+    start, outcomes = threading.Barrier(len(stores)), []
+
+    def post(i: int) -> None:
+        item = NewSubmission(f"s{i}", EXAM, CHOICE, "B")
+        start.wait()
+        try:
+            stores[i].intake.submit(platform, [item], max_queued=5)
+            outcomes.append("stored")
+        except QueueFull:
+            outcomes.append("full")
+
+    threads = [threading.Thread(target=post, args=(i,)) for i in range(len(stores))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["full"] * 7 + ["stored"] * 5
+    assert store.metrics.counts()["submissions"] == {"queued": 5}
+    for each in (store, *stores):
+        each.engine.dispose()
 
 
 def test_requests_per_key_are_limited_across_processes(build):

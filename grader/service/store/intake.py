@@ -62,7 +62,7 @@ class Intake:
                 raise IdConflict(sorted(set(conflicts)))
             new = [item for i, item in by_id.items() if i not in existing]
             if new and max_queued is not None:
-                _check_room(conn, platform_id, len(new), max_queued)
+                _lock_platform(conn, platform_id)
             if new:
                 conn.execute(
                     submissions.insert(),
@@ -82,6 +82,8 @@ class Intake:
                         for item in new
                     ],
                 )
+                if max_queued is not None:
+                    _check_room(conn, platform_id, len(new), max_queued)
                 existing.update(_by_external_id(conn, platform_id, [i.external_id for i in new]))
         created = {i.external_id for i in new}
         return [
@@ -113,12 +115,20 @@ class Intake:
                 yield rows.stored(row, row.record, overrides.get(row.id))
 
 
-def _check_room(conn, platform_id: int, new: int, cap: int) -> None:
-    """QueueFull unless ``new`` more fit under the cap. On PostgreSQL the platform's row is
-    locked first, so concurrent posts of one platform (any API process) count one at a time."""
+def _lock_platform(conn, platform_id: int) -> None:
+    """PostgreSQL: concurrent posts of one platform (any API process) wait here for each other,
+    so each counts the queue with the others' rows in it (SQLite has no FOR UPDATE: its one
+    write lock, taken by the insert, does the same)."""
     conn.execute(
         sa.select(platforms.c.id).where(platforms.c.id == platform_id).with_for_update()
     ).first()
+
+
+def _check_room(conn, platform_id: int, new: int, cap: int) -> None:
+    """QueueFull (rolling the insert back) when the ``new`` rows just inserted put more than
+    the cap of the platform's submissions in the queue. Counted after the insert: by then this
+    transaction holds SQLite's one write lock, or PostgreSQL's lock on the platform's row, so
+    no concurrent post can be counted twice or missed."""
     queued = conn.execute(
         sa.select(sa.func.count())
         .select_from(submissions)
@@ -127,8 +137,8 @@ def _check_room(conn, platform_id: int, new: int, cap: int) -> None:
             submissions.c.status == SubmissionStatus.QUEUED.value,
         )
     ).scalar_one()
-    if queued + new > cap:
-        raise QueueFull(queued, new, cap)
+    if queued > cap:
+        raise QueueFull(queued - new, new, cap)
 
 
 def _by_external_id(conn, platform_id: int, external_ids: list[str]) -> dict:
