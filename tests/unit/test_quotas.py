@@ -152,3 +152,24 @@ def test_counter_windows_roll_over_and_old_ones_are_deleted(database_url):
     counters.hit("other", 60, now=180 + 3600 + 60)  # a new window: windows an hour old go
     assert counters.count("k", 60, now=180).count == 0
     store.engine.dispose()
+
+
+def test_concurrent_hits_each_get_their_own_count(database_url):
+    """The upsert is atomic: twelve connections hitting one bucket at once count 1 to 12."""
+    store = Store(database_url)
+    store.migrate()
+    stores = [Store(database_url) for _ in range(12)]
+    start, counts = threading.Barrier(len(stores)), []
+
+    def hit(each: Store) -> None:
+        start.wait()
+        counts.append(each.counters.hit("key:k", 60, now=NOW).count)
+
+    threads = [threading.Thread(target=hit, args=(each,)) for each in stores]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(counts) == list(range(1, 13))
+    for each in (store, *stores):
+        each.engine.dispose()
