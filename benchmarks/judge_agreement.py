@@ -13,7 +13,10 @@ Both modes run on ONE engine, its prefix cache reset before each data set and mo
 0 by rule in both). Scores are compared as shares of each question's maximum. Each finished
 (data set, mode) is written to ``--out`` at once; a rerun skips those already there.
 
-    python benchmarks/judge_agreement.py --out benchmarks/results/judge_agreement_1.5b.json
+    python benchmarks/judge_agreement.py --out benchmarks/results/judge_agreement_1.5b.json \
+        --datasets seed_2 seed_dev ads --per-question 2
+    python benchmarks/judge_agreement.py --out benchmarks/results/judge_agreement_1.5b.json \
+        --datasets mohler --per-question 1
 """
 
 from __future__ import annotations
@@ -121,7 +124,6 @@ def main() -> None:
         model=settings.judge_model,
         dtype=settings.vllm_dtype,
         code=code_version("grader", "benchmarks"),
-        per_question=args.per_question,
     )
     embedder = make_embedder(settings)
     datasets = {d.name: d for d in seed_datasets()}
@@ -131,6 +133,7 @@ def main() -> None:
             dataset = datasets.get(name) or public_dataset(name)
             items = sample(dataset, args.per_question)
             found = report["runs"].setdefault(name, {})
+            found["per_question"] = args.per_question
             for key, shares in baselines(dataset, items, embedder).items():
                 found[key] = agreement(items, shares)
             for mode in MODES:

@@ -111,7 +111,7 @@ class Settings(BaseSettings):
     # review
     min_answer_chars: int = Field(2, ge=0, description="shorter answers are blank: 0, no judge")
     review_below_confidence: float = Field(
-        0.62, ge=0, le=1, description="below it a grade goes to review (benchmarks/README.md)"
+        0.6, ge=0, le=1, description="below it a grade goes to review (benchmarks/README.md)"
     )
     review_derived: Literal["own", "all"] = Field(
         "own",
@@ -158,6 +158,11 @@ class Settings(BaseSettings):
     retry_backoff_s: float = Field(2.0, gt=0, description="first retry delay; doubles each time")
     webhook_retries: int = Field(8, ge=0)
     webhook_timeout_s: float = Field(10.0, gt=0)
+    webhook_allow_private: bool = Field(
+        False,
+        description="let webhooks reach loopback, link-local and private addresses (tests, "
+        "a platform inside your network)",
+    )
 
     # instructor pages
     secret_key: SecretStr | None = Field(

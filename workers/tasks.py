@@ -67,6 +67,7 @@ def deliver_webhook(task: Task, delivery_id: int) -> None:
         timeout_s=settings.webhook_timeout_s,
         backoff_s=settings.retry_backoff_s,
         client=rt.http,
+        allow_private=settings.webhook_allow_private,
     )
     if wait is not None:
         task.app.send_task(

@@ -24,6 +24,7 @@ from grader.api.schemas import (
     Text,
 )
 from grader.config import Settings
+from grader.files.jsonl import json_problem
 from grader.service.exams import Exam
 from grader.service.store import IdConflict, NewSubmission, Platform, QueueFull
 
@@ -145,17 +146,6 @@ async def _read_json(request: Request) -> Any:
         raise HTTPException(
             422, [{"loc": ["body"], "msg": json_problem(exc), "type": "json_invalid"}]
         ) from exc
-
-
-def json_problem(exc: ValueError | RecursionError) -> str:
-    """What is wrong with a body ``json.loads`` refused, in words."""
-    if isinstance(exc, RecursionError):
-        return "malformed JSON: nested too deeply"
-    if isinstance(exc, UnicodeDecodeError):
-        return f"malformed JSON: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at {exc.start})"
-    if isinstance(exc, json.JSONDecodeError):
-        return f"malformed JSON: {exc}"
-    return f"malformed JSON: a number too long to read ({str(exc).split(':')[0]})"
 
 
 def _validate(

@@ -13,6 +13,11 @@ from grader.errors import BankError
 from grader.files.yamlfile import read_yaml_mapping, write_yaml
 from grader.models import Bank
 
+# A question id names its rubric file (``rubrics/<bank>/<id>.yaml``): letters, digits, ``_``,
+# ``.`` and ``-``, starting with a letter or digit, so a hand-edited id can never be a path
+# (``../../x``) or a hidden file; 80 characters keep the file name under common limits.
+QUESTION_ID = re.compile(r"\w[\w.-]{0,79}")
+
 
 def paper_slugs(paths: list[Path]) -> list[str]:
     """Short id prefixes for papers: '000' for '000_c6a4….txt', the full stem on a clash."""
@@ -42,12 +47,22 @@ def load_bank(path: Path) -> Bank:
     """Read a bank YAML; errors name the file and, where YAML knows it, the line."""
     data, text = read_yaml_mapping(path, BankError, "bank")
     try:
-        return Bank.model_validate(data)
+        bank = Bank.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         line = _question_line(text, data, first["loc"])
         raise BankError(f"{where}: {first['msg']}", file=path, line=line) from exc
+    for number, question in enumerate(bank.questions):
+        if not QUESTION_ID.fullmatch(question.id):
+            raise BankError(
+                f"questions.{number}.id: {question.id!r} cannot be a question id (it names the "
+                "rubric file): use letters, digits, '_', '.' and '-', at most 80, starting "
+                "with a letter or digit",
+                file=path,
+                line=_question_line(text, data, ("questions", number)),
+            )
+    return bank
 
 
 def _question_line(text: str, data: dict, loc: tuple) -> int | None:

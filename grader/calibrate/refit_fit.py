@@ -30,7 +30,7 @@ def refit_signals(base: ScorerSet, rows: Sequence[RefitAnswer]) -> list[Scorer]:
         x = np.array([r.features.vector(scorer.features) for r in usable])
         y = np.array([r.share for r in usable])
         fitted = (
-            fit_ridge(x, y, scorer.features)
+            fit_ridge(x, y, scorer.features, positive=True)
             if scorer.kind == "ridge"
             else fit_isotonic(x, y, scorer.features[0])
         )

@@ -23,16 +23,25 @@ from grader.engine.scoring import to_points
 
 
 def fit_ridge(
-    x: np.ndarray, y: np.ndarray, features: Sequence[str], *, alpha: float = 1.0
+    x: np.ndarray,
+    y: np.ndarray,
+    features: Sequence[str],
+    *,
+    alpha: float = 1.0,
+    positive: bool = False,
 ) -> Scorer:
-    """Least squares with an L2 penalty on standardised features (scikit-learn's Ridge)."""
+    """Least squares with an L2 penalty on standardised features (scikit-learn's Ridge);
+    ``positive``: no weight below 0, so every signal can only push a score up — what the
+    grade's explanation tells an instructor about the first stage."""
     from sklearn.linear_model import Ridge
 
     x = np.asarray(x, dtype=float)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale == 0] = 1.0  # a constant feature contributes nothing, instead of dividing by 0
-    model = Ridge(alpha=alpha).fit((x - mean) / scale, np.asarray(y, dtype=float))
+    model = Ridge(alpha=alpha, positive=positive).fit(
+        (x - mean) / scale, np.asarray(y, dtype=float)
+    )
     return Scorer(
         kind="ridge",
         features=list(features),
@@ -155,7 +164,7 @@ def fit_stage1(rows: Sequence[ScorerRow], design: Design) -> list[Scorer]:
         if not usable:
             continue
         x = np.array([r.own_features().vector(names) for r in usable])
-        scorer = fit_ridge(x, np.array([r.share for r in usable]), names)
+        scorer = fit_ridge(x, np.array([r.share for r in usable]), names, positive=True)
         out.append(scorer.model_copy(update={"name": name, "trained_on": _trained_on(usable)}))
     return out
 

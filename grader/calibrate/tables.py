@@ -10,16 +10,17 @@ checked before anything is computed.
 from __future__ import annotations
 
 import csv
-import json
+import io
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from grader.engine.rubrics import rubric_for
 from grader.errors import CalibrationError
+from grader.files.jsonl import json_lines
 from grader.files.submissions import SubmissionLine
 from grader.models import Bank, Grade, Rubric
 
@@ -103,43 +104,68 @@ def question_order(question_id: str) -> list[str | int]:
 
 def read_human_scores(path: Path) -> list[HumanScore]:
     """Every row of the instructor's CSV, validated, or a CalibrationError naming the cell."""
+    reader = csv.reader(io.StringIO(_csv_text(path), newline=""))
+    header = _next_row(reader, path, 1)
+    if header is None:
+        raise CalibrationError("empty file: expected a header row", file=path, line=1)
+    header = [h.strip() for h in header]
+    _check_header(header, path)
+    criteria = [h for h in header if h not in REQUIRED_COLUMNS + TEXT_COLUMNS]
+    scores: list[HumanScore] = []
+    seen: dict[str, int] = {}
+    start = reader.line_num + 1
+    while (cells := _next_row(reader, path, start)) is not None:
+        line, start = start, reader.line_num + 1  # a quoted cell may span lines
+        if not any(c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            raise CalibrationError(
+                f"{len(cells)} cells, the header has {len(header)} columns",
+                file=path,
+                line=line,
+            )
+        row = dict(zip(header, cells, strict=True))
+        score = _row_score(row, criteria, path, line)
+        if score.submission_id in seen:
+            raise CalibrationError(
+                f"column submission_id: {score.submission_id!r} already on line "
+                f"{seen[score.submission_id]}",
+                file=path,
+                line=line,
+            )
+        seen[score.submission_id] = line
+        scores.append(score)
+    return scores
+
+
+def _csv_text(path: Path) -> str:
+    """The file as text; bytes that are not UTF-8 are named by line and column."""
     try:
-        handle = path.open(encoding="utf-8-sig", newline="")  # -sig: Excel writes a BOM
+        data = path.read_bytes()
     except OSError as exc:
         raise CalibrationError(f"cannot read human scores: {exc.strerror}", file=path) from exc
-    with handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        if header is None:
-            raise CalibrationError("empty file: expected a header row", file=path, line=1)
-        header = [h.strip() for h in header]
-        _check_header(header, path)
-        criteria = [h for h in header if h not in REQUIRED_COLUMNS + TEXT_COLUMNS]
-        scores: list[HumanScore] = []
-        seen: dict[str, int] = {}
-        start = reader.line_num + 1
-        for cells in reader:
-            line, start = start, reader.line_num + 1  # a quoted cell may span lines
-            if not any(c.strip() for c in cells):
-                continue
-            if len(cells) != len(header):
-                raise CalibrationError(
-                    f"{len(cells)} cells, the header has {len(header)} columns",
-                    file=path,
-                    line=line,
-                )
-            row = dict(zip(header, cells, strict=True))
-            score = _row_score(row, criteria, path, line)
-            if score.submission_id in seen:
-                raise CalibrationError(
-                    f"column submission_id: {score.submission_id!r} already on line "
-                    f"{seen[score.submission_id]}",
-                    file=path,
-                    line=line,
-                )
-            seen[score.submission_id] = line
-            scores.append(score)
-    return scores
+    try:
+        return data.decode("utf-8-sig")  # -sig: Excel writes a BOM
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        raise CalibrationError(
+            f"not UTF-8 (byte 0x{data[exc.start]:02x} at column {exc.start - line_start + 1}):"
+            " save the file as UTF-8 CSV",
+            file=path,
+            line=data.count(b"\n", 0, exc.start) + 1,
+        ) from exc
+
+
+def _next_row(reader: Iterator[list[str]], path: Path, line: int) -> list[str] | None:
+    """The next row (it starts on ``line``), or None at the end; what the csv module refuses
+    (a cell over its size limit) is named with the row's line."""
+    try:
+        return next(reader, None)
+    except csv.Error as exc:
+        problem = str(exc)
+        if "field limit" in problem:
+            problem = f"a cell longer than {csv.field_size_limit():,} characters"
+        raise CalibrationError(f"not a readable CSV row: {problem}", file=path, line=line) from exc
 
 
 def _check_header(header: list[str], path: Path) -> None:
@@ -191,16 +217,10 @@ def _number(cell: str, column: str, path: Path, line: int) -> float:
 def read_answers(path: Path) -> dict[str, str]:
     """Answer text by submission id, from a submissions JSONL (the bank is not needed here)."""
     answers: dict[str, str] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise CalibrationError(f"cannot read submissions: {exc.strerror}", file=path) from exc
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
+    for number, value in json_lines(path, CalibrationError, "submissions"):
         try:
-            line = SubmissionLine.model_validate(json.loads(raw))
-        except (json.JSONDecodeError, ValidationError) as exc:
+            line = SubmissionLine.model_validate(value)
+        except ValidationError as exc:
             raise CalibrationError(f"not a submission: {exc}", file=path, line=number) from exc
         answers[line.id] = line.answer
     return answers

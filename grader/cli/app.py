@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from grader.errors import GraderError
 
@@ -17,6 +18,7 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 def fail(exc: GraderError) -> typer.Exit:
-    """Print a GraderError (it names the file, line or field) and exit 2."""
-    err.print(f"[bold red]error:[/] {exc}")
+    """Print a GraderError (it names the file, line or field) and exit 2; the message quotes
+    the user's text, so it is escaped, never read as console markup."""
+    err.print(f"[bold red]error:[/] {escape(str(exc))}")
     return typer.Exit(code=2)

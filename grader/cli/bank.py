@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from grader.cli.app import app, console, err, fail
@@ -68,7 +69,7 @@ def bank_import(
         console.print(f"checked {len(papers)} paper(s): {summary}, {entries}; nothing written")
         return
     save_bank(bank, out)
-    console.print(f"wrote {out}: {summary}, {entries}")
+    console.print(f"wrote {escape(str(out))}: {summary}, {entries}")
 
 
 def _print_report(report: list[ReportEntry]) -> None:
@@ -78,11 +79,11 @@ def _print_report(report: list[ReportEntry]) -> None:
         table.add_column(column, overflow="fold")
     for entry in report:
         table.add_row(
-            f"{entry.file}:{entry.line}",
-            entry.question or "",
+            escape(f"{entry.file}:{entry.line}"),
+            escape(entry.question or ""),
             entry.problem.value,
-            entry.message,
-            entry.context,
+            escape(entry.message),
+            escape(entry.context),
         )
     _table_console().print(table)
 
@@ -113,20 +114,20 @@ def bank_show(
             )
         )
         return
-    table = Table(title=f"{bank.name} — {len(bank.questions)} questions", show_lines=False)
+    table = Table(title=f"{escape(bank.name)} — {len(bank.questions)} questions", show_lines=False)
     for column in ("id", "no.", "type", "pts", "stem", "answer", "accepted"):
         table.add_column(column, overflow="fold" if column in ("stem", "accepted") else "ellipsis")
     for q in bank.questions:
         answer = q.answer if not isinstance(q.answer, bool) else ("√" if q.answer else "×")
         flag = " [red](incomplete)[/]" if q.incomplete else ""
         table.add_row(
-            q.id,
-            q.number,
+            escape(q.id),
+            escape(q.number),
             q.type.value,
             "" if q.points is None else f"{q.points:g}",
-            q.stem[:80] + ("…" if len(q.stem) > 80 else ""),
-            ("" if answer is None else str(answer)[:30]) + flag,
+            escape(q.stem[:80] + ("…" if len(q.stem) > 80 else "")),
+            escape("" if answer is None else str(answer)[:30]) + flag,
             # fill-in: the accepted alternatives of each blank, blanks separated by ；
-            " ； ".join(" | ".join(alternatives) for alternatives in q.blanks),
+            escape(" ； ".join(" | ".join(alternatives) for alternatives in q.blanks)),
         )
     _table_console().print(table)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from grader.cli.app import app, console, err, fail
 from grader.errors import GraderError
@@ -211,7 +212,7 @@ def _mapping_checks(pairing, mapping: Mapping, seed: int):
         learned = fit_mapping(pairing.pairs, checks=checks)
         save_mapping(learned, mapping.save)
         err.print(
-            f"wrote {mapping.save}: mappings for {len(learned.questions)} question(s), "
+            f"wrote {escape(str(mapping.save))}: mappings for {len(learned.questions)} question(s), "
             f"{len(learned.skipped)} left as the judge scored them"
         )
     return checks
@@ -225,7 +226,7 @@ def _write(result, pairing, comparison, checks, output: Output) -> None:
         path = write_report(
             result, pairing.pairs, output.report, checks=checks, comparison=comparison
         )
-        err.print(f"wrote {path}")
+        err.print(f"wrote {escape(str(path))}")
     if output.as_json:
         data = result.model_dump(mode="json")
         if comparison:
@@ -322,8 +323,10 @@ def calibrate_promote(
     paths = save_promotions(promotions, bank_path, rubrics)  # all checked: nothing half written
     for promotion, path in zip(promotions, paths, strict=True):
         console.print(
-            f"{path}: +{promotion.added} anchor(s), version {promotion.before.version} -> "
-            f"{promotion.after.version}"
+            escape(
+                f"{path}: +{promotion.added} anchor(s), version {promotion.before.version} -> "
+                f"{promotion.after.version}"
+            )
             + ("" if promotion.before.reviewed else " (derived rubric, still reviewed: false)")
         )
 
@@ -357,5 +360,6 @@ def calibrate_apply(
     tmp.replace(out)
     changed = sum("score_mapping" in g.provenance for g in mapped)
     console.print(
-        f"wrote {out}: {len(mapped)} grades, {changed} mapped (version {mapping.version})"
+        f"wrote {escape(str(out))}: {len(mapped)} grades, {changed} mapped "
+        f"(version {escape(str(mapping.version))})"
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from grader.cli.app import console, err, fail
 from grader.cli.calibrate import calibrate_app, calibration_inputs, pairing_of
@@ -91,9 +92,12 @@ def calibrate_fit(
 
         print_refit(result)
     err.print(
-        f"wrote {out} (version {result.scorer.version}). Grade with it: grader grade --scorer "
-        f"{out}, or put it beside the exam's rubrics as scorer.json; re-score these grades "
-        f"without the judge: grader calibrate rescore {grades} --scorer {out} --out NEW.jsonl"
+        escape(
+            f"wrote {out} (version {result.scorer.version}). Grade with it: grader grade "
+            f"--scorer {out}, or put it beside the exam's rubrics as scorer.json; re-score "
+            f"these grades without the judge: grader calibrate rescore {grades} --scorer {out} "
+            "--out NEW.jsonl"
+        )
     )
 
 
@@ -148,7 +152,8 @@ def calibrate_rescore(
         writer.write(result.grades)
     tmp.replace(out)
     console.print(
-        f"wrote {out}: {result.rescored} grade(s) re-scored with scorer {scorer.version} "
+        f"wrote {escape(str(out))}: {result.rescored} grade(s) re-scored with scorer "
+        f"{escape(str(scorer.version))} "
         f"({result.changed} changed), {result.kept} kept as they were (not decided by a "
         "scorer, or lacking its features); the previous scores are in details.rescored_from"
     )
@@ -195,7 +200,7 @@ def _neighbours(human: Path | None, submissions: Path | None, bank_path: Path | 
     notes: list[str] = []
     vectors = _vectors(answers, notes)
     for note in notes:
-        err.print(f"[yellow]note:[/] {note}")
+        err.print(f"[yellow]note:[/] {escape(note)}")
     return graded, answers, vectors, rubrics
 
 
@@ -219,7 +224,7 @@ def _vectors(texts: dict[str, str], notes: list[str]):
     if not texts:
         notes.append("no answer texts (--submissions): graded answers are not neighbours")
         return None
-    embedder = make_embedder(Settings(), progress=err.print)
+    embedder = make_embedder(Settings(), progress=lambda m: err.print(escape(m)))
     if embedder is None:
         notes.append(
             "GRADER_EMBED_MODEL=none: graded answers count as copies of an answer's text only, "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.table import Table
 
 from grader.calibrate.metrics import METRIC_LABELS
@@ -19,7 +20,7 @@ def print_calibration(result, comparison, checks) -> None:
         overall.add_row(label, _estimate(figure, interval=False), interval)
     console.print(overall)
     for note in result.notes + result.overall.notes:
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"[yellow]note:[/] {escape(note)}")
     console.print(
         _agreement_table(
             "per question (intervals: --json or --report)",
@@ -72,7 +73,7 @@ def print_refit(refit) -> None:
         table.add_column(column, justify="left" if column == "question" else "right")
     for before, after in zip(comparison.before.questions, comparison.after.questions, strict=True):
         table.add_row(
-            before.question_id,
+            escape(before.question_id),
             str(before.n),
             _estimate(before.mae, interval=False),
             _estimate(after.mae, interval=False),
@@ -89,11 +90,11 @@ def print_refit(refit) -> None:
                 f"{b.min_graded}+", str(b.answers), str(b.questions),
                 "—" if b.refit_mae is None else f"{b.refit_mae:.3f}",
                 "—" if b.base_mae is None else f"{b.base_mae:.3f}",
-                f"{b.kept}: {b.why}",
+                escape(f"{b.kept}: {b.why}"),
             )  # fmt: skip
         console.print(bands)
     for note in refit.notes:
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"[yellow]note:[/] {escape(note)}")
 
 
 def _comparison_table(comparison, title: str | None = None) -> Table:
@@ -128,7 +129,7 @@ def _mapping_table(checks) -> Table:
                 if check.mapped
                 else "not mapped",
             ]
-        table.add_row(check.question_id or "[bold]all[/]", *cells)
+        table.add_row(escape(check.question_id) if check.question_id else "[bold]all[/]", *cells)
     return table
 
 
@@ -145,11 +146,11 @@ def _disagreement_table(disagreements) -> Table:
         )
         answer = d.answer or ""
         table.add_row(
-            f"{d.submission_id} ({d.question_id})",
+            escape(f"{d.submission_id} ({d.question_id})"),
             f"{d.human:g}",
             f"{d.judge:g}",
-            answer[:200] + ("…" if len(answer) > 200 else ""),
-            evidence[:300],
+            escape(answer[:200] + ("…" if len(answer) > 200 else "")),
+            escape(evidence[:300]),
         )
     return table
 
@@ -168,13 +169,13 @@ def _agreement_table(
 ) -> Table:
     table = Table(title=title)
     for column in first:
-        table.add_column(column)
+        table.add_column(column)  # the column names are ours; the cells are the user's
     table.add_column("n", justify="right")
     for _, label in METRIC_LABELS:
         table.add_column(label, justify="right")
     for names, figures in rows:
         table.add_row(
-            *names,
+            *(escape(name) for name in names),
             str(figures.n),
             *(_estimate(getattr(figures, key), intervals) for key, _ in METRIC_LABELS),
         )

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from grader.cli.app import app, console, err, fail
@@ -24,11 +25,11 @@ def _load_exam(bank_path: Path, submissions: Path, embed_model: str | None):
         settings = Settings(**({"embed_model": embed_model} if embed_model else {}))
         bank = load_bank(bank_path)
         pending = read_submissions(submissions, bank)
-        embedder = make_embedder(settings, progress=err.print)
+        embedder = make_embedder(settings, progress=lambda m: err.print(escape(m)))
     except GraderError as exc:
         raise fail(exc) from exc
     except ValueError as exc:  # settings validation
-        err.print(f"[bold red]error:[/] {exc}")
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
         raise typer.Exit(code=2) from exc
     if embedder is None:
         err.print("[bold red]error:[/] this command compares answers: it needs an embedding model")
@@ -68,13 +69,18 @@ def groups(
     bank, pending, settings, embedder = _load_exam(bank_path, submissions, embed_model)
     question = bank.get(question_id)
     if question is None:
-        err.print(f"[bold red]error:[/] no question {question_id!r} in {bank_path}")
+        err.print(
+            f"[bold red]error:[/] no question {escape(repr(question_id))} in {escape(str(bank_path))}"
+        )
         raise typer.Exit(code=2)
     from grader.engine.signals import blank_reason
 
     mine = sorted((s for s in pending if s.question_id == question_id), key=lambda s: s.id)
     if not mine:
-        err.print(f"[bold red]error:[/] {submissions} has no answers to {question_id}")
+        err.print(
+            f"[bold red]error:[/] {escape(str(submissions))} has no answers to "
+            f"{escape(question_id)}"
+        )
         raise typer.Exit(code=2)
     answers = [s for s in mine if blank_reason(s.answer, settings.min_answer_chars) is None]
     if len(answers) < len(mine):
@@ -102,7 +108,7 @@ def groups(
             )
         )
         return
-    table = Table(title=f"{question_id}: {len(answers)} answers in {len(found)} groups")
+    table = Table(title=f"{escape(question_id)}: {len(answers)} answers in {len(found)} groups")
     for column in ("group", "size", "cohesion", "representative answer", "members"):
         table.add_column(column, overflow="fold")
     for g in found:
@@ -112,8 +118,9 @@ def groups(
             g.id,
             str(g.size),
             f"{g.cohesion:.3f}",
-            f"[{rep.id}] " + rep.answer[:120] + ("…" if len(rep.answer) > 120 else ""),
-            ", ".join(members[:8]) + (f" … +{len(members) - 8}" if len(members) > 8 else ""),
+            escape(f"[{rep.id}] " + rep.answer[:120] + ("…" if len(rep.answer) > 120 else "")),
+            escape(", ".join(members[:8]))
+            + (f" … +{len(members) - 8}" if len(members) > 8 else ""),
         )
     console.print(table)
 
@@ -157,10 +164,10 @@ def integrity(
         table.add_column(column, overflow="fold")
     for p in pairs[:20]:
         table.add_row(
-            p.question_id,
+            escape(p.question_id),
             f"{p.similarity:.3f}",
-            f"{p.first.student or p.first.id} / {p.second.student or p.second.id}",
-            p.first.answer[:80] + ("…" if len(p.first.answer) > 80 else ""),
+            escape(f"{p.first.student or p.first.id} / {p.second.student or p.second.id}"),
+            escape(p.first.answer[:80] + ("…" if len(p.first.answer) > 80 else "")),
         )
     (err if as_json else console).print(table)
-    (err if as_json else console).print(f"report: {out}")
+    (err if as_json else console).print(f"report: {escape(str(out))}")

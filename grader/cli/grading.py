@@ -117,7 +117,8 @@ def grade(
     todo = [s for s in pending if s.id not in done]
     if done:
         console.print(
-            f"{len(pending) - len(todo)} of {len(pending)} already graded in {out}, skipping them"
+            f"{len(pending) - len(todo)} of {len(pending)} already graded in "
+            f"{escape(str(out))}, skipping them"
         )
     objective = [s for s in todo if bank.get(s.question_id).type.objective]
     # Grouped by question, so each batch's answers share rubric prefixes.
@@ -191,7 +192,7 @@ def _scorer(settings, bank_path: Path):
     except GraderError as exc:
         raise fail(exc) from exc
     if chosen.scorer is not None and chosen.source != "default":
-        err.print(f"scorer: {chosen.source} (version {chosen.scorer.version})")
+        err.print(escape(f"scorer: {chosen.source} (version {chosen.scorer.version})"))
     return chosen.scorer
 
 
@@ -227,7 +228,7 @@ def _summary(grades: list, submission_ids: set[str]) -> None:
         scored = [g for g in items if g.score is not None]
         mean = sum(g.score for g in scored) / len(scored) if scored else None
         table.add_row(
-            qid,
+            escape(qid),
             str(len(items)),
             str(len(scored)),
             "" if mean is None else f"{mean:.2f}",
@@ -243,7 +244,7 @@ def _summary(grades: list, submission_ids: set[str]) -> None:
     for student, items in sorted(by_student.items()):
         scored = [g for g in items if g.score is not None]
         table.add_row(
-            student,
+            escape(student),
             str(len(items)),
             f"{sum(g.score for g in scored):g}",
             f"{sum(g.max_score or 0 for g in scored):g}",
@@ -257,9 +258,8 @@ def _summary(grades: list, submission_ids: set[str]) -> None:
             table.add_column(column, overflow="fold")
         for g in flagged[:10]:
             score = "—" if g.score is None else f"{g.score:g}/{g.max_score:g}"
-            table.add_row(
-                g.submission_id, score, "; ".join(r.message for r in g.review_reasons)[:160]
-            )
+            why = "; ".join(r.message for r in g.review_reasons)[:160]
+            table.add_row(escape(g.submission_id), score, escape(why))
         console.print(table)
     statuses: dict[str, int] = defaultdict(int)
     for g in grades:
@@ -272,6 +272,6 @@ def _summary(grades: list, submission_ids: set[str]) -> None:
         console.print(
             f"[yellow]{len(derived)} question(s) graded against a rubric no instructor has "
             f"reviewed (derived from the reference answer): review these rubrics[/] "
-            f"(`grader rubric check`): {', '.join(derived)}",
+            f"(`grader rubric check`): {escape(', '.join(derived))}",
             markup=True,
         )

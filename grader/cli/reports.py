@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from grader.cli.app import app, err, fail
 from grader.errors import ConfigError, GraderError
@@ -73,16 +74,17 @@ def report(
         if q.items and set(q.items.flags) - {ItemFlag.NO_VARIANCE}
     ]
     err.print(
-        f"wrote {path} and {out / 'report.json'}: {len(result.students)} students, "
+        f"wrote {escape(str(path))} and {escape(str(out / 'report.json'))}: "
+        f"{len(result.students)} students, "
         f"{len(result.questions)} questions"
     )
     if flagged:
         err.print(
             f"{len(flagged)} question(s) to check (negative or weak discrimination, or a "
-            f"suspect key): {', '.join(flagged)}"
+            f"suspect key): {escape(', '.join(flagged))}"
         )
     for note in result.notes:
-        err.print(f"[yellow]note:[/] {note}")
+        err.print(f"[yellow]note:[/] {escape(note)}")
 
 
 @app.command()
@@ -119,6 +121,6 @@ def export(
             write_xlsx(header, rows, out, title=scores.bank.name, freeze="B2" if wide else "A2")
         except ImportError as exc:
             raise fail(ConfigError("xlsx needs openpyxl: pip install 'grader[reports]'")) from exc
-    err.print(f"wrote {out}: {len(rows)} rows")
+    err.print(f"wrote {escape(str(out))}: {len(rows)} rows")
     for note in scores.notes:
-        err.print(f"[yellow]note:[/] {note}")
+        err.print(f"[yellow]note:[/] {escape(note)}")

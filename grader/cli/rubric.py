@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from grader.cli.app import app, console, err, fail
@@ -46,14 +47,16 @@ def rubric_check(
         files = {p.stem: p for p in sorted(folder.glob("*.yaml"))} if folder.is_dir() else {}
         for stem in sorted(files.keys() - {q.id for q in bank.questions}):
             failures += 1
-            err.print(f"[red]invalid:[/] {files[stem]}: no question {stem!r} in {bank_path}")
+            err.print(
+                f"[red]invalid:[/] {escape(f'{files[stem]}: no question {stem!r} in {bank_path}')}"
+            )
         for q in bank.questions:
             if q.type.objective:
                 continue
             if q.id not in files:
                 derived += 1
                 table.add_row(
-                    q.id,
+                    escape(q.id),
                     q.type.value,
                     f"{q.points or ''}",
                     "[yellow]none: derived from the reference — review this rubric[/]",
@@ -64,12 +67,16 @@ def rubric_check(
                 rubric = load_rubric(files[q.id], bank)
             except GraderError as exc:
                 failures += 1
-                err.print(f"[red]invalid:[/] {exc}")
-                table.add_row(q.id, q.type.value, f"{q.points or ''}", "[red]invalid[/]", "")
+                err.print(f"[red]invalid:[/] {escape(str(exc))}")
+                table.add_row(
+                    escape(q.id), q.type.value, f"{q.points or ''}", "[red]invalid[/]", ""
+                )
                 continue
             derived += not rubric.reviewed
             state = "ok" if rubric.reviewed else "[yellow]ok, unreviewed — review this rubric[/]"
-            table.add_row(q.id, q.type.value, f"{rubric.points:g}", state, rubric.version)
+            table.add_row(
+                escape(q.id), q.type.value, f"{rubric.points:g}", state, escape(rubric.version)
+            )
     console.print(table)
     if derived:
         console.print(
@@ -105,12 +112,13 @@ def rubric_draft(
     question = bank.get(question_id)
     if question is None or question.type.objective:
         err.print(
-            f"[bold red]error:[/] {question_id!r} is not a subjective question of {bank_path}"
+            f"[bold red]error:[/] {escape(repr(question_id))} is not a subjective question of "
+            f"{escape(str(bank_path))}"
         )
         raise typer.Exit(code=2)
     target = rubric_dir(bank_path) / f"{question_id}.yaml"
     if target.exists() and not force:
-        err.print(f"[bold red]error:[/] {target} exists; use --force to overwrite")
+        err.print(f"[bold red]error:[/] {escape(str(target))} exists; use --force to overwrite")
         raise typer.Exit(code=2)
     backend = make_judge(settings)
     if backend is None:
@@ -124,6 +132,6 @@ def rubric_draft(
         backend.close()
     path = save_rubric(rubric, rubric_dir(bank_path))
     console.print(
-        f"wrote {path} ({len(rubric.criteria)} criteria, reviewed: false) — edit it, "
+        f"wrote {escape(str(path))} ({len(rubric.criteria)} criteria, reviewed: false) — edit it, "
         "then run `grader rubric check`"
     )

@@ -34,7 +34,18 @@ def db_upgrade() -> None:
     from grader.config import Settings
 
     _store()
-    console.print(f"database at the newest schema: {Settings().database_url}")
+    console.print(f"database at the newest schema: {escape(_masked(Settings().database_url))}")
+
+
+def _masked(url: str) -> str:
+    """The database URL with its password replaced by ``***``, fit for a terminal or a log."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:  # not a URL SQLAlchemy reads: show none of it
+        return "(the URL in GRADER_DATABASE_URL)"
 
 
 @platform_app.command("add")
@@ -51,6 +62,8 @@ def platform_add(
     from grader.api.keys import new_key
     from grader.service.webhooks import new_secret
 
+    if webhook_url is not None:
+        _check_webhook_url(webhook_url)
     store = _store()
     if store.accounts.platform_by_name(name, include_removed=True) is not None:
         err.print(f"[bold red]error:[/] platform {escape(repr(name))} exists (or was removed)")
@@ -58,9 +71,28 @@ def platform_add(
     _warn_unserved(exam)
     key, secret = new_key(), new_secret()
     store.accounts.add_platform(name, exam, key.key_id, key.key_hash, secret, webhook_url)
-    console.print(f"platform {name} may post to: {', '.join(sorted(set(exam)))}")
+    console.print(escape(f"platform {name} may post to: {', '.join(sorted(set(exam)))}"))
     print(f"api_key={key.key}")
     print(f"webhook_secret={secret}")
+
+
+def _check_webhook_url(url: str) -> None:
+    """Refuse a webhook URL the service must not call; a host that does not resolve now is
+    allowed with a warning (each delivery resolves it again)."""
+    from grader.config import Settings
+    from grader.service.webhook_urls import address_problem
+
+    try:
+        problem = address_problem(url, Settings().webhook_allow_private)
+    except OSError as exc:
+        err.print(
+            f"[yellow]warning:[/] cannot resolve the webhook's host now "
+            f"({escape(str(exc))}): it is checked again at each delivery"
+        )
+        return
+    if problem:
+        err.print(f"[bold red]error:[/] --webhook-url: {escape(problem)}")
+        raise typer.Exit(code=2)
 
 
 def _warn_unserved(exams: list[str]) -> None:
@@ -71,8 +103,10 @@ def _warn_unserved(exams: list[str]) -> None:
     served = {load_bank(path).name for path in Settings().banks if Path(path).exists()}
     for unknown in sorted(set(exams) - served):
         err.print(
-            f"[yellow]warning:[/] exam {unknown!r} is not among the banks served "
-            f"({', '.join(sorted(served))})"
+            "[yellow]warning:[/] "
+            + escape(
+                f"exam {unknown!r} is not among the banks served ({', '.join(sorted(served))})"
+            )
         )
 
 
@@ -83,7 +117,9 @@ def platform_list() -> None:
     for column in ("name", "exams", "webhook"):
         table.add_column(column)
     for p in _store().accounts.list_platforms():
-        table.add_row(p.name, ", ".join(sorted(p.exams)), p.webhook_url or "")
+        table.add_row(
+            escape(p.name), escape(", ".join(sorted(p.exams))), escape(p.webhook_url or "")
+        )
     console.print(table)
 
 
@@ -144,7 +180,10 @@ def serve(
             exams, dispatcher = load_exams(settings.banks), CeleryDispatcher(settings)
     except GraderError as exc:
         raise fail(exc) from exc
-    err.print(f"serving exams: {', '.join(sorted(exams))} ({'inline' if inline else 'workers'})")
+    err.print(
+        escape(f"serving exams: {', '.join(sorted(exams))}")
+        + f" ({'inline' if inline else 'workers'})"
+    )
     try:
         uvicorn.run(create_app(settings, store, exams, dispatcher), host=host, port=port)
     finally:
@@ -217,7 +256,7 @@ def instructor_add(
     _warn_unserved(exam)
     key = new_key(INSTRUCTOR_PREFIX)
     store.accounts.add_instructor(name, exam, key.key_id, key.key_hash)
-    console.print(f"instructor {name} grades: {', '.join(sorted(set(exam)))}")
+    console.print(escape(f"instructor {name} grades: {', '.join(sorted(set(exam)))}"))
     print(f"instructor_key={key.key}")
 
 
@@ -228,7 +267,7 @@ def instructor_list() -> None:
     for column in ("name", "exams"):
         table.add_column(column)
     for i in _store().accounts.list_instructors():
-        table.add_row(i.name, ", ".join(sorted(i.exams)))
+        table.add_row(escape(i.name), escape(", ".join(sorted(i.exams))))
     console.print(table)
 
 

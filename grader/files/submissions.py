@@ -6,14 +6,14 @@ grading starts, so a typo on line 900 does not leave a half-graded exam behind.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from grader.errors import SubmissionError
+from grader.files.jsonl import json_lines
 from grader.models import Bank, Submission
+from grader.text import unstorable
 
 
 class SubmissionLine(BaseModel):
@@ -26,6 +26,15 @@ class SubmissionLine(BaseModel):
     question: str | int | None = None
     answer: str
     student: str | None = None
+
+    @field_validator("id", "question_id", "question", "answer", "student")
+    @classmethod
+    def _storable(cls, value: str | int | None) -> str | int | None:
+        """Text the grades file (UTF-8) and the service's databases can hold."""
+        problem = unstorable(value) if isinstance(value, str) else None
+        if problem:
+            raise ValueError(problem)
+        return value
 
 
 def resolve_question(bank: Bank, line: SubmissionLine) -> str:
@@ -51,11 +60,9 @@ def read_submissions(path: Path, bank: Bank) -> list[Submission]:
     """All submissions of a JSONL file, validated and resolved, or a SubmissionError."""
     submissions: list[Submission] = []
     seen: dict[str, tuple[int, Submission]] = {}
-    for number, raw in _lines(path):
+    for number, value in json_lines(path, SubmissionError, "submissions"):
         try:
-            line = SubmissionLine.model_validate(json.loads(raw))
-        except json.JSONDecodeError as exc:
-            raise SubmissionError(f"invalid JSON: {exc.msg}", file=path, line=number) from exc
+            line = SubmissionLine.model_validate(value)
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"]) or "line"
@@ -80,14 +87,3 @@ def read_submissions(path: Path, bank: Bank) -> list[Submission]:
         seen[submission.id] = (number, submission)
         submissions.append(submission)
     return submissions
-
-
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise SubmissionError(f"cannot read submissions: {exc.strerror}", file=path) from exc
-    with handle:
-        for number, raw in enumerate(handle, 1):
-            if raw.strip():
-                yield number, raw

@@ -138,6 +138,7 @@ class InlineDispatcher:
                 retries=self.settings.webhook_retries,
                 timeout_s=self.settings.webhook_timeout_s,
                 backoff_s=self.settings.retry_backoff_s,
+                allow_private=self.settings.webhook_allow_private,
             )
         if retry:  # the judge is unreachable: wait before asking it again
             self._stop.wait(self.settings.retry_backoff_s)

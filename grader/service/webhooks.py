@@ -20,6 +20,7 @@ import httpx
 
 from grader.models import DeliveryStatus
 from grader.service.store import Delivery, Store
+from grader.service.webhook_urls import address_problem
 
 SIGNATURE_HEADER = "X-Grader-Signature"
 TIMESTAMP_HEADER = "X-Grader-Timestamp"
@@ -75,12 +76,25 @@ def deliver(
     timeout_s: float,
     backoff_s: float = 2.0,
     client: httpx.Client | None = None,
+    allow_private: bool = False,
 ) -> float | None:
     """Try one delivery. Returns the seconds until the next try, or None when it is settled
-    (delivered, given up, or nothing to do)."""
+    (delivered, given up, refused, or nothing to do).
+
+    The URL's host is resolved and checked first (``webhook_urls``): an address inside the
+    service's network fails the delivery for good unless ``allow_private``.
+    """
     outbox = store.outbox
     delivery = outbox.delivery(delivery_id)
     if delivery is None or delivery.status != DeliveryStatus.PENDING or not delivery.url:
+        return None
+    try:
+        refused = address_problem(delivery.url, allow_private)
+    except OSError as exc:  # the name does not resolve now: tried again like a failed post
+        return _failed(store, delivery, f"cannot resolve the webhook's host: {exc}", retries,
+                       backoff_s)  # fmt: skip
+    if refused:
+        outbox.delivery_failed(delivery.id, f"refused: {refused}", None)
         return None
     body = json.dumps(payload(delivery), ensure_ascii=False, separators=(",", ":")).encode()
     timestamp = int(time.time())
@@ -102,10 +116,17 @@ def deliver(
     if error is None:
         outbox.delivery_succeeded(delivery.id)
         return None
+    return _failed(store, delivery, error, retries, backoff_s)
+
+
+def _failed(
+    store: Store, delivery: Delivery, error: str, retries: int, backoff_s: float
+) -> float | None:
+    """Record a failed attempt: the seconds until the next, or None when out of retries."""
     attempt = delivery.attempts + 1
     if attempt > retries:
-        outbox.delivery_failed(delivery.id, error, None)
+        store.outbox.delivery_failed(delivery.id, error, None)
         return None
     wait = backoff(attempt, backoff_s)
-    outbox.delivery_failed(delivery.id, error, timedelta(seconds=wait))
+    store.outbox.delivery_failed(delivery.id, error, timedelta(seconds=wait))
     return wait

@@ -57,6 +57,7 @@ def served(tmp_path):
         "GRADER_JUDGE": "scripted",
         "GRADER_EMBED_MODEL": "none",
         "GRADER_REDIS_URL": "redis://127.0.0.1:1/0",  # nothing listens: inline must not care
+        "GRADER_WEBHOOK_ALLOW_PRIVATE": "true",  # the receiver listens on 127.0.0.1
     }
     receiver = WebhookReceiver("")
     added = _cli(

@@ -73,6 +73,7 @@ class Service:
             "sweep_interval_s": 1,
             "sweep_after_s": 4,
             "retry_backoff_s": 0.2,
+            "webhook_allow_private": True,  # the receiver listens on 127.0.0.1
             **overrides,
         }
         self.settings = Settings(**values)

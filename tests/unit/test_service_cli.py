@@ -52,3 +52,60 @@ def test_instructor_add_prints_a_login_key_once_and_stores_its_hash(tmp_path, mo
     listed = runner.invoke(app, ["instructor", "list"])
     assert "li" in listed.output and "grad_accum_engineer" in listed.output
     assert key not in listed.output
+
+
+def test_db_upgrade_masks_the_password_of_the_url_it_prints(database_url, monkeypatch):
+    import sqlalchemy as sa
+
+    url = sa.make_url(database_url)
+    if url.get_backend_name() == "postgresql":  # the test cluster trusts: any password works
+        url = url.set(password="s3cret-pw")
+    monkeypatch.setenv("GRADER_DATABASE_URL", url.render_as_string(hide_password=False))
+    result = runner.invoke(app, ["db", "upgrade"])
+    assert result.exit_code == 0, result.output
+    assert "database at the newest schema: " in result.output
+    assert "s3cret-pw" not in result.output
+
+
+def test_db_upgrade_masks_a_password_whatever_the_server(monkeypatch):
+    """Without a PostgreSQL server here: the migration itself is left out, the printing kept."""
+    import grader.cli.service as service
+
+    monkeypatch.setattr(service, "_store", lambda: None)
+    monkeypatch.setenv("GRADER_DATABASE_URL", "postgresql+psycopg://grader:s3cret-pw@db:5432/g")
+    result = runner.invoke(app, ["db", "upgrade"])
+    assert result.exit_code == 0, result.output
+    assert "postgresql+psycopg://grader:***@db:5432/g" in result.output
+    assert "s3cret-pw" not in result.output
+
+
+def test_platform_add_refuses_webhooks_into_the_network_unless_allowed(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    monkeypatch.setenv("GRADER_DATABASE_URL", url)
+    monkeypatch.delenv("GRADER_WEBHOOK_ALLOW_PRIVATE", raising=False)
+    add = ["platform", "add", "p", "--exam", "grad_accum_engineer", "--webhook-url"]
+    for hook, why in [
+        ("ftp://acme.example/hook", "scheme ftp: refused: use http or https"),
+        ("http://127.0.0.1:8000/hook", "127.0.0.1, a loopback address"),
+        ("http://localhost:8000/hook", "a loopback address"),
+        ("http://169.254.169.254/latest", "a link-local address"),
+        ("https://192.168.1.20/hook", "a private address"),
+    ]:
+        result = runner.invoke(app, [*add, hook])
+        assert result.exit_code == 2, (hook, result.output)
+        assert why in result.output.replace("\n", ""), result.output
+    assert not (tmp_path / "g.db").exists()  # refused before the database was opened
+    monkeypatch.setenv("GRADER_WEBHOOK_ALLOW_PRIVATE", "true")
+    result = runner.invoke(app, [*add, "http://127.0.0.1:8000/hook"])
+    assert result.exit_code == 0, result.output
+    assert Store(url).accounts.platform_by_name("p").webhook_url == "http://127.0.0.1:8000/hook"
+
+
+def test_platform_add_accepts_a_host_it_cannot_resolve_yet_with_a_warning(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADER_DATABASE_URL", f"sqlite:///{tmp_path / 'g.db'}")
+    monkeypatch.delenv("GRADER_WEBHOOK_ALLOW_PRIVATE", raising=False)
+    result = runner.invoke(
+        app, ["platform", "add", "p", "--exam", "e", "--webhook-url", "https://x.invalid/h"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "checked again at each delivery" in result.output.replace("\n", "")
