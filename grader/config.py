@@ -138,6 +138,15 @@ class Settings(BaseSettings):
     max_form_bytes: int = Field(
         64 * 1024, ge=1024, description="form bodies (the instructor pages, login included)"
     )
+    max_queued_per_platform: int = Field(
+        10000, ge=1, description="queued submissions of one platform; a post past it: 429"
+    )
+    rate_limit_per_minute: int = Field(
+        6000, ge=0, description="requests per minute with one API key (429 past it); 0: no limit"
+    )
+    login_failures_per_minute: int = Field(
+        10, ge=1, description="failed instructor logins per client address per minute; then 429"
+    )
     visibility_timeout_s: int = Field(
         3600, ge=1, description="an unacknowledged task is redelivered after this (Redis)"
     )

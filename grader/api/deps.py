@@ -14,6 +14,7 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from grader.api import keys
+from grader.api.quotas import count_request
 from grader.config import Settings
 from grader.service.dispatch import Dispatcher
 from grader.service.exams import Exam
@@ -40,7 +41,8 @@ _bearer = HTTPBearer(auto_error=False, description="the platform's API key")
 def platform(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)], svc: Svc
 ) -> Platform:
-    """The platform whose API key the request carries, or 401."""
+    """The platform whose API key the request carries, or 401; each request counts towards the
+    key's rate limit (429 past it)."""
     unauthorized = HTTPException(
         401, "missing or invalid API key", headers={"WWW-Authenticate": "Bearer"}
     )
@@ -50,6 +52,7 @@ def platform(
     found = svc.store.accounts.platform_by_key_id(key_id) if key_id else None
     if found is None or not keys.matches(credentials.credentials, found.key_hash):
         raise unauthorized
+    count_request(svc.settings, svc.store, key_id)
     return found
 
 

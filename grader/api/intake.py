@@ -14,6 +14,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from grader.api.deps import Caller, Svc
 from grader.api.exports import csv_rows, jsonl, submission_out, wide_csv_rows
+from grader.api.quotas import queue_full
 from grader.api.schemas import (
     Accepted,
     ExamOut,
@@ -25,7 +26,7 @@ from grader.api.schemas import (
 from grader.config import Settings
 from grader.files.jsonl import json_problem
 from grader.service.exams import Exam
-from grader.service.store import IdConflict, NewSubmission, Platform
+from grader.service.store import IdConflict, NewSubmission, Platform, QueueFull
 
 
 def intake_router(bulk_limit: int) -> APIRouter:
@@ -44,6 +45,7 @@ def intake_router(bulk_limit: int) -> APIRouter:
             409: {"description": "an id already posted with a different body"},
             413: {"description": "request body too large"},
             422: {"description": "invalid submission; `loc` names the field"},
+            429: {"description": "rate limit, or the platform's queue cap; see Retry-After"},
         },
     )
     router.add_api_route(
@@ -58,14 +60,17 @@ async def submit(request: Request, caller: Caller, svc: Svc) -> SubmitResponse:
     """Accept one submission (an object) or many (a list); grading happens later.
 
     Posting an id again with the same body returns the stored submission; with a
-    different body it is a 409 and nothing of the request is stored.
+    different body it is a 409 and nothing of the request is stored. A post that would
+    queue more than GRADER_MAX_QUEUED_PER_PLATFORM is a 429 and stores nothing.
     """
     settings = svc.settings
     items = _validate(await _read_json(request), settings, svc.exams, caller)
     try:
-        stored = svc.store.intake.submit(caller.id, items)
+        stored = svc.store.intake.submit(caller.id, items, settings.max_queued_per_platform)
     except IdConflict as exc:
         raise HTTPException(409, {"msg": str(exc), "ids": exc.external_ids}) from exc
+    except QueueFull as exc:
+        raise queue_full(exc) from exc
     created = [s for s, new in stored if new]
     if created:
         svc.dispatcher.enqueue(created)

@@ -65,8 +65,8 @@ def platform_add(
     if webhook_url is not None:
         _check_webhook_url(webhook_url)
     store = _store()
-    if store.accounts.platform_by_name(name) is not None:
-        err.print(f"[bold red]error:[/] platform {escape(repr(name))} exists")
+    if store.accounts.platform_by_name(name, include_removed=True) is not None:
+        err.print(f"[bold red]error:[/] platform {escape(repr(name))} exists (or was removed)")
         raise typer.Exit(code=2)
     _warn_unserved(exam)
     key, secret = new_key(), new_secret()
@@ -121,6 +121,36 @@ def platform_list() -> None:
             escape(p.name), escape(", ".join(sorted(p.exams))), escape(p.webhook_url or "")
         )
     console.print(table)
+
+
+@platform_app.command("rotate-key")
+def platform_rotate_key(
+    name: Annotated[str, typer.Argument(help="The platform's name.")],
+) -> None:
+    """Give a platform a new API key, printed once; the old key stops working at once."""
+    from grader.api.keys import new_key
+
+    key = new_key()
+    if not _store().accounts.rotate_platform_key(name, key.key_id, key.key_hash):
+        _no_such("platform", name)
+    console.print(f"platform {escape(name)} has a new key; the old one no longer works")
+    print(f"api_key={key.key}")
+
+
+@platform_app.command("remove")
+def platform_remove(
+    name: Annotated[str, typer.Argument(help="The platform's name.")],
+) -> None:
+    """Remove a platform: its key stops working at once; what it posted stays in the database
+    (queued answers are still graded), and its name is not given out again."""
+    if not _store().accounts.remove_platform(name):
+        _no_such("platform", name)
+    console.print(f"platform {escape(name)} removed; its key no longer works")
+
+
+def _no_such(kind: str, name: str) -> None:
+    err.print(f"[bold red]error:[/] no {kind} {escape(repr(name))} (see `grader {kind} list`)")
+    raise typer.Exit(code=2)
 
 
 @app.command()
@@ -220,8 +250,8 @@ def instructor_add(
     from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 
     store = _store()
-    if store.accounts.instructor(name=name) is not None:
-        err.print(f"[bold red]error:[/] instructor {escape(repr(name))} exists")
+    if store.accounts.instructor(name=name, include_removed=True) is not None:
+        err.print(f"[bold red]error:[/] instructor {escape(repr(name))} exists (or was removed)")
         raise typer.Exit(code=2)
     _warn_unserved(exam)
     key = new_key(INSTRUCTOR_PREFIX)
@@ -239,3 +269,14 @@ def instructor_list() -> None:
     for i in _store().accounts.list_instructors():
         table.add_row(escape(i.name), escape(", ".join(sorted(i.exams))))
     console.print(table)
+
+
+@instructor_app.command("remove")
+def instructor_remove(
+    name: Annotated[str, typer.Argument(help="The instructor's name.")],
+) -> None:
+    """Remove an instructor: their key and every session they hold stop working at once; the
+    scores they entered stay, under their name, which is not given out again."""
+    if not _store().accounts.remove_instructor(name):
+        _no_such("instructor", name)
+    console.print(f"instructor {escape(name)} removed; their key and sessions no longer work")

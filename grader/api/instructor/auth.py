@@ -1,4 +1,7 @@
-"""Logging in with an instructor key, and out: a signed session cookie (``session``)."""
+"""Logging in with an instructor key, and out: a signed session cookie (``session``).
+
+Logging out ends every session of the instructor (their session generation moves on), so a
+copy of the cookie taken before is refused too."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from grader.api import keys
 from grader.api.instructor.context import Ctx, Who, checked_form
 from grader.api.instructor.session import COOKIE, MAX_AGE_S, encode, new_session
 from grader.api.limits import read_form
+from grader.api.quotas import login_failed, login_wait_s
 
 router = APIRouter(prefix="/instructor", include_in_schema=False)
 
@@ -20,15 +24,24 @@ def login_form(request: Request, ctx: Ctx) -> HTMLResponse:
 
 @router.post("/login", response_class=HTMLResponse)
 async def login(request: Request, ctx: Ctx):
+    """Sign in with an instructor key; after GRADER_LOGIN_FAILURES_PER_MINUTE failed tries
+    from one client address, 429 (with Retry-After) until the minute is over."""
+    wait_s = login_wait_s(ctx.settings, ctx.store, request)
+    if wait_s is not None:
+        error = f"too many failed logins from your address: retry in {wait_s} s"
+        response = ctx.render(request, "login.html.j2", status=429, error=error)
+        response.headers["Retry-After"] = str(wait_s)
+        return response
     key = (await read_form(request)).get("key", "").strip()
     key_id = keys.key_id_of(key, keys.INSTRUCTOR_PREFIX)
     found = ctx.store.accounts.instructor(key_id=key_id) if key_id else None
     if found is None or not keys.matches(key, found.key_hash):
+        login_failed(ctx.store, request)
         return ctx.render(request, "login.html.j2", status=401, error="key: not a valid key")
     response = RedirectResponse("/instructor", status_code=303)
     response.set_cookie(
         COOKIE,
-        encode(new_session(found.id), ctx.secret),
+        encode(new_session(found.id, found.session_generation), ctx.secret),
         max_age=MAX_AGE_S,
         httponly=True,
         samesite="strict",
@@ -39,8 +52,9 @@ async def login(request: Request, ctx: Ctx):
 
 
 @router.post("/logout")
-async def logout(request: Request, who: Who) -> RedirectResponse:
+async def logout(request: Request, who: Who, ctx: Ctx) -> RedirectResponse:
     await checked_form(request, who)
+    ctx.store.accounts.end_sessions(who.instructor.id)
     response = RedirectResponse("/instructor/login", status_code=303)
     response.delete_cookie(COOKIE, path="/instructor")
     return response

@@ -75,7 +75,8 @@ class SignedIn:
 def signed_in(request: Request, ctx: Ctx) -> SignedIn:
     session = decode(request.cookies.get(COOKIE), ctx.secret)
     found = ctx.store.accounts.instructor(instructor_id=session.instructor_id) if session else None
-    if session is None or found is None:
+    # removed (None), logged out or removed since (another generation): the cookie is dead
+    if session is None or found is None or found.session_generation != session.generation:
         raise LoginRequired()
     return SignedIn(found, session)
 

@@ -4,6 +4,7 @@ SQLite file by default, PostgreSQL by URL. ``Store`` holds one SQLAlchemy engine
 repository per job over it, each in its own module:
 
 - ``accounts``: platforms, instructors, server secrets;
+- ``counters``: fixed-window request counters (rate limit, failed logins);
 - ``intake``: submissions as platforms post them, one with its grade, an exam's export;
 - ``queue``: claims of lost work, a task's submissions and cohort, recording grades;
 - ``outbox``: webhook deliveries;
@@ -20,6 +21,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from grader.service.store.accounts import Accounts
+from grader.service.store.counters import Counters
 from grader.service.store.engine import make_engine, migrate
 from grader.service.store.intake import Intake
 from grader.service.store.metrics import Metrics
@@ -35,6 +37,7 @@ from grader.service.store.records import (
     NewSubmission,
     Override,
     Platform,
+    QueueFull,
     StoredSubmission,
     body_hash,
     utcnow,
@@ -53,6 +56,7 @@ __all__ = [
     "NewSubmission",
     "Override",
     "Platform",
+    "QueueFull",
     "Store",
     "StoredSubmission",
     "body_hash",
@@ -68,6 +72,7 @@ class Store:
         self.url = url
         self.engine = make_engine(url)
         self.accounts = Accounts(self.engine)
+        self.counters = Counters(self.engine)
         self.intake = Intake(self.engine)
         self.queue = Queue(self.engine)
         self.outbox = Outbox(self.engine)

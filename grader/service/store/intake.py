@@ -11,8 +11,14 @@ from sqlalchemy.exc import IntegrityError
 
 from grader.models import SubmissionStatus
 from grader.service.store import rows
-from grader.service.store.records import IdConflict, NewSubmission, StoredSubmission, utcnow
-from grader.service.store.schema import submissions
+from grader.service.store.records import (
+    IdConflict,
+    NewSubmission,
+    QueueFull,
+    StoredSubmission,
+    utcnow,
+)
+from grader.service.store.schema import platforms, submissions
 
 _IN_CHUNK = 500  # ids per IN (...): well under every database's parameter limit
 
@@ -22,23 +28,25 @@ class Intake:
         self.engine = engine
 
     def submit(
-        self, platform_id: int, items: Sequence[NewSubmission]
+        self, platform_id: int, items: Sequence[NewSubmission], max_queued: int | None = None
     ) -> list[tuple[StoredSubmission, bool]]:
         """Store new submissions as ``queued``; (stored, created) per item, same order.
 
         A repeated id with the same body returns the stored one (created False); a repeated
-        id with a different body raises IdConflict and stores nothing of the request.
+        id with a different body raises IdConflict and stores nothing of the request. When the
+        new ones would make more than ``max_queued`` of the platform's submissions queued,
+        QueueFull, and nothing is stored.
         """
         for attempt in range(2):
             try:
-                return self._submit(platform_id, items)
+                return self._submit(platform_id, items, max_queued)
             except IntegrityError:  # a concurrent post of the same id won the race
                 if attempt:
                     raise
         raise AssertionError("unreachable")
 
     def _submit(
-        self, platform_id: int, items: Sequence[NewSubmission]
+        self, platform_id: int, items: Sequence[NewSubmission], max_queued: int | None
     ) -> list[tuple[StoredSubmission, bool]]:
         by_id: dict[str, NewSubmission] = {}
         conflicts = []
@@ -53,6 +61,8 @@ class Intake:
             if conflicts:
                 raise IdConflict(sorted(set(conflicts)))
             new = [item for i, item in by_id.items() if i not in existing]
+            if new and max_queued is not None:
+                _lock_platform(conn, platform_id)
             if new:
                 conn.execute(
                     submissions.insert(),
@@ -72,6 +82,8 @@ class Intake:
                         for item in new
                     ],
                 )
+                if max_queued is not None:
+                    _check_room(conn, platform_id, len(new), max_queued)
                 existing.update(_by_external_id(conn, platform_id, [i.external_id for i in new]))
         created = {i.external_id for i in new}
         return [
@@ -101,6 +113,32 @@ class Intake:
                 rows.with_newest_grade(*where)
             ):
                 yield rows.stored(row, row.record, overrides.get(row.id))
+
+
+def _lock_platform(conn, platform_id: int) -> None:
+    """PostgreSQL: concurrent posts of one platform (any API process) wait here for each other,
+    so each counts the queue with the others' rows in it (SQLite has no FOR UPDATE: its one
+    write lock, taken by the insert, does the same)."""
+    conn.execute(
+        sa.select(platforms.c.id).where(platforms.c.id == platform_id).with_for_update()
+    ).first()
+
+
+def _check_room(conn, platform_id: int, new: int, cap: int) -> None:
+    """QueueFull (rolling the insert back) when the ``new`` rows just inserted put more than
+    the cap of the platform's submissions in the queue. Counted after the insert: by then this
+    transaction holds SQLite's one write lock, or PostgreSQL's lock on the platform's row, so
+    no concurrent post can be counted twice or missed."""
+    queued = conn.execute(
+        sa.select(sa.func.count())
+        .select_from(submissions)
+        .where(
+            submissions.c.platform_id == platform_id,
+            submissions.c.status == SubmissionStatus.QUEUED.value,
+        )
+    ).scalar_one()
+    if queued > cap:
+        raise QueueFull(queued - new, new, cap)
 
 
 def _by_external_id(conn, platform_id: int, external_ids: list[str]) -> dict:

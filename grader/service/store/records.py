@@ -31,6 +31,7 @@ class Platform:
     webhook_url: str | None
     webhook_secret: str
     exams: frozenset[str]
+    removed_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -85,12 +86,26 @@ class IdConflict(Exception):
         super().__init__(f"already submitted with a different body: {', '.join(external_ids)}")
 
 
+class QueueFull(Exception):
+    """Storing the request would put more than the cap of a platform's submissions in the
+    queue; nothing of the request was stored."""
+
+    def __init__(self, queued: int, new: int, cap: int):
+        self.queued, self.new, self.cap = queued, new, cap
+        super().__init__(
+            f"{queued} submissions of this platform are queued and {new} more were posted; "
+            f"at most {cap} may wait at once (GRADER_MAX_QUEUED_PER_PLATFORM)"
+        )
+
+
 @dataclass(frozen=True)
 class Instructor:
     id: int
     name: str
     key_hash: str
     exams: frozenset[str]
+    session_generation: int = 0  # a session cookie of another generation is refused
+    removed_at: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,13 @@ def platform(conn: Connection, row) -> Platform:
         sa.select(platform_exams.c.exam).where(platform_exams.c.platform_id == row.id)
     ).scalars()
     return Platform(
-        row.id, row.name, row.key_hash, row.webhook_url, row.webhook_secret, frozenset(exams)
+        row.id,
+        row.name,
+        row.key_hash,
+        row.webhook_url,
+        row.webhook_secret,
+        frozenset(exams),
+        row.removed_at,
     )
 
 
@@ -106,7 +112,9 @@ def instructor(conn: Connection, row) -> Instructor:
     exams = conn.execute(
         sa.select(instructor_exams.c.exam).where(instructor_exams.c.instructor_id == row.id)
     ).scalars()
-    return Instructor(row.id, row.name, row.key_hash, frozenset(exams))
+    return Instructor(
+        row.id, row.name, row.key_hash, frozenset(exams), row.session_generation, row.removed_at
+    )
 
 
 def _override(row) -> Override:

@@ -15,6 +15,7 @@ platforms = sa.Table(
     sa.Column("webhook_url", sa.String(2000)),
     sa.Column("webhook_secret", sa.String(100), nullable=False),
     sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("removed_at", sa.DateTime),  # removed: its key no longer works (0004)
 )
 
 platform_exams = sa.Table(
@@ -43,8 +44,9 @@ submissions = sa.Table(
     sa.UniqueConstraint("platform_id", "external_id", name="uq_submissions_platform_external"),
     sa.Index("ix_submissions_status_enqueued", "status", "enqueued_at"),
     sa.Index("ix_submissions_platform_exam", "platform_id", "exam"),
-    # the instructor pages count and page an exam's answers per question (0004)
+    # the instructor pages count and page an exam's answers per question (0006)
     sa.Index("ix_submissions_exam_question", "exam", "question_id", "id"),
+    sa.Index("ix_submissions_platform_status", "platform_id", "status"),  # quotas (0005)
 )
 
 grades = sa.Table(
@@ -112,6 +114,9 @@ instructors = sa.Table(
     sa.Column("key_id", sa.String(32), nullable=False, unique=True),
     sa.Column("key_hash", sa.String(64), nullable=False),
     sa.Column("created_at", sa.DateTime, nullable=False),
+    # 0004: a session cookie carries the generation it was made in; logout and removal bump it
+    sa.Column("session_generation", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("removed_at", sa.DateTime),
 )
 
 instructor_exams = sa.Table(
@@ -168,4 +173,15 @@ exam_scorers = sa.Table(
     sa.Column("applied_by", sa.String(100)),
     sa.UniqueConstraint("exam", "version", name="uq_exam_scorers_exam_version"),
     sa.Index("ix_exam_scorers_exam_applied", "exam", "applied_at"),
+)
+
+# --- quotas (migration 0005) ---------------------------------------------------------------
+
+rate_counters = sa.Table(
+    "rate_counters",
+    metadata,
+    sa.Column("bucket", sa.String(200), primary_key=True),  # "key:<key id>", "login:<address>"
+    sa.Column("window_start", sa.BigInteger, primary_key=True),  # unix seconds
+    sa.Column("count", sa.Integer, nullable=False),
+    sa.Index("ix_rate_counters_window", "window_start"),
 )
