@@ -5,17 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from grader.models import MultipleChoiceCredit
 
 JudgeBackend = Literal["vllm", "openai", "scripted", "none"]
 JudgeMode = Literal["probability", "verdict"]
+MIN_SECRET_KEY_BYTES = 32
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="GRADER_", env_file=".env", extra="ignore")
+    # errors never echo a value: some are secrets (keys, a database URL's password)
+    model_config = SettingsConfigDict(
+        env_prefix="GRADER_", env_file=".env", extra="ignore", hide_input_in_errors=True
+    )
 
     # objective questions
     multiple_choice_credit: MultipleChoiceCredit = MultipleChoiceCredit.ALL_OR_NOTHING
@@ -172,5 +176,32 @@ class Settings(BaseSettings):
 
     # instructor pages
     secret_key: SecretStr | None = Field(
-        None, description="signs instructor sessions; unset: made once and kept in the database"
+        None,
+        description=f"signs instructor sessions, at least {MIN_SECRET_KEY_BYTES} bytes; unset: "
+        "made once and kept in the database (a warning says so once per process)",
     )
+    trust_proxy: bool = Field(
+        False,
+        description="behind a reverse proxy: X-Forwarded-Proto, -Host and -For name the scheme, "
+        "host and client address (never set it when clients reach the server directly)",
+    )
+    metrics_token: SecretStr | None = Field(
+        None, description="set: /metrics needs `Authorization: Bearer <token>`; unset: open"
+    )
+
+    @field_validator("metrics_token")
+    @classmethod
+    def _empty_is_unset(cls, token: SecretStr | None) -> SecretStr | None:
+        return token if token is not None and token.get_secret_value() else None
+
+    @field_validator("secret_key")
+    @classmethod
+    def _long_enough(cls, key: SecretStr | None) -> SecretStr | None:
+        # a short key signs sessions that can be forged by guessing it offline
+        size = len(key.get_secret_value().encode()) if key is not None else 0
+        if key is not None and size < MIN_SECRET_KEY_BYTES:
+            raise ValueError(
+                f"GRADER_SECRET_KEY is {size} bytes, it needs at least {MIN_SECRET_KEY_BYTES}: "
+                "make one with `python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+            )
+        return key
