@@ -13,6 +13,9 @@ platforms. Every template autoescapes: answers are untrusted text.
 
 from __future__ import annotations
 
+import functools
+import logging
+
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
@@ -20,17 +23,28 @@ from grader.api.instructor import actions, auth, pages
 from grader.api.instructor.context import LoginRequired, Pages
 from grader.api.instructor.session import new_secret
 
+log = logging.getLogger(__name__)
+
+
+@functools.cache  # once per process, however many apps it builds
+def warn_key_in_database() -> None:
+    log.warning(
+        "GRADER_SECRET_KEY is not set: instructor sessions are signed with a key kept in the "
+        "database, so whoever reads the database (a backup, a dump) can forge them; set "
+        "GRADER_SECRET_KEY (at least 32 bytes) in the environment"
+    )
+
 
 def install(app: FastAPI) -> None:
     """Mount the pages on the service's app (its ``state.services``); a page asked for without
     a session logs in."""
     services = app.state.services
     settings, store = services.settings, services.store
-    secret = (
-        settings.secret_key.get_secret_value()
-        if settings.secret_key
-        else store.accounts.secret("session_key", new_secret)
-    )
+    if settings.secret_key:
+        secret = settings.secret_key.get_secret_value()
+    else:
+        warn_key_in_database()
+        secret = store.accounts.secret("session_key", new_secret)
     app.state.instructor_pages = Pages.build(settings, store, services.exams, secret)
     for module in (auth, pages, actions):  # each under /instructor, none in the OpenAPI docs
         app.include_router(module.router)
