@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from fastapi import HTTPException, Request
 
+from grader.api.proxy import client_address
 from grader.config import Settings
 from grader.service.store import QueueFull, Store
 
@@ -39,15 +40,16 @@ def queue_full(exc: QueueFull) -> TooMany:
     return TooMany(str(exc), QUEUE_FULL_RETRY_S)
 
 
-def client_of(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
+def _login_counter(settings: Settings, request: Request) -> str:
+    return f"login:{client_address(request, settings.trust_proxy)}"
 
 
 def login_wait_s(settings: Settings, store: Store, request: Request) -> int | None:
-    """Seconds this client must wait before trying a login key again, or None when it may."""
-    window = store.counters.count(f"login:{client_of(request)}", WINDOW_S)
+    """Seconds this client must wait before trying a login key again, or None when it may; the
+    client is the TCP peer, or X-Forwarded-For's first address with GRADER_TRUST_PROXY."""
+    window = store.counters.count(_login_counter(settings, request), WINDOW_S)
     return window.retry_after_s if window.count >= settings.login_failures_per_minute else None
 
 
-def login_failed(store: Store, request: Request) -> None:
-    store.counters.hit(f"login:{client_of(request)}", WINDOW_S)
+def login_failed(settings: Settings, store: Store, request: Request) -> None:
+    store.counters.hit(_login_counter(settings, request), WINDOW_S)

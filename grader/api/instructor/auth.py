@@ -12,6 +12,7 @@ from grader.api import keys
 from grader.api.instructor.context import Ctx, Who, checked_form
 from grader.api.instructor.session import COOKIE, MAX_AGE_S, encode, new_session
 from grader.api.limits import read_form
+from grader.api.proxy import same_origin, scheme
 from grader.api.quotas import login_failed, login_wait_s
 
 router = APIRouter(prefix="/instructor", include_in_schema=False)
@@ -25,7 +26,14 @@ def login_form(request: Request, ctx: Ctx) -> HTMLResponse:
 @router.post("/login", response_class=HTMLResponse)
 async def login(request: Request, ctx: Ctx):
     """Sign in with an instructor key; after GRADER_LOGIN_FAILURES_PER_MINUTE failed tries
-    from one client address, 429 (with Retry-After) until the minute is over."""
+    from one client address, 429 (with Retry-After) until the minute is over.
+
+    A login posted from another site's page is refused (403): its ``Origin`` is not ours. A
+    request without ``Origin`` passes: browsers leave it out of some same-origin requests
+    (and tools other than browsers never send it), and a cross-site browser POST carries it."""
+    origin = request.headers.get("origin")
+    if origin is not None and not same_origin(origin, request, ctx.settings.trust_proxy):
+        return HTMLResponse("login refused: posted from another site (Origin)", status_code=403)
     wait_s = login_wait_s(ctx.settings, ctx.store, request)
     if wait_s is not None:
         error = f"too many failed logins from your address: retry in {wait_s} s"
@@ -36,7 +44,7 @@ async def login(request: Request, ctx: Ctx):
     key_id = keys.key_id_of(key, keys.INSTRUCTOR_PREFIX)
     found = ctx.store.accounts.instructor(key_id=key_id) if key_id else None
     if found is None or not keys.matches(key, found.key_hash):
-        login_failed(ctx.store, request)
+        login_failed(ctx.settings, ctx.store, request)
         return ctx.render(request, "login.html.j2", status=401, error="key: not a valid key")
     response = RedirectResponse("/instructor", status_code=303)
     response.set_cookie(
@@ -45,7 +53,8 @@ async def login(request: Request, ctx: Ctx):
         max_age=MAX_AGE_S,
         httponly=True,
         samesite="strict",
-        secure=request.url.scheme == "https",
+        # Secure when the browser came over https (X-Forwarded-Proto with GRADER_TRUST_PROXY)
+        secure=scheme(request, ctx.settings.trust_proxy) == "https",
         path="/instructor",
     )
     return response
