@@ -11,6 +11,7 @@ from grader.api.instructor import install as install_instructor_pages
 from grader.api.intake import intake_router
 from grader.api.limits import BodyLimit
 from grader.api.metrics import router as health_router
+from grader.api.page_headers import PageHeaders
 from grader.config import Settings
 from grader.service.dispatch import Dispatcher
 from grader.service.exams import Exam
@@ -29,5 +30,6 @@ def create_app(
     app.include_router(intake_router(settings.bulk_limit))
     app.include_router(health_router)
     install_instructor_pages(app)
+    app.add_middleware(PageHeaders)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes, form_limit=settings.max_form_bytes)
     return app
