@@ -6,10 +6,12 @@ host agree.
 
 from __future__ import annotations
 
-from typing import Any
+import hmac
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Depends, HTTPException, Response
 from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 
@@ -35,7 +37,25 @@ def health(svc: Svc) -> Any:
     return JSONResponse(body.model_dump(), status_code=status)
 
 
-@router.get("/metrics", include_in_schema=False)
+_bearer = HTTPBearer(auto_error=False, description="GRADER_METRICS_TOKEN")
+
+
+def scraper(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)], svc: Svc
+) -> None:
+    """With GRADER_METRICS_TOKEN set, 401 unless the request carries it as a bearer token
+    (compared in constant time); unset, /metrics is open."""
+    token = svc.settings.metrics_token
+    if token is None:
+        return
+    given = credentials.credentials.encode() if credentials else b""
+    if not hmac.compare_digest(given, token.get_secret_value().encode()):
+        raise HTTPException(
+            401, "missing or wrong metrics token", headers={"WWW-Authenticate": "Bearer"}
+        )
+
+
+@router.get("/metrics", include_in_schema=False, dependencies=[Depends(scraper)])
 def metrics(svc: Svc) -> Response:
     return metrics_response(svc.store, svc.dispatcher)
 
