@@ -75,9 +75,7 @@ def test_a_32_byte_secret_key_is_accepted():
     assert Settings(secret_key="é" * 16).secret_key is not None  # bytes, not characters
 
 
-def test_the_command_line_names_a_bad_setting_without_a_traceback(
-    monkeypatch, capsys, tmp_path
-):
+def test_the_command_line_names_a_bad_setting_without_a_traceback(monkeypatch, capsys, tmp_path):
     monkeypatch.setenv("GRADER_SECRET_KEY", "too-short-secret")
     monkeypatch.setenv("GRADER_DATABASE_URL", f"sqlite:///{tmp_path / 'grader.db'}")
     monkeypatch.setattr(sys, "argv", ["grader", "db", "upgrade"])  # quick, were the key let in
@@ -135,7 +133,9 @@ def test_without_a_trusted_proxy_forwarded_headers_are_ignored(make_service):
     proxied = {"x-forwarded-proto": "https", "x-forwarded-host": "grader.example.edu"}
     login = post_login(client, key, **proxied)
     assert login.status_code == 303 and "secure" not in login.headers["set-cookie"].lower()
-    assert post_login(client, key, origin="https://grader.example.edu", **proxied).status_code == 403
+    assert (
+        post_login(client, key, origin="https://grader.example.edu", **proxied).status_code == 403
+    )
 
 
 def test_an_https_request_gets_a_secure_cookie(make_service):
