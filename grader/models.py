@@ -11,7 +11,15 @@ import json
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    computed_field,
+    model_serializer,
+    model_validator,
+)
 
 
 class _Model(BaseModel):
@@ -125,12 +133,31 @@ class Penalty(_Model):
 
 
 class Anchor(_Model):
-    """An instructor-graded answer shown to the judge as a worked example."""
+    """An instructor-graded answer shown to the judge as a worked example.
+
+    ``id`` names it within its rubric. ``grader calibrate promote`` uses the submissions
+    file's id (one file, one namespace). The instructor pages serve several platforms whose
+    submission ids may coincide ("s1" from two platforms on one exam), so an anchor promoted
+    there also carries ``answer_id``, the service store's id of that answer: unique across
+    platforms, and naming no platform or student to the other platforms its rubric grades.
+    Without ``answer_id`` (every rubric written before, and every CLI promotion) it stays out
+    of the YAML and of the rubric's version, so existing files load unchanged.
+    """
 
     id: str
     answer: str
     scores: dict[str, float] = Field(description="Criterion id -> points the instructor gave.")
     note: str | None = None
+    answer_id: int | None = Field(
+        default=None, ge=1, description="The service's id of the promoted answer, if any."
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_absent_answer_id(self, handler: SerializerFunctionWrapHandler) -> dict:
+        data = handler(self)
+        if data.get("answer_id", 0) is None:
+            del data["answer_id"]
+        return data
 
 
 class Rubric(_Model):

@@ -94,7 +94,8 @@ def promote_anchors(
     """A new rubric (new version) with one anchor per human score appended.
 
     Each anchor's id is its submission id, so calibration can leave anchors out later: the
-    judge has seen their scores.
+    judge has seen their scores. A score from the instructor pages also gives the anchor its
+    ``answer_id`` (see ``Anchor``).
     """
     anchors = list(rubric.anchors)
     for human in humans:
@@ -120,6 +121,7 @@ def promote_anchors(
                 answer=answer,
                 scores=_criterion_scores(rubric, human, fail),
                 note=note or human.note,
+                answer_id=human.answer_id,
             )
         )
     return rubric.model_copy(update={"anchors": anchors})

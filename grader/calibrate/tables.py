@@ -42,6 +42,9 @@ class HumanScore(_Model):
     answer: str | None = None
     note: str | None = None
     line: int = Field(description="Line of the CSV, so later checks can point at it.")
+    answer_id: int | None = Field(
+        default=None, description="The service's id of the answer, when scored on its pages."
+    )
 
 
 class Scale(_Model):

@@ -15,7 +15,8 @@ from pydantic import ValidationError
 
 from grader.errors import RubricError
 from grader.files.yamlfile import read_yaml_mapping, write_yaml
-from grader.models import Bank, Criterion, Level, Question, Rubric
+from grader.models import Anchor, Bank, Criterion, Level, Question, Rubric
+from grader.text import match_key
 
 DEFAULT_SUBJECTIVE_POINTS = 10.0
 
@@ -97,6 +98,19 @@ def save_rubric(rubric: Rubric, folder: Path) -> Path:
     path = folder / f"{rubric.question_id}.yaml"
     write_yaml(rubric.model_dump(mode="json", exclude={"version"}), path)
     return path
+
+
+def is_anchor(anchor: Anchor, answer_id: int, external_id: str, answer: str) -> bool:
+    """Whether ``anchor`` is this stored answer (``answer_id``: the store's id, ``external_id``:
+    its platform's). By the store's id when the anchor carries one; an anchor without it (from
+    ``grader calibrate promote``, or promoted on the pages before they recorded it) by the
+    submission id. Either way its text must be the answer's too: another platform's answer can
+    have the same submission id, and a rubric copied to another database the same store id."""
+    if anchor.answer_id is not None:
+        same = anchor.answer_id == answer_id
+    else:
+        same = anchor.id == external_id
+    return same and match_key(anchor.answer) == match_key(answer)
 
 
 def rubric_for(question: Question, rubrics: dict[str, Rubric]) -> Rubric:

@@ -307,7 +307,9 @@ def test_promoting_an_answer_makes_a_new_rubric_version_with_the_anchor(service)
     assert page.status_code == 200 and "Answer promoted to an anchor." in page.text
     after = load_rubrics(bank / f"{EXAM}.yaml", load_bank(bank / f"{EXAM}.yaml"))[ESSAY]
     assert after.version != before.version and f"version {after.version}" in page.text
-    assert after.anchors[-1].id == "e1" and after.anchors[-1].answer == GOOD
+    e1 = sid(store, "e1")
+    assert after.anchors[-1].id == f"answer-{e1}" and after.anchors[-1].answer_id == e1
+    assert after.anchors[-1].answer == GOOD
     assert after.anchors[-1].scores == {"C1": 1, "C2": 1, "C3": 1, "C4": 1, "C5": 0}
     again = client.post(promote, data={"csrf": token})
     assert again.status_code == 422 and "already an anchor" in again.text

@@ -123,6 +123,19 @@ def test_anchors_with_full_scores_are_graded_answers():
     assert grade.score == 1.0
 
 
+def test_an_anchor_promoted_from_a_graded_answer_counts_once_with_the_newest_score():
+    # answer 7 was promoted at 1 point, then rescored 2: one copy, the instructor's newest score
+    promoted = Anchor(id="answer-7", answer=ANSWERS[3], scores={"C1": 0, "C2": 1}, answer_id=7)
+    anchored = RUBRIC.model_copy(update={"anchors": [promoted]})
+    graded = [GradedAnswer(id="7", question_id="q1", answer=ANSWERS[3], score=2)]
+    (grade,) = pipeline(yes(0.5), rubric=anchored).grade_many([sub(ANSWERS[3], "a")], graded=graded)
+    assert grade.details["scorer"]["copies"] == [{"id": "7", "score": 2.0}]
+    # in another database (the rubric copied there) answer 7 is another answer: the anchor stays
+    other = [GradedAnswer(id="7", question_id="q1", answer=ANSWERS[1], score=3)]
+    (grade,) = pipeline(yes(0.5), rubric=anchored).grade_many([sub(ANSWERS[3], "a")], graded=other)
+    assert grade.details["scorer"]["copies"] == [{"id": "anchor:answer-7", "score": 1.0}]
+
+
 def test_a_judge_far_from_the_scorer_sends_the_grade_to_review():
     # a judge that says "yes" to everything: right on the full answer, far off on the weather
     full, weather = pipeline(yes(0.99)).grade_many([sub(ANSWERS[0], "a"), sub(ANSWERS[4], "b")])

@@ -61,7 +61,9 @@ async def accept(request: Request, submission_id: int, who: Who, ctx: Ctx) -> Re
 @router.post("/promote")
 async def promote(request: Request, submission_id: int, who: Who, ctx: Ctx):
     """The answer becomes an anchor of its rubric: a new rubric version, written to the bank's
-    rubric folder and used by this process at once (workers after a restart)."""
+    rubric folder and used by this process at once (workers after a restart). The anchor is
+    named by the store's id (``answer-<id>``, ``answer_id``), not the platform's submission id:
+    two platforms may both post "s1" to this exam, and the rubric grades both."""
     from grader.calibrate import HumanScore, plan_promotions, save_promotions
 
     form = await checked_form(request, who)
@@ -74,7 +76,8 @@ async def promote(request: Request, submission_id: int, who: Who, ctx: Ctx):
         if row.human is None:
             raise FormError("promote", "enter a human score for this answer first")
         human = HumanScore(
-            submission_id=s.external_id,
+            submission_id=f"answer-{s.id}",
+            answer_id=s.id,
             question_id=s.question_id,
             score=row.human.score,
             criteria=row.human.criteria or {},

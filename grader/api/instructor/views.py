@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from grader.api.instructor.context import Pages, SignedIn
 from grader.api.instructor.forms import FormError, criterion_field
-from grader.engine.rubrics import rubric_for
+from grader.engine.rubrics import is_anchor, rubric_for
 from grader.models import Criterion, GradeStatus, Question
 from grader.service.exams import Exam
 from grader.service.store import AnswerCounts, AnswerRow
@@ -159,7 +159,11 @@ def question_page(
         exam=exam,
         question=question,
         rubric=rubric,
-        anchors={a.id for a in rubric.anchors} if rubric else set(),
+        anchors={
+            s.id
+            for s in (r.submission for r in rows)
+            if rubric and any(is_anchor(a, s.id, s.external_id, s.answer) for a in rubric.anchors)
+        },
         scale=points,
         rows=rows,
         pager=pager,
