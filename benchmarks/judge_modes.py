@@ -21,6 +21,7 @@ import platform
 import time
 from pathlib import Path
 
+import torch
 from common import code_version
 
 from grader.bank.files import load_bank
@@ -28,6 +29,7 @@ from grader.config import Settings
 from grader.engine.pipeline import Pipeline
 from grader.engine.rubrics import load_rubrics
 from grader.judge import make_judge
+from grader.judge.vllm_local import engine_dtype
 from grader.models import Submission
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,31 +91,32 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64, help="as grader grade batches")
     parser.add_argument("--questions", default=QUESTIONS)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--modes", default="verdict,probability", help="in this order")
+    parser.add_argument("--dtype", default="auto", help="GRADER_VLLM_DTYPE for this run")
     args = parser.parse_args()
 
     submissions = answers(set(args.questions.split(",")), args.answers)
-    settings = Settings(judge="vllm")
+    settings = Settings(judge="vllm", vllm_dtype=args.dtype)
     started = time.perf_counter()
     judge = make_judge(settings)
     load_s = time.perf_counter() - started
     try:
-        results = [
-            run(mode, judge, submissions, args.batch_size) for mode in ("verdict", "probability")
-        ]
+        results = [run(mode, judge, submissions, args.batch_size) for mode in args.modes.split(",")]
     finally:
         judge.close()
-    verdict, probability = results
+    rates = {r["mode"]: r["answers_per_s"] for r in results}
     report = {
         "machine": f"{platform.machine()}, {__import__('os').cpu_count()} CPUs",
         "model": settings.judge_model,
-        "dtype": settings.vllm_dtype,
+        "dtype": engine_dtype(settings.vllm_dtype, torch.cuda.is_available()),
         "code": code_version("grader", "benchmarks"),
         "load_s": round(load_s, 1),
         "modes": results,
-        "speedup_probability_over_verdict": round(
-            probability["answers_per_s"] / verdict["answers_per_s"], 2
-        ),
     }
+    if {"verdict", "probability"} <= rates.keys():
+        report["speedup_probability_over_verdict"] = round(
+            rates["probability"] / rates["verdict"], 2
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(
@@ -124,7 +127,8 @@ def main() -> None:
             f"{r['mode']:<12} {r['answers_per_s']:>10.3f} {r['s_per_answer']:>9.2f} "
             f"{r['prompt_tokens']:>8} {r['cached_share']:>7} {r['generated_tokens']:>10}"
         )
-    print(f"probability / verdict: {report['speedup_probability_over_verdict']}x")
+    if "speedup_probability_over_verdict" in report:
+        print(f"probability / verdict: {report['speedup_probability_over_verdict']}x")
 
 
 if __name__ == "__main__":
