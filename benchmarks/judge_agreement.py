@@ -113,6 +113,32 @@ def agreement(items: list[Item], shares: dict[str, float]) -> dict:
     }
 
 
+def table(report: dict) -> str:
+    """The markdown table of benchmarks/README.md from the JSON."""
+    lines = [
+        "| data (answers) | scored by | Pearson | Spearman | MAE (share) | mean share (human) "
+        "| s/answer | prompt tok/answer (cached) | generated tok/answer | evidence_not_found |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, found in report["runs"].items():
+        for key in ("verdict", "probability", "coverage", "e5 cosine"):
+            r = found.get(key)
+            if r is None:
+                continue
+            cost = (
+                f"{r['s_per_answer']} | {r['prompt_tokens_per_answer']} ({r['cached_share']:.0%}) "
+                f"| {r['generated_tokens_per_answer']} | {r['evidence_not_found']}"
+                if "s_per_answer" in r
+                else " | | | "
+            )
+            lines.append(
+                f"| {name} ({r['n']}) | {key} | {r.get('pearson', '')} | {r.get('spearman', '')} "
+                f"| {r.get('mae_share', '')} | {r.get('mean_share', '')} "
+                f"({r.get('human_mean_share', '')}) | {cost} |"
+            )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -121,7 +147,13 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument("--per-question", type=int, default=2)
     parser.add_argument("--limit", type=int, default=0, help="at most this many answers (0: all)")
+    parser.add_argument(
+        "--table", action="store_true", help="print the table of --out, run nothing"
+    )
     args = parser.parse_args()
+    if args.table:
+        print(table(json.loads(args.out.read_text())))
+        return
 
     from grader.embed import make_embedder
     from grader.judge import make_judge
