@@ -97,10 +97,11 @@ class Settings(BaseSettings):
     offtopic_margin: float = Field(
         0.025, description="answers closer than this to unrelated text are off topic: review"
     )
-    offtopic_zero_margin: float = Field(
-        -0.02,
+    offtopic_zero_margin: float | None = Field(
+        None,
         description="off-topic answers below this margin score 0 without the judge; those "
-        "between it and offtopic_margin are graded, and go to review",
+        "between it and offtopic_margin are graded, and go to review; unset: offtopic_margin "
+        "(every off-topic answer scores 0). Exams with one-line references may want -0.02",
     )
     coverage_span: float = Field(
         0.12, gt=0, description="cosine above unrelated text at which a key point counts covered"
@@ -115,7 +116,7 @@ class Settings(BaseSettings):
     # review
     min_answer_chars: int = Field(2, ge=0, description="shorter answers are blank: 0, no judge")
     review_below_confidence: float = Field(
-        0.6, ge=0, le=1, description="below it a grade goes to review (benchmarks/README.md)"
+        0.62, ge=0, le=1, description="below it a grade goes to review (benchmarks/README.md)"
     )
     review_derived: Literal["own", "all"] = Field(
         "own",

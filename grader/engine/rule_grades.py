@@ -106,15 +106,15 @@ def rubric_copy_grade(submission: Submission, rubric: Rubric) -> Grade:
 
 
 def zero_off_topic(signals: AnswerSignals | None, settings: Settings) -> bool:
-    """Off topic far enough to score 0 unread. Nearer the line (Mohler's one-line references
-    put on-topic answers there: the 49 Mohler development answers below the first margin average
-    2.9 of 5, the 2 below the second both scored 0)
-    the answer is graded as any other, and its ``off_topic`` signal sends it to review."""
-    return (
-        signals is not None
-        and signals.off_topic
-        and signals.topic_margin < settings.offtopic_zero_margin
-    )
+    """Off topic far enough to score 0 unread: below ``offtopic_zero_margin`` (unset: every
+    off-topic answer). A lower second margin grades the answers near the line like any other,
+    keeping their ``off_topic`` flag for review: short references put genuine answers there
+    (49 Mohler development answers below the first margin average 2.9 of 5), but so are
+    blatant ones (a hot-pot dinner, a football match), so the default keeps the one line."""
+    if signals is None or not signals.off_topic:
+        return False
+    limit = settings.offtopic_zero_margin
+    return limit is None or signals.topic_margin < limit
 
 
 def off_topic_grade(
