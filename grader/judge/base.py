@@ -89,6 +89,27 @@ class LabelScores(BaseModel):
     latency_s: float = 0.0
 
 
+def prefix_waves(requests: Sequence[LabelRequest]) -> list[list[int]]:
+    """The requests' indices in up to three waves that each fill the prefix cache for the next.
+
+    An engine computes the prompts it schedules together side by side, so checks of one answer
+    sent in one call each compute the answer again (and answers of one question the question's
+    prefix), however good the cache. First one request per question prefix (``group``), then
+    one per answer (``group`` and ``answer``), then the rest: every shared prefix is computed
+    once, and each later request only adds its own question. Order within a wave is kept.
+    """
+    groups: set[str] = set()
+    answers: set[tuple[str, str]] = set()
+    waves: list[list[int]] = [[], [], []]
+    for i, request in enumerate(requests):
+        key = (request.group, request.answer)
+        wave = 0 if request.group not in groups else 1 if key not in answers else 2
+        groups.add(request.group)
+        answers.add(key)
+        waves[wave].append(i)
+    return [wave for wave in waves if wave]
+
+
 def renormalise(probabilities: dict[str, float], labels: Sequence[str]) -> LabelScores:
     """Keep the labels' share of a next-token distribution and scale it to sum to one.
 

@@ -23,6 +23,7 @@ from grader.judge.base import (
     JudgeRequest,
     LabelRequest,
     LabelScores,
+    prefix_waves,
     renormalise,
 )
 
@@ -200,6 +201,7 @@ class VllmJudge(Judge):
             return []
         started = time.monotonic()
         try:
+            self._prime([requests[wave[0]] for wave in _by_group(requests) if len(wave) > 1])
             outputs = self.llm.chat(
                 [r.messages for r in requests], [self._params(r) for r in requests], use_tqdm=False
             )
@@ -216,8 +218,19 @@ class VllmJudge(Judge):
         per_item = (time.monotonic() - started) / len(requests)
         return [self._completion(out, per_item) for out in outputs]
 
+    def _prime(self, requests: Sequence[JudgeRequest]) -> None:
+        """One prefill step for each request's prompt, nothing kept but the prefix cache: the
+        answers scheduled together next would otherwise each compute their shared prefix."""
+        if requests:
+            from vllm import SamplingParams
+
+            self.llm.chat(
+                [r.messages for r in requests], SamplingParams(max_tokens=1), use_tqdm=False
+            )
+
     def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
         """One forward step per request: the first token's logprobs, read for the labels.
+        Sent in ``prefix_waves``, so a shared prefix is computed once, not once per request.
 
         Sampling is restricted to the labels (so the token returned is always one of them),
         but the logprobs vLLM returns are the raw ones, so ``mass`` still tells how much the
@@ -231,7 +244,14 @@ class VllmJudge(Judge):
             return [LabelScores(error=str(exc)) for _ in requests]
         started = time.monotonic()
         try:
-            outputs = self.llm.chat([r.messages for r in requests], params, use_tqdm=False)
+            outputs: list = [None] * len(requests)
+            for wave in prefix_waves(requests):  # each wave fills the cache for the next
+                got = self.llm.chat(
+                    [requests[i].messages for i in wave], [params[i] for i in wave],
+                    use_tqdm=False,
+                )  # fmt: skip
+                for i, out in zip(wave, got, strict=True):
+                    outputs[i] = out
         except Exception as exc:
             if len(requests) > 1:
                 return [s for r in requests for s in self.score_labels([r])]
@@ -304,3 +324,11 @@ class VllmJudge(Judge):
             if callable(shutdown):
                 shutdown()
             self.llm = None
+
+
+def _by_group(requests: Sequence[JudgeRequest]) -> list[list[int]]:
+    """Indices of the requests that share each prefix (``group``), in first-seen order."""
+    found: dict[str, list[int]] = {}
+    for i, request in enumerate(requests):
+        found.setdefault(request.group, []).append(i)
+    return list(found.values())

@@ -50,3 +50,20 @@ def test_scripted_label_script_can_fail_one_item():
     judge = ScriptedJudge(label_script=script)
     ok, bad = judge.score_labels([ask("fine", "x", ("否", "是")), ask("boom", "x", ("否", "是"))])
     assert ok.mass == 0.9 and bad.error == "script failed: bad item"
+
+
+def test_prefix_waves_compute_each_shared_prefix_once():
+    from grader.judge.base import LabelRequest, prefix_waves
+
+    def req(group, answer, n):
+        return LabelRequest(
+            id=f"{group}/{answer}/{n}", group=group, answer=answer,
+            messages=[{"role": "user", "content": answer}], labels=("否", "是"),
+        )  # fmt: skip
+
+    requests = [req("q1", "a", 1), req("q1", "a", 2), req("q1", "b", 1), req("q1", "b", 2),
+                req("q2", "a", 1), req("q2", "c", 1), req("q2", "c", 2)]  # fmt: skip
+    # a question's first request, then each other answer's first, then every other check
+    assert prefix_waves(requests) == [[0, 4], [2, 5], [1, 3, 6]]
+    assert prefix_waves(requests[:1]) == [[0]]
+    assert prefix_waves([]) == []
