@@ -24,7 +24,7 @@ from grader.engine.reasons import (
     semantic_reasons,
 )
 from grader.engine.requests import Work
-from grader.engine.rule_grades import identity
+from grader.engine.rule_grades import identity, unscored_grade
 from grader.models import (
     CriterionScore,
     Grade,
@@ -151,22 +151,9 @@ def aggregate(
 def _unscored(item: Work, provenance: dict[str, Any]) -> Grade:
     replies = item.replies
     reason = next((r.error for r in replies if r.error), "no verdict")
+    why = f"no valid verdict after {replies[0].attempts} attempt(s): {reason}"
     transient = all(r.transient for r in replies)
-    return Grade(
-        **identity(item.submission),
-        status=GradeStatus.UNSCORED,
-        score=None,
-        max_score=item.plan.rubric.points,
-        method=Method.JUDGE,
-        needs_review=True,
-        review_reasons=[
-            ReviewReason(
-                code=ReviewCode.JUDGE_UNAVAILABLE if transient else ReviewCode.JUDGE_FAILED,
-                message=f"no valid verdict after {replies[0].attempts} attempt(s): {reason}",
-            )
-        ],
-        provenance=provenance,
-    )
+    return unscored_grade(item.submission, item.plan.rubric, transient, why, provenance)
 
 
 def _lower_of_cleaned(

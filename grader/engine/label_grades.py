@@ -27,6 +27,7 @@ from grader.engine.reasons import (
     rubric_reasons,
     semantic_reasons,
 )
+from grader.engine.rule_grades import unscored_grade
 from grader.judge.base import LabelScores
 from grader.models import CriterionScore, Grade, GradeStatus, Method, ReviewCode, ReviewReason
 
@@ -173,20 +174,5 @@ def _worst(check: Check) -> dict[str, float]:
 def _unscored(item: LabelWork, failed: list[LabelScores], provenance: dict[str, Any]) -> Grade:
     transient = bool(failed) and all(s.transient for s in failed)
     reason = failed[0].error if failed else "no checks were scored"
-    return Grade(
-        submission_id=item.submission.id,
-        question_id=item.submission.question_id,
-        student=item.submission.student,
-        status=GradeStatus.UNSCORED,
-        score=None,
-        max_score=item.plan.rubric.points,
-        method=Method.JUDGE,
-        needs_review=True,
-        review_reasons=[
-            ReviewReason(
-                code=ReviewCode.JUDGE_UNAVAILABLE if transient else ReviewCode.JUDGE_FAILED,
-                message=f"{len(failed)} of {len(item.scores)} checks got no distribution: {reason}",
-            )
-        ],
-        provenance=provenance,
-    )
+    why = f"{len(failed)} of {len(item.scores)} checks got no distribution: {reason}"
+    return unscored_grade(item.submission, item.plan.rubric, transient, why, provenance)

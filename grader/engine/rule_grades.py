@@ -132,6 +132,28 @@ def off_topic_grade(
     )
 
 
+def unscored_grade(
+    submission: Submission, rubric: Rubric, transient: bool, why: str, provenance: dict[str, Any]
+) -> Grade:
+    """The judge gave nothing to score (either mode): no score, and a reason that tells a
+    rerun whether to try again (unavailable) or not (failed)."""
+    return Grade(
+        **identity(submission),
+        status=GradeStatus.UNSCORED,
+        score=None,
+        max_score=rubric.points,
+        method=Method.JUDGE,
+        needs_review=True,
+        review_reasons=[
+            ReviewReason(
+                code=ReviewCode.JUDGE_UNAVAILABLE if transient else ReviewCode.JUDGE_FAILED,
+                message=why,
+            )
+        ],
+        provenance=provenance,
+    )
+
+
 def needs_judge_grade(
     submission: Submission, question: Question, rubric: Rubric, signals: AnswerSignals | None
 ) -> Grade:
