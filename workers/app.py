@@ -36,6 +36,10 @@ def create_app(settings: Settings) -> Celery:
         task_default_queue=GRADE_QUEUE,
         task_routes={task: {"queue": queue} for task, queue in ROUTES.items()},
         worker_prefetch_multiplier=1,  # a busy process does not sit on batches others could run
+        # Task events from the start, so a monitor (`grader flower`) sees every task a worker
+        # ran, not only those after it asked the workers to send events.
+        worker_send_task_events=True,
+        task_send_sent_event=True,
         broker_transport_options={
             "visibility_timeout": settings.visibility_timeout_s,
             # Kombu scans for messages past their visibility timeout every interval × throttle
