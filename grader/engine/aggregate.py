@@ -15,14 +15,7 @@ from typing import Any
 from grader.config import Settings
 from grader.engine.coverage import coverage_points
 from grader.engine.evidence import check_verdict
-from grader.engine.reasons import (
-    coverage_reasons,
-    duplicate_reasons,
-    injection_reason,
-    off_topic_reasons,
-    rubric_reasons,
-    semantic_reasons,
-)
+from grader.engine.reasons import injection_reason, judged_reasons, model_free_points
 from grader.engine.requests import Work
 from grader.engine.rule_grades import identity, unscored_grade
 from grader.models import (
@@ -50,21 +43,13 @@ def judged_grade(item: Work, provenance: dict[str, Any], settings: Settings) -> 
     rubric, answer = item.plan.rubric, item.submission.answer
     criteria, totals, score, feedback, reasons = _scored(item, good)
     coverage = coverage_points(rubric, answer)
-    # Wording (n-grams) and meaning (embeddings) fail on different answers: use both.
-    model_free = coverage if item.signals is None else (coverage + item.signals.coverage_points) / 2
+    model_free = model_free_points(coverage, item.signals)
     spread = (max(totals) - min(totals)) / rubric.points if len(totals) > 1 else 0.0
     gap = abs(score - model_free) / rubric.points
     confidence = round(max(0.0, min(1.0 - spread, 1.0 - gap)), 3)
-    reasons.extend(coverage_reasons(score, model_free, rubric))
-    if item.signals is not None:
-        reasons.extend(semantic_reasons(score / rubric.points, item.signals))
-        reasons.extend(duplicate_reasons(item.signals))
-        reasons.extend(off_topic_reasons(item.signals))
-    if confidence < settings.review_below_confidence:
-        reasons.append(
-            ReviewReason(code=ReviewCode.LOW_CONFIDENCE, message=f"confidence {confidence:.2f}")
-        )
-    reasons.extend(rubric_reasons(item.plan.question, rubric, settings.review_derived))
+    reasons += judged_reasons(
+        score, model_free, confidence, item.signals, item.plan.question, rubric, settings
+    )
     return Grade(
         **identity(item.submission),
         status=GradeStatus.GRADED,

@@ -19,17 +19,10 @@ from grader.engine.coverage import coverage_points
 from grader.engine.evidence import closest_evidence
 from grader.engine.feedback import missing_criteria, template_feedback
 from grader.engine.label_requests import LabelWork
-from grader.engine.reasons import (
-    coverage_reasons,
-    duplicate_reasons,
-    injection_reason,
-    off_topic_reasons,
-    rubric_reasons,
-    semantic_reasons,
-)
+from grader.engine.reasons import injection_reason, judged_reasons, model_free_points
 from grader.engine.rule_grades import unscored_grade
 from grader.judge.base import LabelScores
-from grader.models import CriterionScore, Grade, GradeStatus, Method, ReviewCode, ReviewReason
+from grader.models import CriterionScore, Grade, GradeStatus, Method, ReviewReason
 
 SHOWN_SUBJECT_CHARS = 24
 NO_EVIDENCE_BELOW = 0.05  # expected points under this are shown as 0
@@ -52,20 +45,13 @@ def label_grade(item: LabelWork, provenance: dict[str, Any], settings: Settings)
             score = sum(c.points for c in criteria)
     rubric = plan.rubric
     coverage = coverage_points(rubric, answer)
-    model_free = coverage if item.signals is None else (coverage + item.signals.coverage_points) / 2
+    model_free = model_free_points(coverage, item.signals)
     certainty = 1.0 - _mean_entropy(checks)
     gap = abs(score - model_free) / rubric.points
     confidence = round(max(0.0, min(certainty, 1.0 - gap)), 3)
-    reasons.extend(coverage_reasons(score, model_free, rubric))
-    if item.signals is not None:
-        reasons.extend(semantic_reasons(score / rubric.points, item.signals))
-        reasons.extend(duplicate_reasons(item.signals))
-        reasons.extend(off_topic_reasons(item.signals))
-    if confidence < settings.review_below_confidence:
-        reasons.append(
-            ReviewReason(code=ReviewCode.LOW_CONFIDENCE, message=f"confidence {confidence:.2f}")
-        )
-    reasons.extend(rubric_reasons(plan.question, rubric, settings.review_derived))
+    reasons += judged_reasons(
+        score, model_free, confidence, item.signals, plan.question, rubric, settings
+    )
     missing = missing_criteria(rubric, criteria)
     return Grade(
         submission_id=item.submission.id,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from grader.config import Settings
 from grader.engine.injection import Finding
 from grader.models import AnswerSignals, Question, ReviewCode, ReviewReason, Rubric
 
@@ -103,3 +104,30 @@ def injection_reason(findings: Sequence[Finding]) -> ReviewReason:
         code=ReviewCode.SUSPECTED_INJECTION,
         message=f"{', '.join(codes)}: {findings[0].text[:60]!r}",
     )
+
+
+def model_free_points(coverage: float, signals: AnswerSignals | None) -> float:
+    """Key-point coverage without the judge: wording (``coverage``, n-grams) and meaning
+    (embeddings) fail on different answers, so both when there are embeddings."""
+    return coverage if signals is None else (coverage + signals.coverage_points) / 2
+
+
+def judged_reasons(
+    score: float,
+    model_free: float,
+    confidence: float,
+    signals: AnswerSignals | None,
+    question: Question,
+    rubric: Rubric,
+    settings: Settings,
+) -> list[ReviewReason]:
+    """Why a judged grade (either mode) goes to review, beyond the judge's own trouble."""
+    reasons = coverage_reasons(score, model_free, rubric)
+    if signals is not None:
+        reasons += semantic_reasons(score / rubric.points, signals)
+        reasons += duplicate_reasons(signals) + off_topic_reasons(signals)
+    if confidence < settings.review_below_confidence:
+        reasons.append(
+            ReviewReason(code=ReviewCode.LOW_CONFIDENCE, message=f"confidence {confidence:.2f}")
+        )
+    return reasons + rubric_reasons(question, rubric, settings.review_derived)

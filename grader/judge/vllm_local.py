@@ -11,6 +11,7 @@ import math
 import multiprocessing
 import os
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,7 +203,9 @@ class VllmJudge(Judge):
             return []
         started = time.monotonic()
         try:
-            self._prime([requests[wave[0]] for wave in _by_group(requests) if len(wave) > 1])
+            shared = Counter(r.group for r in requests)
+            firsts = prefix_waves(requests)[0]  # each question prefix's first request
+            self._prime([requests[i] for i in firsts if shared[requests[i].group] > 1])
             outputs = self.llm.chat(
                 [r.messages for r in requests], [self._params(r) for r in requests], use_tqdm=False
             )
@@ -325,11 +328,3 @@ class VllmJudge(Judge):
             if callable(shutdown):
                 shutdown()
             self.llm = None
-
-
-def _by_group(requests: Sequence[JudgeRequest]) -> list[list[int]]:
-    """Indices of the requests that share each prefix (``group``), in first-seen order."""
-    found: dict[str, list[int]] = {}
-    for i, request in enumerate(requests):
-        found.setdefault(request.group, []).append(i)
-    return list(found.values())
