@@ -22,6 +22,34 @@ from grader.service.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP
 
 ROOT = Path(__file__).resolve().parents[2]
 
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def chromium() -> Path:
+    """Debian's chromium for Playwright: a skip without it, a failure where CI requires it."""
+    if not CHROMIUM.exists():
+        message = f"{CHROMIUM} is missing (Debian's chromium package)"
+        if os.environ.get("GRADER_REQUIRE_EMBEDDED") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return CHROMIUM
+
+
+def grader_cli(env: dict, cwd: Path, *args: str) -> str:
+    """``python -m grader ARGS`` in a subprocess; its stdout, or the test fails with stderr."""
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def printed_value(stdout: str, name: str) -> str:
+    """``NAME=value`` printed once by a command (keys shown at creation)."""
+    return next(x for x in stdout.splitlines() if x.startswith(f"{name}="))[len(name) + 1 :]
+
+
 # The grading-service tests: slow, and they need a redis-server (or GRADER_TEST_REDIS_URL).
 NEEDS_REDIS = [
     pytest.mark.slow,

@@ -22,7 +22,14 @@ from grader.client import (
     parse_webhook,
     verify_webhook,
 )
-from tests.integration.service import ROOT, WebhookReceiver, free_port, wait_for
+from tests.integration.service import (
+    ROOT,
+    WebhookReceiver,
+    free_port,
+    grader_cli,
+    printed_value,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -31,19 +38,6 @@ ESSAY = "004-s5-q3"
 ANSWER = (
     "每个micro-batch的loss除以累积步数再backward，累积够步数后optimizer.step()，然后zero_grad()。"
 )
-
-
-def _cli(env, cwd, *args) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "grader", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def _value(stdout: str, name: str) -> str:
-    return next(x for x in stdout.splitlines() if x.startswith(f"{name}="))[len(name) + 1 :]
 
 
 @pytest.fixture
@@ -60,10 +54,10 @@ def served(tmp_path):
         "GRADER_WEBHOOK_ALLOW_PRIVATE": "true",  # the receiver listens on 127.0.0.1
     }
     receiver = WebhookReceiver("")
-    added = _cli(
+    added = grader_cli(
         env, tmp_path, "platform", "add", "acme", "--exam", EXAM, "--webhook-url", receiver.url
     )
-    receiver.secret = _value(added, "webhook_secret")
+    receiver.secret = printed_value(added, "webhook_secret")
     port = free_port()
     log = tmp_path / "serve.log"
     server = subprocess.Popen(
@@ -74,13 +68,13 @@ def served(tmp_path):
     try:
         # The client's own retries ride out the start-up (connection refused until it listens).
         with GraderClient(
-            base, _value(added, "api_key"), retry=RetryPolicy(retries=12, max_backoff_s=5)
+            base, printed_value(added, "api_key"), retry=RetryPolicy(retries=12, max_backoff_s=5)
         ) as probe:
             try:
                 assert [e.name for e in probe.exams()] == [EXAM]
             except GraderUnavailable:
                 pytest.fail(f"grader serve --inline did not answer:\n{log.read_text()}")
-        yield base, _value(added, "api_key"), receiver.secret, receiver
+        yield base, printed_value(added, "api_key"), receiver.secret, receiver
     finally:
         server.terminate()
         server.wait(20)

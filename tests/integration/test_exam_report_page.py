@@ -13,22 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.service import ROOT
+from tests.integration.service import ROOT, chromium
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = Path("/usr/bin/chromium")
 BANK = ROOT / "rubrics" / "grad_accum_engineer.yaml"
 EXAMPLE = ROOT / "examples" / "grad_accum_engineer.submissions.jsonl"
-
-
-def _chromium() -> Path:
-    if not CHROMIUM.exists():
-        message = f"{CHROMIUM} is missing (Debian's chromium package)"
-        if os.environ.get("GRADER_REQUIRE_EMBEDDED") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return CHROMIUM
 
 
 def _grader(tmp_path: Path, *args) -> None:
@@ -46,7 +36,7 @@ def _grader(tmp_path: Path, *args) -> None:
 
 
 def test_the_exam_report_opens_in_a_browser(tmp_path):
-    chromium = _chromium()
+    browser_path = chromium()
     from playwright.sync_api import expect, sync_playwright
 
     grades, folder = tmp_path / "grades.jsonl", tmp_path / "report"
@@ -55,7 +45,7 @@ def test_the_exam_report_opens_in_a_browser(tmp_path):
     figures = json.loads((folder / "report.json").read_text())
     with sync_playwright() as p:
         browser = p.chromium.launch(
-            executable_path=str(chromium),
+            executable_path=str(browser_path),
             headless=True,
             args=["--no-sandbox"] if os.geteuid() == 0 else [],
         )

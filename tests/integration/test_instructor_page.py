@@ -13,18 +13,16 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import httpx
 import pytest
 
 from grader.bank.files import load_bank
 from grader.engine.rubrics import load_rubrics
-from tests.integration.service import ROOT, free_port, wait_for
+from tests.integration.service import ROOT, chromium, free_port, grader_cli, printed_value, wait_for
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = Path("/usr/bin/chromium")
 EXAM = "grad_accum_engineer"
 ESSAY = "004-s5-q3"
 ANSWERS = {
@@ -34,30 +32,8 @@ ANSWERS = {
 }  # fmt: skip
 
 
-def _chromium() -> Path:
-    if not CHROMIUM.exists():
-        message = f"{CHROMIUM} is missing (Debian's chromium package)"
-        if os.environ.get("GRADER_REQUIRE_EMBEDDED") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return CHROMIUM
-
-
-def _cli(env: dict, cwd: Path, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "grader", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def _value(stdout: str, name: str) -> str:
-    return next(x for x in stdout.splitlines() if x.startswith(f"{name}="))[len(name) + 1 :]
-
-
 def test_instructor_scores_promotes_and_overrides_in_a_browser(tmp_path):
-    chromium = _chromium()
+    browser_path = chromium()
     from playwright.sync_api import expect, sync_playwright
 
     shutil.copy(ROOT / "rubrics" / f"{EXAM}.yaml", tmp_path / f"{EXAM}.yaml")
@@ -72,8 +48,12 @@ def test_instructor_scores_promotes_and_overrides_in_a_browser(tmp_path):
         "GRADER_EMBED_MODEL": "none",
         "GRADER_REDIS_URL": "redis://127.0.0.1:1/0",
     }
-    api_key = _value(_cli(env, tmp_path, "platform", "add", "acme", "--exam", EXAM), "api_key")
-    key = _value(_cli(env, tmp_path, "instructor", "add", "li", "--exam", EXAM), "instructor_key")
+    api_key = printed_value(
+        grader_cli(env, tmp_path, "platform", "add", "acme", "--exam", EXAM), "api_key"
+    )
+    key = printed_value(
+        grader_cli(env, tmp_path, "instructor", "add", "li", "--exam", EXAM), "instructor_key"
+    )
     port = free_port()
     log = tmp_path / "serve.log"
     server = subprocess.Popen(
@@ -109,7 +89,7 @@ def test_instructor_scores_promotes_and_overrides_in_a_browser(tmp_path):
 
         with sync_playwright() as p:
             browser = p.chromium.launch(
-                executable_path=str(chromium),
+                executable_path=str(browser_path),
                 headless=True,
                 args=["--no-sandbox"] if os.geteuid() == 0 else [],
             )
