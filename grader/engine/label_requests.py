@@ -73,6 +73,7 @@ class LabelPlan:
                 labels=check.labels,
                 subject=check.subject,
                 answer=answer,
+                shared_chars=len(head) + 2,
             )
             for check, ask in zip(self.checks, self.asks, strict=True)
         ]

@@ -71,6 +71,12 @@ class LabelRequest(BaseModel):
     labels: tuple[str, ...] = Field(min_length=2)
     subject: str = ""
     answer: str = ""
+    shared_chars: int | None = Field(
+        default=None,
+        ge=0,
+        description="leading characters of the last message that all checks of this answer"
+        " share: a backend may pad them to a cache-block boundary (grader.judge.block_align)",
+    )
 
 
 class LabelScores(BaseModel):

@@ -27,6 +27,7 @@ from grader.judge.base import (
     prefix_waves,
     renormalise,
 )
+from grader.judge.block_align import pad_to_block, shared_cut
 
 TOP_LOGPROBS = 20  # vLLM's default cap on returned logprobs per position
 
@@ -249,11 +250,11 @@ class VllmJudge(Judge):
         started = time.monotonic()
         try:
             outputs: list = [None] * len(requests)
+            prompts = [self._label_prompt(r) for r in requests]
             for wave in prefix_waves(requests):  # each wave fills the cache for the next
-                got = self.llm.chat(
-                    [requests[i].messages for i in wave], [params[i] for i in wave],
-                    use_tqdm=False,
-                )  # fmt: skip
+                got = self.llm.generate(
+                    [prompts[i] for i in wave], [params[i] for i in wave], use_tqdm=False
+                )
                 for i, out in zip(wave, got, strict=True):
                     outputs[i] = out
         except Exception as exc:
@@ -269,6 +270,23 @@ class VllmJudge(Judge):
             self._label_scores(out, r.labels, per_item)
             for out, r in zip(outputs, requests, strict=True)
         ]
+
+    def _label_prompt(self, request: LabelRequest) -> dict:
+        """The request's prompt tokens, the part its answer's checks share padded with blank
+        lines to whole cache blocks (``block_align``), so each further check computes only its
+        own question."""
+        tokenizer = self.llm.get_tokenizer()
+        text = tokenizer.apply_chat_template(
+            request.messages, tokenize=False, add_generation_prompt=True
+        )
+        cut = shared_cut(text, request.messages[-1]["content"], request.shared_chars)
+        filler = tokenizer.encode("\n", add_special_tokens=False)
+        if cut is None or len(filler) != 1 or not self.options.enable_prefix_caching:
+            return {"prompt_token_ids": tokenizer.encode(text, add_special_tokens=False)}
+        shared = tokenizer.encode(text[:cut], add_special_tokens=False)
+        rest = tokenizer.encode(text[cut:], add_special_tokens=False)
+        block = self.llm.llm_engine.vllm_config.cache_config.block_size
+        return {"prompt_token_ids": pad_to_block(shared, rest, block, filler[0])}
 
     def _label_ids(self, labels: tuple[str, ...]) -> dict[str, int]:
         ids = self._label_cache.get(labels)

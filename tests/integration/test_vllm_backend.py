@@ -84,6 +84,33 @@ def test_label_scores_are_distributions_over_the_labels(tiny_judge):
     assert bad.error and "not one" in bad.error
 
 
+def test_an_answers_further_checks_compute_only_their_own_question(tiny_judge):
+    """The part the checks share is padded to whole cache blocks: after the answer's first
+    check, each other check reads all of it from the cache."""
+    head = (
+        "<student_answer>\n"
+        + "梯度累加就是多算几个小批次再更新参数。" * 3
+        + "\n</student_answer>\n\n"
+    )
+
+    def check(n: int) -> LabelRequest:
+        return LabelRequest(
+            id=f"a/{n}", group="q", labels=("否", "是"), answer="a", shared_chars=len(head),
+            messages=[{"role": "system", "content": SYSTEM},
+                      {"role": "user", "content": f"{head}第{n}项：写到了吗？"}],
+        )  # fmt: skip
+
+    checks = [check(n) for n in range(1, 5)]
+    tiny_judge.reset_prefix_cache()
+    scores = tiny_judge.score_labels(checks)
+    assert all(s.error is None for s in scores), [s.error for s in scores]
+    tokenizer = tiny_judge.llm.get_tokenizer()
+    own = len(tokenizer.encode("第1项：写到了吗？<|im_end|>\n<|im_start|>assistant\n"))
+    for later in scores[1:]:
+        assert later.prompt_tokens % 32 == own % 32  # the shared part ends on a block boundary
+        assert later.prompt_tokens - later.cached_tokens == own
+
+
 @pytest.mark.gpu
 def test_cuda_batch_with_dummy_weights(tiny_model):
     from grader.judge.vllm_local import VllmJudge, VllmOptions

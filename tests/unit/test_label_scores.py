@@ -67,3 +67,40 @@ def test_prefix_waves_compute_each_shared_prefix_once():
     assert prefix_waves(requests) == [[0, 4], [2, 5], [1, 3, 6]]
     assert prefix_waves(requests[:1]) == [[0]]
     assert prefix_waves([]) == []
+
+
+def test_shared_part_is_padded_to_whole_cache_blocks():
+    from grader.judge.block_align import pad_to_block, shared_cut
+
+    rendered = "<s>system</s><u>题目……答案</student_answer>\n\n第2项？</u><a>"
+    content = "题目……答案</student_answer>\n\n第2项？"
+    cut = shared_cut(rendered, content, len("题目……答案</student_answer>\n\n"))
+    assert rendered[cut:] == "第2项？</u><a>"
+    # nothing to share, or a content the rendering does not hold: no cut, no padding
+    assert shared_cut(rendered, content, None) is None
+    assert shared_cut(rendered, content, 0) is None
+    assert shared_cut(rendered, "另一个内容", 3) is None
+    assert shared_cut(rendered, content, len(content) + 1) is None
+
+    assert pad_to_block([1] * 30, [7, 8], 32, 0) == [1] * 30 + [0, 0] + [7, 8]
+    assert pad_to_block([1] * 32, [7], 32, 0) == [1] * 32 + [7]  # already on a boundary
+    assert len(pad_to_block([1] * 33, [], 32, 0)) == 64
+
+
+def test_label_requests_mark_what_the_checks_of_an_answer_share():
+    from grader.engine.label_requests import LabelPlan
+    from grader.models import Criterion, Question, QuestionType, Rubric
+
+    question = Question(id="q", number="1", section="简答题", type=QuestionType.SHORT_ANSWER,
+                        stem="什么是梯度累加？", answer="多个小批次的梯度相加后再更新。", points=2)  # fmt: skip
+    rubric = Rubric(question_id="q", points=2, criteria=[
+        Criterion(id="C1", description="定义", points=1, key_points=["梯度相加"]),
+        Criterion(id="C2", description="目的", points=1, key_points=["模拟大批次"]),
+    ])  # fmt: skip
+    first, second = LabelPlan.build(question, rubric, []).requests("s1", "把梯度加起来", "raw")
+    a, b = first.messages[-1]["content"], second.messages[-1]["content"]
+    assert first.shared_chars == second.shared_chars
+    shared = a[: first.shared_chars]
+    # the shared part runs through the answer and stops where the checks' questions differ
+    assert b.startswith(shared) and "</student_answer>" in shared
+    assert a[first.shared_chars :] != b[second.shared_chars :]
