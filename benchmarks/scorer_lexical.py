@@ -1,0 +1,252 @@
+"""Issue 13, second round: do wording (lexical) similarities help the scorer? Development only.
+
+Three ideas, each measured on the development parts by the production procedure's CV
+(``scorer_dev.shipped_cv``: GroupKFold(5) by question, both stages fit per fold, every
+answer graded as ``scoring.decide`` grades it), against the shipped design on the same table:
+
+1. **Neighbour similarity** (``--only neighbours``): the graded neighbours' similarity to the
+   answer, which picks the k nearest and weighs them (softmax(sim / T)), from the wording
+   instead of (or beside) the e5 cosine: Jaccard of ``grader.text.features`` (words,
+   Chinese character bigrams); TF-IDF cosine over character 1–3-grams (Chinese) or words 1–2
+   (English), fit per question and part on that exam's answers; the mean of e5 cosine and
+   a lexical one. The neighbour share alone (nothing fit) over a k × T grid, and the
+   two-stage scorer with it (T by rescaling the similarities: softmax depends on sim / T
+   only, and stage 2 reads no raw similarity).
+2. **Reference similarity** (``--only reference``): TF-IDF cosine of answer and reference
+   (same vectoriser, fit on the exam's answers and the reference) as a further stage-1
+   feature. For the CV it rides in the table's unused ``cohort_coverage_z`` slot (research
+   only).
+3. **Off-topic rule** (``--only offtopic``): answers below the off-topic margin scored 0
+   unread only under a stricter condition; figures over every answer a rule or the scorer
+   grades (the rule's zeros included), so the designs are compared on the same answers.
+
+    python benchmarks/scorer_lexical.py --out benchmarks/results/scorer_lexical.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import pearsonr
+from scorer_data import dev_rows, load_table
+from scorer_dev import shipped_cv
+from splits import ads_items, mohler_items
+from threadpoolctl import threadpool_limits
+
+from grader.calibrate.scorer_cv import cv_grades
+from grader.calibrate.scorer_fit import EXPLAINABLE, SETTINGS, SHIPPED, Design, fit_stages
+from grader.calibrate.scorer_rows import Neighbours, ScorerRow
+from grader.engine.scorer import DEFAULT_TEMPERATURE
+from grader.text import features as wording
+from grader.text import match_key
+
+GRAPHS = ("e5", "jaccard", "tfidf", "mean_e5_tfidf", "mean_e5_jaccard")
+KS = (3, 5, 10)
+TEMPERATURES = (0.01, 0.02, 0.05, 0.1)
+
+
+def texts() -> tuple[dict[str, str], dict[str, str]]:
+    """(answer text by id, first reference by "dataset:question")."""
+    answers, refs = {}, {}
+    for name, items in (("mohler", mohler_items()), ("ads", ads_items())):
+        for i in items:
+            answers[i.id] = i.answer
+            refs.setdefault(f"{name}:{i.question_id}", i.references[0])
+    return answers, refs
+
+
+def vectoriser(dataset: str):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    if dataset == "ads":
+        return TfidfVectorizer(analyzer="char", ngram_range=(1, 3), preprocessor=match_key,
+                               sublinear_tf=True)  # fmt: skip
+    return TfidfVectorizer(analyzer="word", ngram_range=(1, 2), lowercase=True,
+                           sublinear_tf=True)  # fmt: skip
+
+
+def exam_matrices(rows: list[ScorerRow], answers: dict[str, str]) -> dict[str, np.ndarray]:
+    """Similarity matrices among one exam's answers (same order as ``rows``)."""
+    n = len(rows)
+    index = {r.id: i for i, r in enumerate(rows)}
+    e5 = np.eye(n)
+    for r in rows:  # every other answer is a neighbour in all_other: the full e5 matrix
+        found = r.neighbours["all_other"]
+        for j, s in zip(found.ids, found.sims, strict=True):
+            e5[index[r.id], index[j]] = s
+    sets = [wording(answers[r.id]) for r in rows]
+    jac = np.array([[len(a & b) / len(a | b) if a | b else 0.0 for b in sets] for a in sets])
+    x = vectoriser(rows[0].dataset).fit_transform([answers[r.id] for r in rows])
+    tfidf = (x @ x.T).toarray()
+    return {"e5": e5, "jaccard": jac, "tfidf": tfidf, "mean_e5_tfidf": (e5 + tfidf) / 2,
+            "mean_e5_jaccard": (e5 + jac) / 2}  # fmt: skip
+
+
+def dev_exams(table: list[ScorerRow]) -> dict[str, list[ScorerRow]]:
+    exams: dict[str, list[ScorerRow]] = defaultdict(list)
+    for r in table:
+        if r.part == "dev":
+            exams[r.question].append(r)
+    return exams
+
+
+def regraph(table: list[ScorerRow], answers: dict[str, str], graph: str,
+            scale: float = 1.0) -> list[ScorerRow]:  # fmt: skip
+    """The dev rows with each setting's neighbours re-ranked and re-weighted by ``graph``
+    (times ``scale``: the same softmax as temperature T = 0.02 / scale)."""
+    out = []
+    for rows in dev_exams(table).values():
+        sims = exam_matrices(rows, answers)[graph] * scale
+        index = {r.id: i for i, r in enumerate(rows)}
+        for r in rows:
+            me = index[r.id]
+            updated = {}
+            for setting, found in r.neighbours.items():
+                ids = sorted(found.ids, key=lambda j: (-sims[me, index[j]], j))
+                updated[setting] = Neighbours(ids=ids, sims=[float(sims[me, index[j]])
+                                                             for j in ids],
+                                              identical=found.identical)  # fmt: skip
+            out.append(r.model_copy(update={"neighbours": updated}))
+    return out
+
+
+def knn_alone(table: list[ScorerRow], setting: str, k: int, t: float) -> dict:
+    out = {}
+    for dataset in ("mohler", "ads"):
+        rows = dev_rows(table, (dataset,), setting, k=k, temperature=t)
+        share = rows.columns["knn_share"]
+        ok = ~np.isnan(share)
+        out[dataset] = (round(float(pearsonr(share[ok], rows.share[ok]).statistic), 3),
+                        round(float(np.mean(np.abs(share[ok] - rows.share[ok])
+                                            * rows.max_score[ok])), 3))  # fmt: skip
+    return out
+
+
+def brief(cv: dict) -> dict:
+    """{setting: {dataset: (r, MAE, n)}} from ``shipped_cv``."""
+    return {s: {d: (f["pearson"]["value"], f["mae"]["value"], f["n"])
+                for d, f in v["scorer"].items()} for s, v in cv.items()}  # fmt: skip
+
+
+def neighbours_study(table, answers) -> dict:
+    out: dict = {"knn_alone": {}, "two_stage": {}}
+    for graph in GRAPHS:
+        print(graph, flush=True)
+        regraphed = regraph(table, answers, graph)
+        out["knn_alone"][graph] = {
+            f"{s} k={k} T={t}": knn_alone(regraphed, s, k, t)
+            for s in SETTINGS[1:] for k in KS for t in TEMPERATURES
+        }  # fmt: skip
+        for t in (0.02, 0.05, 0.1) if graph != "e5" else (0.02,):
+            scaled = regraph(table, answers, graph, DEFAULT_TEMPERATURE / t)
+            out["two_stage"][f"{graph} T={t}"] = brief(shipped_cv(scaled, SHIPPED, 0))
+            print(graph, t, out["two_stage"][f"{graph} T={t}"], flush=True)
+    return out
+
+
+def with_reference(table, answers, refs) -> list[ScorerRow]:
+    """Dev rows with the answer–reference TF-IDF cosine in the ``cohort_coverage_z`` slot."""
+    out = []
+    for question, rows in dev_exams(table).items():
+        docs = [answers[r.id] for r in rows] + [refs[question]]
+        x = vectoriser(rows[0].dataset).fit_transform(docs)
+        cos = (x[:-1] @ x[-1].T).toarray().ravel()
+        for r, c in zip(rows, cos, strict=True):
+            out.append(r.model_copy(update={"features": r.features.model_copy(
+                update={"cohort_coverage_z": float(c)})}))  # fmt: skip
+    return out
+
+
+def reference_study(table, answers, refs) -> dict:
+    rows = with_reference(table, answers, refs)
+    lex = ("cohort_coverage_z",)
+    no_ngram = tuple(n for n in EXPLAINABLE if n != "ngram_coverage")
+    designs = {
+        "shipped": SHIPPED,
+        "+ lexical reference cosine": Design(stage1=(
+            ("signals+cohort", (*EXPLAINABLE, "cohort_reference_z", *lex)),
+            ("signals", (*EXPLAINABLE, *lex)))),
+        "lexical reference cosine instead of ngram_coverage": Design(stage1=(
+            ("signals+cohort", (*no_ngram, "cohort_reference_z", *lex)),
+            ("signals", (*no_ngram, *lex)))),
+    }  # fmt: skip
+    out: dict = {"raw_r": {}}
+    for dataset in ("mohler", "ads"):
+        mine = [r for r in rows if r.dataset == dataset and r.rule is None]
+        v = [r.features.cohort_coverage_z for r in mine]
+        out["raw_r"][dataset] = round(float(pearsonr(v, [r.share for r in mine]).statistic), 3)
+    for name, design in designs.items():
+        out[name] = brief(shipped_cv(rows, design, 0))
+        print(name, out[name], flush=True)
+    return out
+
+
+OFFTOPIC_RULES = {
+    "shipped: every answer below 0.025": lambda f: True,
+    "below 0.0": lambda f: f.topic_margin < 0.0,
+    "below -0.01": lambda f: f.topic_margin < -0.01,
+    "below -0.02 (E2b)": lambda f: f.topic_margin < -0.02,
+    "ngram_coverage < 0.05": lambda f: f.ngram_coverage < 0.05,
+    "ngram_coverage < 0.1": lambda f: f.ngram_coverage < 0.1,
+    "ngram_coverage < 0.15": lambda f: f.ngram_coverage < 0.15,
+    "semantic_coverage < 0.1": lambda f: f.semantic_coverage < 0.1,
+}
+
+
+def offtopic_study(table) -> dict:
+    """Rules for which off-topic answers stay 0 unread; figures over rule + scorer grades."""
+    dev = [r for r in table if r.part == "dev"]
+    out = {}
+    for name, stays in OFFTOPIC_RULES.items():
+        rows = [r.model_copy(update={"rule": None}) if r.rule == "off_topic"
+                and not stays(r.features) else r for r in dev]  # fmt: skip
+        graded = cv_grades(rows, lambda train: fit_stages(train, SHIPPED), SETTINGS)
+        zeros = [r for r in rows if r.rule == "off_topic"]
+        found: dict = {}
+        for setting in SETTINGS:
+            pairs = [(g.row, g.share) for g in graded if g.setting == setting]
+            pairs += [(r, 0.0) for r in zeros if setting == "none" or setting in r.neighbours]
+            found[setting] = {}
+            for dataset in ("mohler", "ads"):
+                mine = [(r, s) for r, s in pairs if r.dataset == dataset]
+                human = np.array([r.share * r.points for r, _ in mine])
+                got = np.array([s * r.points for r, s in mine])
+                found[setting][dataset] = (round(float(pearsonr(human, got).statistic), 4),
+                                           round(float(np.mean(np.abs(human - got))), 4),
+                                           len(mine))  # fmt: skip
+        out[name] = {"zeroed": {d: sum(r.dataset == d for r in zeros) for d in ("mohler", "ads")},
+                     "zeroed_human_mean": round(float(np.mean([r.share for r in zeros]))
+                                                if zeros else 0.0, 3), "cv": found}  # fmt: skip
+        print(name, out[name], flush=True)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--only", choices=("neighbours", "reference", "offtopic"))
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore", category=UserWarning)
+    threadpool_limits(1)
+    started = time.perf_counter()
+    table = load_table()
+    answers, refs = texts()
+    result: dict = {"benchmark": "scorer_lexical", "split": "development parts only"}
+    if args.only in (None, "neighbours"):
+        result["neighbours"] = neighbours_study(table, answers)
+    if args.only in (None, "reference"):
+        result["reference"] = reference_study(table, answers, refs)
+    if args.only in (None, "offtopic"):
+        result["offtopic"] = offtopic_study(table)
+    result["seconds"] = round(time.perf_counter() - started)
+    args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", "utf-8")
+
+
+if __name__ == "__main__":
+    main()
