@@ -33,6 +33,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+from common import code_version
 from scipy.stats import pearsonr
 from scorer_data import dev_rows, load_table
 from scorer_dev import shipped_cv
@@ -46,7 +47,8 @@ from grader.engine.scorer import DEFAULT_TEMPERATURE
 from grader.text import features as wording
 from grader.text import match_key
 
-GRAPHS = ("e5", "jaccard", "tfidf", "mean_e5_tfidf", "mean_e5_jaccard")
+GRAPHS = ("e5", "jaccard", "tfidf", "tfidf_char24", "mean_e5_tfidf", "mean_e5_jaccard",
+          "e5_3_tfidf_1")
 KS = (3, 5, 10)
 TEMPERATURES = (0.01, 0.02, 0.05, 0.1)
 
@@ -61,9 +63,16 @@ def texts() -> tuple[dict[str, str], dict[str, str]]:
     return answers, refs
 
 
-def vectoriser(dataset: str):
+def vectoriser(dataset: str, chars: bool = False):
+    """TF-IDF: Chinese character 1–3-grams, English words 1–2; ``chars``: character 2–4-grams
+    within words (English) or character 2–3-grams (Chinese) instead."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
+    if chars:
+        return TfidfVectorizer(analyzer="char_wb" if dataset == "mohler" else "char",
+                               ngram_range=(2, 4) if dataset == "mohler" else (2, 3),
+                               preprocessor=match_key if dataset == "ads" else str.lower,
+                               sublinear_tf=True)  # fmt: skip
     if dataset == "ads":
         return TfidfVectorizer(analyzer="char", ngram_range=(1, 3), preprocessor=match_key,
                                sublinear_tf=True)  # fmt: skip
@@ -84,8 +93,10 @@ def exam_matrices(rows: list[ScorerRow], answers: dict[str, str]) -> dict[str, n
     jac = np.array([[len(a & b) / len(a | b) if a | b else 0.0 for b in sets] for a in sets])
     x = vectoriser(rows[0].dataset).fit_transform([answers[r.id] for r in rows])
     tfidf = (x @ x.T).toarray()
-    return {"e5": e5, "jaccard": jac, "tfidf": tfidf, "mean_e5_tfidf": (e5 + tfidf) / 2,
-            "mean_e5_jaccard": (e5 + jac) / 2}  # fmt: skip
+    y = vectoriser(rows[0].dataset, chars=True).fit_transform([answers[r.id] for r in rows])
+    return {"e5": e5, "jaccard": jac, "tfidf": tfidf, "tfidf_char24": (y @ y.T).toarray(),
+            "mean_e5_tfidf": (e5 + tfidf) / 2, "mean_e5_jaccard": (e5 + jac) / 2,
+            "e5_3_tfidf_1": 0.75 * e5 + 0.25 * tfidf}  # fmt: skip
 
 
 def dev_exams(table: list[ScorerRow]) -> dict[str, list[ScorerRow]]:
@@ -189,6 +200,9 @@ def reference_study(table, answers, refs) -> dict:
 
 OFFTOPIC_RULES = {
     "shipped: every answer below 0.025": lambda f: True,
+    "below 0.015": lambda f: f.topic_margin < 0.015,
+    "below 0.01": lambda f: f.topic_margin < 0.01,
+    "below 0.005": lambda f: f.topic_margin < 0.005,
     "below 0.0": lambda f: f.topic_margin < 0.0,
     "below -0.01": lambda f: f.topic_margin < -0.01,
     "below -0.02 (E2b)": lambda f: f.topic_margin < -0.02,
@@ -199,10 +213,49 @@ OFFTOPIC_RULES = {
 }
 
 
+# The integration test's two blatant off-topic answers (tests/integration/test_signals.py).
+INTEGRATION_OFF_TOPIC = ("昨天晚上我们宿舍一起吃了火锅，然后去操场散步聊天，很开心。",
+                         "My favourite football team lost again last night, which was sad.")
+
+
+def blatant_margins() -> list[float]:
+    """Topic margins of off-topic text that must keep scoring 0: signal_calibration.py's seven
+    off-topic answers and the integration test's two, each against the 8 seed questions
+    (beside that question's non-blank seed answers, as ``signal_calibration.py`` runs it)."""
+    from signal_calibration import OFF_TOPIC, ROOT, SEEDS
+
+    from grader.bank.files import load_bank
+    from grader.config import Settings
+    from grader.embed import Embedder
+    from grader.engine.rubrics import load_rubrics, rubric_for
+    from grader.engine.signals import analyze_question
+    from grader.models import Submission
+
+    settings = Settings(_env_file=None, embed_model="multilingual-e5-small", judge="none")  # type: ignore[call-arg]
+    embedder = Embedder(settings.embed_model)
+    seeds = [json.loads(line) for line in SEEDS.read_text(encoding="utf-8").splitlines()]
+    texts = [*OFF_TOPIC, *INTEGRATION_OFF_TOPIC]
+    margins = []
+    for path in sorted((ROOT / "rubrics").glob("*.yaml")):
+        bank = load_bank(path)
+        loaded = load_rubrics(path, bank)
+        for q in bank.questions:
+            mine = [s for s in seeds if s["question_id"] == q.id and s["answer"].strip()]
+            if not mine:
+                continue
+            subs = [Submission(id=s["id"], question_id=q.id, answer=s["answer"]) for s in mine]
+            subs += [Submission(id=f"off{i}", question_id=q.id, answer=t)
+                     for i, t in enumerate(texts)]  # fmt: skip
+            signals = analyze_question(q, rubric_for(q, loaded), subs, embedder, settings).signals
+            margins += [round(signals[f"off{i}"].topic_margin, 4) for i in range(len(texts))]
+    return sorted(margins)
+
+
 def offtopic_study(table) -> dict:
     """Rules for which off-topic answers stay 0 unread; figures over rule + scorer grades."""
     dev = [r for r in table if r.part == "dev"]
-    out = {}
+    blatant = blatant_margins()
+    out: dict = {"blatant_margins": blatant}
     for name, stays in OFFTOPIC_RULES.items():
         rows = [r.model_copy(update={"rule": None}) if r.rule == "off_topic"
                 and not stays(r.features) else r for r in dev]  # fmt: skip
@@ -237,7 +290,10 @@ def main() -> None:
     started = time.perf_counter()
     table = load_table()
     answers, refs = texts()
-    result: dict = {"benchmark": "scorer_lexical", "split": "development parts only"}
+    result: dict = {"benchmark": "scorer_lexical",
+                    "code": code_version("grader", "benchmarks/*.py"),
+                    "split": "development parts only (benchmarks/splits.py)",
+                    "figures": "(Pearson, MAE in points, n) per setting and data set"}  # fmt: skip
     if args.only in (None, "neighbours"):
         result["neighbours"] = neighbours_study(table, answers)
     if args.only in (None, "reference"):
