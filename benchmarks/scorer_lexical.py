@@ -47,8 +47,15 @@ from grader.engine.scorer import DEFAULT_TEMPERATURE
 from grader.text import features as wording
 from grader.text import match_key
 
-GRAPHS = ("e5", "jaccard", "tfidf", "tfidf_char24", "mean_e5_tfidf", "mean_e5_jaccard",
-          "e5_3_tfidf_1")
+GRAPHS = (
+    "e5",
+    "jaccard",
+    "tfidf",
+    "tfidf_char24",
+    "mean_e5_tfidf",
+    "mean_e5_jaccard",
+    "e5_3_tfidf_1",
+)
 KS = (3, 5, 10)
 TEMPERATURES = (0.01, 0.02, 0.05, 0.1)
 
@@ -214,8 +221,10 @@ OFFTOPIC_RULES = {
 
 
 # The integration test's two blatant off-topic answers (tests/integration/test_signals.py).
-INTEGRATION_OFF_TOPIC = ("昨天晚上我们宿舍一起吃了火锅，然后去操场散步聊天，很开心。",
-                         "My favourite football team lost again last night, which was sad.")
+INTEGRATION_OFF_TOPIC = (
+    "昨天晚上我们宿舍一起吃了火锅，然后去操场散步聊天，很开心。",
+    "My favourite football team lost again last night, which was sad.",
+)
 
 
 def blatant_margins() -> list[float]:
