@@ -207,6 +207,8 @@ def reference_study(table, answers, refs) -> dict:
 
 OFFTOPIC_RULES = {
     "shipped: every answer below 0.025": lambda f: True,
+    "below 0.02": lambda f: f.topic_margin < 0.02,
+    "below 0.018": lambda f: f.topic_margin < 0.018,
     "below 0.015": lambda f: f.topic_margin < 0.015,
     "below 0.01": lambda f: f.topic_margin < 0.01,
     "below 0.005": lambda f: f.topic_margin < 0.005,
@@ -289,11 +291,59 @@ def offtopic_study(table) -> dict:
     return out
 
 
+def _cells(found: dict, settings) -> str:
+    return " | ".join(f"{found[s][d][0]:.3f} / {found[s][d][1]:.3f}"
+                      for s in settings for d in ("mohler", "ads"))  # fmt: skip
+
+
+def print_tables(result: dict) -> None:
+    """The README's tables (markdown) from a results file."""
+    graded = SETTINGS[1:]
+    head = " | ".join(f"{s} {d} r / MAE" for s in graded for d in ("Mohler", "ADS"))
+    print(f"| similarity | T | {head} |\n|---|---|" + "---|" * 6)
+    for name, found in result["neighbours"]["two_stage"].items():
+        graph, _, t = name.partition(" T=")
+        print(f"| {graph} | {t} | {_cells(found, graded)} |")
+    print(f"\n| similarity | k, T | {head} |\n|---|---|" + "---|" * 6)
+    for graph, grid in result["neighbours"]["knn_alone"].items():
+        for k, t in ((5, 0.02), (5, 0.05), (5, 0.1), (10, 0.1)):
+            found = {s: grid[f"{s} k={k} T={t}"] for s in graded}
+            print(f"| {graph} | {k}, {t} | {_cells(found, graded)} |")
+    ref = result["reference"]
+    head = " | ".join(f"{s} {d} r / MAE" for s in SETTINGS for d in ("Mohler", "ADS"))
+    print(f"\nraw r {ref['raw_r']}\n\n| stage 1 | {head} |\n|---|" + "---|" * 8)
+    for name, found in ref.items():
+        if name != "raw_r":
+            print(f"| {name} | {_cells(found, SETTINGS)} |")
+    ot = result["offtopic"]
+    blatant = ot["blatant_margins"]
+    print(f"\n| zero unread when | Mohler zeroed (mean share) | blatant let through "
+          f"(of {len(blatant)}) | {head} |\n|---|---|---|" + "---|" * 8)  # fmt: skip
+    for name, found in ot.items():
+        if name == "blatant_margins":
+            continue
+        stays = OFFTOPIC_RULES[name]
+        through = sum(not stays(_Margin(m)) for m in blatant) if "coverage" not in name else "?"
+        print(f"| {name} | {found['zeroed']['mohler']} ({found['zeroed_human_mean']:.2f}) | "
+              f"{through} | {_cells(found['cv'], SETTINGS)} |")  # fmt: skip
+
+
+class _Margin:
+    """A topic margin as the off-topic rules read it (the blatant answers' count)."""
+
+    def __init__(self, margin: float) -> None:
+        self.topic_margin = margin
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, help="JSON results")
+    parser.add_argument("--tables", type=Path, help="print the README tables of a results file")
     parser.add_argument("--only", choices=("neighbours", "reference", "offtopic"))
     args = parser.parse_args()
+    if args.tables:
+        print_tables(json.loads(args.tables.read_text(encoding="utf-8")))
+        return
     warnings.filterwarnings("ignore", category=UserWarning)
     threadpool_limits(1)
     started = time.perf_counter()
