@@ -98,10 +98,11 @@ class Settings(BaseSettings):
         0.025, description="answers closer than this to unrelated text are off topic: review"
     )
     offtopic_zero_margin: float | None = Field(
-        None,
+        0.02,
         description="off-topic answers below this margin score 0 without the judge; those "
-        "between it and offtopic_margin are graded, and go to review; unset: offtopic_margin "
-        "(every off-topic answer scores 0). Exams with one-line references may want -0.02",
+        "between it and offtopic_margin are graded, and go to review; offtopic_margin (or "
+        "None): every off-topic answer scores 0. 0.02: every blatant off-topic text we test "
+        "stays below it (highest 0.017); exams with one-line references may want -0.02",
     )
     coverage_span: float = Field(
         0.12, gt=0, description="cosine above unrelated text at which a key point counts covered"

@@ -107,10 +107,12 @@ def rubric_copy_grade(submission: Submission, rubric: Rubric) -> Grade:
 
 def zero_off_topic(signals: AnswerSignals | None, settings: Settings) -> bool:
     """Off topic far enough to score 0 unread: below ``offtopic_zero_margin`` (unset: every
-    off-topic answer). A lower second margin grades the answers near the line like any other,
+    off-topic answer). The second margin grades the answers near the line like any other,
     keeping their ``off_topic`` flag for review: short references put genuine answers there
-    (49 Mohler development answers below the first margin average 2.9 of 5), but so are
-    blatant ones (a hot-pot dinner, a football match), so the default keeps the one line."""
+    (49 Mohler development answers below the first margin average 2.9 of 5; the 15 between
+    0.02 and 0.025, 3.6). Blatant ones sit lower (a hot-pot dinner, a football match: 72
+    pairs of off-topic text and seed question, all below 0.018), so the default second
+    margin, 0.02, still scores them 0 (benchmarks/README.md, "The off-topic rule")."""
     if signals is None or not signals.off_topic:
         return False
     limit = settings.offtopic_zero_margin

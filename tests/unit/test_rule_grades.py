@@ -1,0 +1,34 @@
+"""Which off-topic answers score 0 without the judge (``rule_grades.zero_off_topic``)."""
+
+from __future__ import annotations
+
+from grader.config import Settings
+from grader.engine.rule_grades import zero_off_topic
+from grader.models import AnswerSignals
+
+
+def signals(margin: float, off_topic: bool = True) -> AnswerSignals:
+    return AnswerSignals(
+        reference_similarity=None, topic_margin=margin, off_topic=off_topic, coverage_points=0.0
+    )
+
+
+def test_by_default_only_answers_below_the_second_margin_score_zero_unread():
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert settings.offtopic_zero_margin == 0.02 < settings.offtopic_margin
+    # the highest margin of a blatant off-topic text (benchmarks/README.md): still 0
+    assert zero_off_topic(signals(0.0171), settings)
+    assert zero_off_topic(signals(-0.3), settings)
+    # near the line (Mohler's one-line references put genuine answers here): graded
+    assert not zero_off_topic(signals(0.02), settings)
+    assert not zero_off_topic(signals(0.024), settings)
+    # not off topic, or no signals: never by this rule
+    assert not zero_off_topic(signals(-0.3, off_topic=False), settings)
+    assert not zero_off_topic(None, settings)
+
+
+def test_the_second_margin_at_the_first_or_unset_zeroes_every_off_topic_answer():
+    for zero in (0.025, None):
+        settings = Settings(_env_file=None, offtopic_zero_margin=zero)  # type: ignore[call-arg]
+        assert zero_off_topic(signals(0.0249), settings)
+        assert zero_off_topic(signals(0.02), settings)
