@@ -255,12 +255,14 @@ def build_report(
         for key in ("prompt_tokens", "completion_tokens", "cached_tokens", "attempts")
     }
     judged = [g for g in grades.values() if g.method.value == "judge"]
-    sampling = {json.dumps(g.provenance["sampling"], sort_keys=True) for g in judged}
+    # the verdict mode samples text; the probability mode generates none (no "sampling")
+    sampling = {json.dumps(g.provenance.get("sampling"), sort_keys=True) for g in judged}
     return {
         "benchmark": "seed_quality",
         "model": model,
         "code": code,
         "backend": judged[0].provenance["backend"] if judged else None,
+        "judge_modes": sorted({g.provenance.get("judge_mode", "verdict") for g in judged}),
         "sampling": [json.loads(item) for item in sorted(sampling)],
         "prompt_versions": sorted({g.provenance["prompt_version"] for g in judged}),
         "rubric_versions": dict(
@@ -282,7 +284,8 @@ def build_report(
 
 def print_report(report: dict) -> None:
     print(
-        f"\nseed quality — {report['model']}  ({report['graded']} graded of {report['answers']},"
+        f"\nseed quality — {report['model']}, {'/'.join(report['judge_modes'])} mode"
+        f"  ({report['graded']} graded of {report['answers']},"
         f" {report['unscored']} unscored)"
     )
     columns = ("mae", "mae_of_max", "mean_signed_error", "spearman", "pearson", "exact_rounded")
