@@ -250,7 +250,7 @@ class VllmJudge(Judge):
         started = time.monotonic()
         try:
             outputs: list = [None] * len(requests)
-            prompts = [self._label_prompt(r) for r in requests]
+            prompts = self._label_prompts(requests)
             for wave in prefix_waves(requests):  # each wave fills the cache for the next
                 got = self.llm.generate(
                     [prompts[i] for i in wave], [params[i] for i in wave], use_tqdm=False
@@ -271,22 +271,31 @@ class VllmJudge(Judge):
             for out, r in zip(outputs, requests, strict=True)
         ]
 
-    def _label_prompt(self, request: LabelRequest) -> dict:
-        """The request's prompt tokens, the part its answer's checks share padded with blank
+    def _label_prompts(self, requests: Sequence[LabelRequest]) -> list[dict]:
+        """Each request's prompt tokens, the part its answer's checks share padded with blank
         lines to whole cache blocks (``block_align``), so each further check computes only its
-        own question."""
+        own question. A shared part is tokenized once per call, not once per check."""
         tokenizer = self.llm.get_tokenizer()
-        text = tokenizer.apply_chat_template(
-            request.messages, tokenize=False, add_generation_prompt=True
-        )
-        cut = shared_cut(text, request.messages[-1]["content"], request.shared_chars)
         filler = tokenizer.encode("\n", add_special_tokens=False)
-        if cut is None or len(filler) != 1 or not self.options.enable_prefix_caching:
-            return {"prompt_token_ids": tokenizer.encode(text, add_special_tokens=False)}
-        shared = tokenizer.encode(text[:cut], add_special_tokens=False)
-        rest = tokenizer.encode(text[cut:], add_special_tokens=False)
         block = self.llm.llm_engine.vllm_config.cache_config.block_size
-        return {"prompt_token_ids": pad_to_block(shared, rest, block, filler[0])}
+        pad = len(filler) == 1 and self.options.enable_prefix_caching
+        shared_ids: dict[str, list[int]] = {}
+        prompts = []
+        for request in requests:
+            text = tokenizer.apply_chat_template(
+                request.messages, tokenize=False, add_generation_prompt=True
+            )
+            cut = shared_cut(text, request.messages[-1]["content"], request.shared_chars)
+            if cut is None or not pad:
+                ids = tokenizer.encode(text, add_special_tokens=False)
+            else:
+                shared = text[:cut]
+                if shared not in shared_ids:
+                    shared_ids[shared] = tokenizer.encode(shared, add_special_tokens=False)
+                rest = tokenizer.encode(text[cut:], add_special_tokens=False)
+                ids = pad_to_block(shared_ids[shared], rest, block, filler[0])
+            prompts.append({"prompt_token_ids": ids})
+        return prompts
 
     def _label_ids(self, labels: tuple[str, ...]) -> dict[str, int]:
         ids = self._label_cache.get(labels)
