@@ -59,6 +59,7 @@ class LabelRequest(BaseModel):
 
     When the last message is the assistant's, the model continues that reply (an opening such
     as "第2项：" whose next token is the label); otherwise it starts a new one.
+
     ``labels`` are single tokens, ordered from the worst answer to the best (a convention the
     scripted backend relies on to behave like a model). ``subject`` (what is being checked,
     e.g. a key point) and ``answer`` travel along for that backend; real models read only the
