@@ -2,8 +2,9 @@
 
 A ``LabelPlan`` is made once per question and anchor group: the rubric's checks, the rules
 (system message) and each check's opening, rendered once. An answer's requests share the
-whole conversation — rules, question, reference, key points, anchors, the answer inside its
-delimiters, the instruction to judge item by item — and differ only in the reply the judge
+whole conversation — rules, question, reference, key points, anchors, the instruction to
+judge item by item (before the answer, so it is in every answer's cached prefix), the answer
+inside its delimiters — and differ only in the reply the judge
 is asked to continue ("第2项：", "Item 2:"), whose next token is the label. So the answer is
 computed once and each further check costs the few tokens of its item number. Requests are
 sorted by that prefix, and identical requests (copied answers) are asked once.

@@ -57,8 +57,8 @@ def test_golden(language):
 @pytest.mark.parametrize("language", ["zh", "en"])
 def test_golden_probability_checks(language):
     """The probability mode's requests for one answer: the rules, the shared head with the
-    answer and the instruction to judge item by item, and each criterion's opening of the
-    judge's reply, continued by its label."""
+    instruction to judge item by item and the answer last, and each criterion's opening of
+    the judge's reply, continued by its label."""
     from grader.engine.label_requests import LabelPlan
 
     question = QUESTIONS[language]
