@@ -290,7 +290,11 @@ class VllmJudge(Judge):
                 add_generation_prompt=not reply,
                 continue_final_message=reply,
             )
-            cut = shared_cut(text, request.messages[-1]["content"], request.shared_chars)
+            if reply:  # the blank lines go in the user's turn, not in the judge's reply
+                before = request.messages[-2]["content"]
+                cut = shared_cut(text, before, len(before))
+            else:
+                cut = shared_cut(text, request.messages[-1]["content"], request.shared_chars)
             if cut is None or not pad:
                 ids = tokenizer.encode(text, add_special_tokens=False)
             else:
