@@ -61,6 +61,7 @@ class EnvironmentRecordingLLM(RecordingLLM):
     def __init__(self, **options):
         super().__init__(**options)
         self.multiprocessing = os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING")
+        self.reserved = os.environ.get("VLLM_CPU_NUM_OF_RESERVED_CPU")
 
 
 @pytest.mark.parametrize("daemon", [True, False])
@@ -75,16 +76,10 @@ def test_engine_core_stays_in_a_daemonic_process(monkeypatch, tmp_path, daemon):
     assert judge.llm.multiprocessing == ("0" if daemon else None)
 
 
-class ReservedCpuRecordingLLM(RecordingLLM):
-    def __init__(self, **options):
-        super().__init__(**options)
-        self.reserved = os.environ.get("VLLM_CPU_NUM_OF_RESERVED_CPU")
-
-
 @pytest.mark.parametrize(("cores", "reserved"), [(2, "0"), (1, "0"), (16, None)])
 def test_a_small_cpu_computes_on_every_core(monkeypatch, tmp_path, cores, reserved):
     """vLLM keeps a core for its scheduler: on 2 cores that halves the compute."""
-    monkeypatch.setattr(vllm, "LLM", ReservedCpuRecordingLLM)
+    monkeypatch.setattr(vllm, "LLM", EnvironmentRecordingLLM)
     monkeypatch.setattr("grader.judge.vllm_local._has_cuda", lambda: False)
     monkeypatch.setattr(os, "cpu_count", lambda: cores)
     monkeypatch.setenv("VLLM_CPU_NUM_OF_RESERVED_CPU", "")  # restored after the test
