@@ -1,0 +1,79 @@
+"""Two judge designs on the same answers: is one's Pearson with the graders really higher?
+
+Reads ``agreement.py`` results of two designs run on the same sample (same data, questions and
+limit) and reports each design's Pearson with the graders' mean, their difference, and a 95 %
+interval of the difference from a paired bootstrap that resamples whole questions (an answer's
+neighbours of the same question share its errors). With 80 answers each design's own interval
+is about ±0.18 wide, but the two are read on the same answers, so their difference is known
+more tightly than that.
+
+    python benchmarks/judge_paired.py benchmarks/results/agreement_1.5b_test_probability.json \\
+        benchmarks/results/agreement_1.5b_test_probability_continued_tight.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+RESAMPLES = 10_000
+
+
+def judged(path: Path) -> dict[int, tuple[str, float, float]]:
+    """line -> (question, graders' mean, judge score) for every graded answer of one run; the
+    data's corrupt answers ('#NAME?') are left out, as ``agreement.py`` leaves them out."""
+    run = json.loads(path.read_text(encoding="utf-8"))
+    corrupt = {r["line"] for r in run["corrupt_answers"]}
+    return {
+        r["line"]: (r["question_id"], r["score_avg"], r["judge_score"])
+        for r in run["per_answer"]
+        if r.get("judge_score") is not None and r["line"] not in corrupt
+    }
+
+
+def paired(first: Path, second: Path, seed: int = 0) -> dict:
+    a, b = judged(first), judged(second)
+    lines = sorted(a.keys() & b.keys())
+    if len(lines) < len(a) or len(lines) < len(b):
+        raise SystemExit(f"the runs graded different answers ({len(a)}, {len(b)}, {len(lines)} shared)")
+    questions = sorted({a[line][0] for line in lines})
+    by_question = [[i for i, line in enumerate(lines) if a[line][0] == q] for q in questions]
+    human = np.array([a[line][1] for line in lines])
+    x, y = np.array([a[line][2] for line in lines]), np.array([b[line][2] for line in lines])
+    rng = np.random.default_rng(seed)
+    differences = []
+    for _ in range(RESAMPLES):
+        rows = np.concatenate([by_question[q] for q in rng.integers(0, len(questions), len(questions))])
+        h = human[rows]
+        if np.ptp(x[rows]) and np.ptp(y[rows]) and np.ptp(h):
+            differences.append(_pearson(y[rows], h) - _pearson(x[rows], h))
+    low, high = np.quantile(differences, [0.025, 0.975])
+    return {
+        "answers": len(lines),
+        "questions": len(questions),
+        "first": {"file": str(first), "pearson": round(_pearson(x, human), 3)},
+        "second": {"file": str(second), "pearson": round(_pearson(y, human), 3)},
+        "second_minus_first": round(_pearson(y, human) - _pearson(x, human), 3),
+        "interval_95": [round(float(low), 3), round(float(high), 3)],
+        "resamples": RESAMPLES,
+        "resampled": "questions",
+    }
+
+
+def _pearson(u: np.ndarray, v: np.ndarray) -> float:
+    return float(np.corrcoef(u, v)[0, 1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("first", type=Path, help="agreement.py output of one design")
+    parser.add_argument("second", type=Path, help="the other design's, on the same answers")
+    args = parser.parse_args()
+    print(json.dumps(paired(args.first, args.second), indent=2))
+
+
+if __name__ == "__main__":
+    main()
