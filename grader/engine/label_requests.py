@@ -1,11 +1,13 @@
 """Probability-mode requests: every check of every answer, laid out for the prefix cache.
 
 A ``LabelPlan`` is made once per question and anchor group: the rubric's checks, the rules
-(system message) and each check's short question, rendered once. An answer's requests share
-everything up to the end of the answer — rules, question, reference, key points, anchors,
-then the answer inside its delimiters — and differ only in the check asked last, so the
-answer is computed once and each further check costs a few tokens. Requests are sorted by
-that prefix, and identical requests (copied answers) are asked once.
+(system message) and each check's opening, rendered once. An answer's requests share the
+whole conversation — rules, question, reference, key points, anchors, the instruction to
+judge item by item (before the answer, so it is in every answer's cached prefix), the answer
+inside its delimiters — and differ only in the reply the judge
+is asked to continue ("第2项：", "Item 2:"), whose next token is the label. So the answer is
+computed once and each further check costs the few tokens of its item number. Requests are
+sorted by that prefix, and identical requests (copied answers) are asked once.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class LabelPlan:
     prompt: Prompt
     checks: list[Check]
     system: dict[str, str]
-    asks: list[str]  # each check's question, rendered once
+    asks: list[str]  # each check's opening of the judge's reply, rendered once
     group: str
 
     @classmethod
@@ -50,12 +52,13 @@ class LabelPlan:
             prompt=prompt,
             checks=checks,
             system=prompt.render_part("system"),
-            asks=[prompt.render_part("check", check=c)["content"].strip() for c in checks],
+            # the line break only: a trailing space is part of an opening ("points: " + "3")
+            asks=[prompt.render_part("check", check=c)["content"].strip("\n") for c in checks],
             group=f"{question.id}@{version}+{prompt.version}#{anchor_ids}",
         )
 
     def requests(self, submission_id: str, answer: str, variant: str) -> list[LabelRequest]:
-        """One request per check; all of them share the answer's part of the prompt."""
+        """One request per check; all of them share everything before the judge's reply."""
         head = self.prompt.render_part(
             "user",
             question=self.question,
@@ -69,11 +72,15 @@ class LabelPlan:
             LabelRequest(
                 id=f"{submission_id}/{variant}/{check.number}",
                 group=self.group,
-                messages=[self.system, {"role": "user", "content": f"{head}\n\n{ask}"}],
+                messages=[
+                    self.system,
+                    {"role": "user", "content": head},
+                    {"role": "assistant", "content": ask},
+                ],
                 labels=check.labels,
                 subject=check.subject,
                 answer=answer,
-                shared_chars=len(head) + 2,
+                shared_chars=0,
             )
             for check, ask in zip(self.checks, self.asks, strict=True)
         ]

@@ -57,6 +57,9 @@ class Completion(BaseModel):
 class LabelRequest(BaseModel):
     """Which of ``labels`` comes next after ``messages``: the distribution is the answer.
 
+    When the last message is the assistant's, the model continues that reply (an opening such
+    as "第2项：" whose next token is the label); otherwise it starts a new one.
+
     ``labels`` are single tokens, ordered from the worst answer to the best (a convention the
     scripted backend relies on to behave like a model). ``subject`` (what is being checked,
     e.g. a key point) and ``answer`` travel along for that backend; real models read only the
@@ -75,7 +78,8 @@ class LabelRequest(BaseModel):
         default=None,
         ge=0,
         description="leading characters of the last message that all checks of this answer"
-        " share: a backend may pad them to a cache-block boundary (grader.judge.block_align)",
+        " share (0: everything before it): a backend may pad the shared part to a cache-block"
+        " boundary (grader.judge.block_align)",
     )
 
 
@@ -114,6 +118,11 @@ def prefix_waves(requests: Sequence[LabelRequest] | Sequence[JudgeRequest]) -> l
         answers.add(key)
         waves[wave].append(i)
     return [wave for wave in waves if wave]
+
+
+def continues_reply(messages: Sequence[dict[str, str]]) -> bool:
+    """The conversation ends with the assistant's opening, to be continued, not answered."""
+    return bool(messages) and messages[-1]["role"] == "assistant"
 
 
 def renormalise(probabilities: dict[str, float], labels: Sequence[str]) -> LabelScores:

@@ -22,6 +22,7 @@ from grader.judge.base import (
     JudgeRequest,
     LabelRequest,
     LabelScores,
+    continues_reply,
     renormalise,
 )
 
@@ -85,7 +86,8 @@ class OpenAIJudge(Judge):
         )
 
     def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
-        """``max_tokens=1`` with the top logprobs of that token, read for the labels."""
+        """``max_tokens=1`` with the top logprobs of that token, read for the labels; a
+        conversation that ends with the assistant's opening is continued, not answered."""
 
         async def one(client, request: LabelRequest) -> LabelScores:
             started = time.monotonic()
@@ -96,6 +98,7 @@ class OpenAIJudge(Judge):
                 temperature=0.0,
                 logprobs=True,
                 top_logprobs=TOP_LOGPROBS,
+                **_continuation(request),
             )
             if isinstance(response, _Failure):
                 return LabelScores(error=response.error, transient=response.transient)
@@ -180,6 +183,14 @@ def _decoding_options(request: JudgeRequest) -> dict:
     if request.min_tokens:
         options["extra_body"] = {"min_tokens": request.min_tokens}
     return options
+
+
+def _continuation(request: LabelRequest) -> dict:
+    """A reply's opening to continue (vLLM's chat extension; a server without it rejects the
+    request, and that item comes back with the error)."""
+    if not continues_reply(request.messages):
+        return {}
+    return {"extra_body": {"continue_final_message": True, "add_generation_prompt": False}}
 
 
 def _completion(response, latency_s: float) -> Completion:

@@ -24,6 +24,7 @@ from grader.judge.base import (
     JudgeRequest,
     LabelRequest,
     LabelScores,
+    continues_reply,
     prefix_waves,
     renormalise,
 )
@@ -171,7 +172,7 @@ class VllmJudge(Judge):
             os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         self.model = model_name or Path(model_path).name
         self.options = options
-        self._label_cache: dict[tuple[str, ...], dict[str, int]] = {}
+        self._label_cache: dict[tuple[str, ...], dict[str, list[int]]] = {}
         try:
             self.llm = LLM(**options.engine_arguments(model_path, cuda))
         except Exception as exc:  # vLLM raises many kinds; the caller needs one
@@ -278,7 +279,7 @@ class VllmJudge(Judge):
     def _label_prompts(self, requests: Sequence[LabelRequest]) -> list[dict]:
         """Each request's prompt tokens, the part its answer's checks share padded with blank
         lines to whole cache blocks (``block_align``), so each further check computes only its
-        own question. A shared part is tokenized once per call, not once per check."""
+        own opening. A shared part is tokenized once per call, not once per check."""
         tokenizer = self.llm.get_tokenizer()
         filler = tokenizer.encode("\n", add_special_tokens=False)
         block = self.llm.llm_engine.vllm_config.cache_config.block_size
@@ -286,10 +287,18 @@ class VllmJudge(Judge):
         shared_ids: dict[str, list[int]] = {}
         prompts = []
         for request in requests:
+            reply = continues_reply(request.messages)
             text = tokenizer.apply_chat_template(
-                request.messages, tokenize=False, add_generation_prompt=True
+                request.messages,
+                tokenize=False,
+                add_generation_prompt=not reply,
+                continue_final_message=reply,
             )
-            cut = shared_cut(text, request.messages[-1]["content"], request.shared_chars)
+            if reply:  # the blank lines go in the user's turn, not in the judge's reply
+                before = request.messages[-2]["content"]
+                cut = shared_cut(text, before, len(before))
+            else:
+                cut = shared_cut(text, request.messages[-1]["content"], request.shared_chars)
             if cut is None or not pad:
                 ids = tokenizer.encode(text, add_special_tokens=False)
             else:
@@ -301,7 +310,9 @@ class VllmJudge(Judge):
             prompts.append({"prompt_token_ids": ids})
         return prompts
 
-    def _label_ids(self, labels: tuple[str, ...]) -> dict[str, int]:
+    def _label_ids(self, labels: tuple[str, ...]) -> dict[str, list[int]]:
+        """Each label's token, and its spaced form where that is one token too: after "Item 2:"
+        a model writes " yes", after "第2项：" "是"; both mean the label."""
         ids = self._label_cache.get(labels)
         if ids is None:
             tokenizer = self.llm.get_tokenizer()
@@ -310,7 +321,8 @@ class VllmJudge(Judge):
                 tokens = tokenizer.encode(label, add_special_tokens=False)
                 if len(tokens) != 1:
                     raise ValueError(f"label {label!r} is {len(tokens)} tokens, not one")
-                ids[label] = tokens[0]
+                spaced = tokenizer.encode(f" {label}", add_special_tokens=False)
+                ids[label] = tokens + spaced if len(spaced) == 1 else tokens
             self._label_cache[labels] = ids
         return ids
 
@@ -321,15 +333,15 @@ class VllmJudge(Judge):
             temperature=0.0,
             max_tokens=1,
             logprobs=TOP_LOGPROBS,
-            allowed_token_ids=list(self._label_ids(labels).values()),
+            allowed_token_ids=[t for tokens in self._label_ids(labels).values() for t in tokens],
         )
 
     def _label_scores(self, output, labels: tuple[str, ...], latency_s: float) -> LabelScores:
         top = output.outputs[0].logprobs[0]  # token id -> Logprob, for the one step
         by_label = {
-            label: math.exp(top[token].logprob)
-            for label, token in self._label_ids(labels).items()
-            if token in top
+            label: sum(math.exp(top[t].logprob) for t in tokens if t in top)
+            for label, tokens in self._label_ids(labels).items()
+            if any(t in top for t in tokens)
         }
         scores = renormalise(by_label, labels)
         return scores.model_copy(

@@ -73,3 +73,36 @@ def test_openai_backend_against_vllm_serve(vllm_server):
     assert (
         sum(r.cached_tokens or 0 for r in replies) > 0
     )  # the shared prefix hit the server's cache
+
+
+def test_label_scores_continue_the_judges_reply(vllm_server, tiny_model):
+    """vLLM's server takes the reply's opening to continue: the prompt it reads ends with the
+    opening, not with a new assistant turn after it."""
+    from transformers import AutoTokenizer
+
+    from grader.judge.base import LabelRequest
+    from grader.judge.openai_compat import OpenAIJudge
+
+    def check(n: int) -> LabelRequest:
+        return LabelRequest(
+            id=str(n), group="q", labels=("否", "是"), answer="a",
+            messages=[{"role": "system", "content": "你是阅卷老师。" * 40},
+                      {"role": "user", "content": "<student_answer>梯度累加。</student_answer>"},
+                      {"role": "assistant", "content": f"第{n}项："}],
+        )  # fmt: skip
+
+    judge = OpenAIJudge(vllm_server, concurrency=1, timeout_s=120)
+    first, second = judge.score_labels([check(1), check(2)])
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    text = tokenizer.apply_chat_template(
+        check(1).messages, tokenize=False, continue_final_message=True
+    )
+    continued = tokenizer.encode(text, add_special_tokens=False)
+    assert text.endswith("<|im_start|>assistant\n第1项：")
+    for scores in (first, second):
+        # random weights put no label among the top tokens (the in-process backend restricts
+        # sampling to the labels, the server does not); what matters here is the prompt
+        assert scores.error is None or "none of the labels" in scores.error, scores.error
+        assert scores.prompt_tokens == len(continued)
+    # the conversation before the opening is shared: the second check reads it from the cache
+    assert second.cached_tokens and second.cached_tokens > 100

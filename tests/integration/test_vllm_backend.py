@@ -79,25 +79,26 @@ def test_label_scores_are_distributions_over_the_labels(tiny_judge):
         assert 0 < s.mass <= 1.0 + 1e-6 and s.prompt_tokens > 100
     # the shared system prompt is read from the prefix cache after the first request
     assert sum(s.cached_tokens or 0 for s in scores) > 0
+    # after "Item 2:" a model writes " yes": the spaced token counts for the label too
+    assert len(tiny_judge._label_ids(("no", "yes"))["yes"]) == 2
+    assert len(tiny_judge._label_ids(("0", "1"))["1"]) == 1  # " 1" is two tokens: not a form
     # a label that is more than one token is the caller's bug: an error, not a guess
     (bad,) = tiny_judge.score_labels([ask_labels(3, "x", ("完全正确", "错"))])
     assert bad.error and "not one" in bad.error
 
 
 def test_an_answers_further_checks_compute_only_their_own_question(tiny_judge):
-    """The part the checks share is padded to whole cache blocks: after the answer's first
-    check, each other check reads all of it from the cache."""
-    head = (
-        "<student_answer>\n"
-        + "梯度累加就是多算几个小批次再更新参数。" * 3
-        + "\n</student_answer>\n\n"
-    )
+    """Every check continues the judge's reply after the same conversation, which is padded to
+    whole cache blocks: after the answer's first check, each other check reads all of it from
+    the cache and computes only its opening."""
+    answer = "梯度累加就是多算几个小批次再更新参数。" * 3
+    head = f"<student_answer>\n{answer}\n</student_answer>\n\n逐项回答“是”或“否”。"
 
     def check(n: int) -> LabelRequest:
         return LabelRequest(
-            id=f"a/{n}", group="q", labels=("否", "是"), answer="a", shared_chars=len(head),
-            messages=[{"role": "system", "content": SYSTEM},
-                      {"role": "user", "content": f"{head}第{n}项：写到了吗？"}],
+            id=f"a/{n}", group="q", labels=("否", "是"), answer="a", shared_chars=0,
+            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": head},
+                      {"role": "assistant", "content": f"第{n}项："}],
         )  # fmt: skip
 
     checks = [check(n) for n in range(1, 5)]
@@ -105,7 +106,8 @@ def test_an_answers_further_checks_compute_only_their_own_question(tiny_judge):
     scores = tiny_judge.score_labels(checks)
     assert all(s.error is None for s in scores), [s.error for s in scores]
     tokenizer = tiny_judge.llm.get_tokenizer()
-    own = len(tokenizer.encode("第1项：写到了吗？<|im_end|>\n<|im_start|>assistant\n"))
+    own = len(tokenizer.encode("第1项："))  # the reply's opening, no turn markers after it
+    assert own == 4
     for later in scores[1:]:
         assert later.prompt_tokens % 32 == own % 32  # the shared part ends on a block boundary
         assert later.prompt_tokens - later.cached_tokens == own

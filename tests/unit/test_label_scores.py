@@ -76,9 +76,10 @@ def test_shared_part_is_padded_to_whole_cache_blocks():
     content = "题目……答案</student_answer>\n\n第2项？"
     cut = shared_cut(rendered, content, len("题目……答案</student_answer>\n\n"))
     assert rendered[cut:] == "第2项？</u><a>"
+    # 0: everything before the last message is shared (a reply's opening, "第2项：")
+    assert rendered[shared_cut(rendered, "第2项？</u><a>", 0) :] == "第2项？</u><a>"
     # nothing to share, or a content the rendering does not hold: no cut, no padding
     assert shared_cut(rendered, content, None) is None
-    assert shared_cut(rendered, content, 0) is None
     assert shared_cut(rendered, "另一个内容", 3) is None
     assert shared_cut(rendered, content, len(content) + 1) is None
 
@@ -98,9 +99,10 @@ def test_label_requests_mark_what_the_checks_of_an_answer_share():
         Criterion(id="C2", description="目的", points=1, key_points=["模拟大批次"]),
     ])  # fmt: skip
     first, second = LabelPlan.build(question, rubric, []).requests("s1", "把梯度加起来", "raw")
-    a, b = first.messages[-1]["content"], second.messages[-1]["content"]
-    assert first.shared_chars == second.shared_chars
-    shared = a[: first.shared_chars]
-    # the shared part runs through the answer and stops where the checks' questions differ
-    assert b.startswith(shared) and "</student_answer>" in shared
-    assert a[first.shared_chars :] != b[second.shared_chars :]
+    # the whole conversation is shared, through the answer and the instruction to judge item
+    # by item; each check is only the opening of the judge's reply, continued by the label
+    assert first.messages[:-1] == second.messages[:-1]
+    assert "</student_answer>" in first.messages[-2]["content"]
+    assert first.messages[-1] == {"role": "assistant", "content": "第1项："}
+    assert second.messages[-1] == {"role": "assistant", "content": "第2项："}
+    assert first.shared_chars == second.shared_chars == 0

@@ -144,10 +144,18 @@ def test_label_scores_from_top_logprobs():
             LabelRequest(id="b", group="g", messages=[{"role": "user", "content": "ok"}],
                          labels=("A", "B")),
         ]  # fmt: skip
+        opening = asks[0].model_copy(update={"messages": [
+            {"role": "user", "content": "ok"}, {"role": "assistant", "content": "第1项："}]})  # fmt: skip
         yes_no, letters = judge.score_labels(asks)
         sent = server.requests[0]
         assert sent["max_tokens"] == 1 and sent["logprobs"] is True
         assert sent["top_logprobs"] == 20 and "response_format" not in sent
+        assert "continue_final_message" not in sent  # a new reply, not a continued one
+        (continued,) = judge.score_labels([opening])
+        sent = server.requests[-1]
+        # the judge's reply is continued from its opening (vLLM's chat extension)
+        assert sent["continue_final_message"] is True and sent["add_generation_prompt"] is False
+        assert continued.probabilities == yes_no.probabilities
     p_yes = math.exp(-0.4) + math.exp(-2.0)  # "是" and " 是" are one label
     p_no = math.exp(-1.5)
     assert yes_no.probabilities["是"] == pytest.approx(p_yes / (p_yes + p_no))

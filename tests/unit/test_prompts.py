@@ -57,14 +57,16 @@ def test_golden(language):
 @pytest.mark.parametrize("language", ["zh", "en"])
 def test_golden_probability_checks(language):
     """The probability mode's requests for one answer: the rules, the shared head with the
-    answer last in it, and each criterion's short check after it."""
+    instruction to judge item by item and the answer last, and each criterion's opening of
+    the judge's reply, continued by its label."""
     from grader.engine.label_requests import LabelPlan
 
     question = QUESTIONS[language]
     plan = LabelPlan.build(question, rubric(question.id), rubric(question.id).anchors)
     requests = plan.requests("s1", "梯度会累加。", "raw")
-    parts = [f"[system]\n{requests[0].messages[0]['content']}"]
-    parts += [f"[user {r.id} {'/'.join(r.labels)}]\n{r.messages[1]['content']}" for r in requests]
+    assert all(r.messages[:2] == requests[0].messages[:2] for r in requests)
+    parts = [f"[{m['role']}]\n{m['content']}" for m in requests[0].messages[:2]]
+    parts += [f"[assistant {r.id} {'/'.join(r.labels)}]\n{r.messages[2]['content']}|" for r in requests]
     text = "\n=====\n".join(parts)
     path = GOLDEN / f"probability_{language}.txt"
     if os.environ.get("GRADER_UPDATE_GOLDEN"):
