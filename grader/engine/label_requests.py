@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from grader.config import Settings
 from grader.engine.checks import Check, checks_for
@@ -57,30 +58,39 @@ class LabelPlan:
             group=f"{question.id}@{version}+{prompt.version}#{anchor_ids}",
         )
 
-    def requests(self, submission_id: str, answer: str, variant: str) -> list[LabelRequest]:
-        """One request per check; all of them share everything before the judge's reply."""
-        head = self.prompt.render_part(
+    @cached_property
+    def head(self) -> str:
+        """The user's message before the answer: the same for every answer to the question."""
+        mark = "\x00"  # stands for the answer
+        return self._user_message(mark).split(mark)[0]
+
+    def _user_message(self, answer: str) -> str:
+        return self.prompt.render_part(
             "user",
             question=self.question,
             rubric=self.rubric,
             reference=reference_text(self.question),
             checks=self.checks,
             anchors=self.anchors,
-            answer=defuse_delimiters(answer),
+            answer=answer,
         )["content"]
+
+    def requests(self, submission_id: str, answer: str, variant: str) -> list[LabelRequest]:
+        """One request per check; all of them share everything before the judge's reply."""
+        user = self._user_message(defuse_delimiters(answer))
         return [
             LabelRequest(
                 id=f"{submission_id}/{variant}/{check.number}",
                 group=self.group,
                 messages=[
                     self.system,
-                    {"role": "user", "content": head},
+                    {"role": "user", "content": user},
                     {"role": "assistant", "content": ask},
                 ],
                 labels=check.labels,
                 subject=check.subject,
                 answer=answer,
-                shared_chars=0,
+                head_chars=len(self.head) if user.startswith(self.head) else None,
             )
             for check, ask in zip(self.checks, self.asks, strict=True)
         ]

@@ -74,12 +74,12 @@ class LabelRequest(BaseModel):
     labels: tuple[str, ...] = Field(min_length=2)
     subject: str = ""
     answer: str = ""
-    shared_chars: int | None = Field(
+    head_chars: int | None = Field(
         default=None,
         ge=0,
-        description="leading characters of the last message that all checks of this answer"
-        " share (0: everything before it): a backend may pad the shared part to a cache-block"
-        " boundary (grader.judge.block_align)",
+        description="leading characters of the user's message that every answer to the"
+        " question shares (the head before the answer): a backend may pad it, and the answer's"
+        " turn, to cache-block boundaries (grader.judge.block_align)",
     )
 
 

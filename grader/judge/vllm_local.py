@@ -28,7 +28,7 @@ from grader.judge.base import (
     prefix_waves,
     renormalise,
 )
-from grader.judge.block_align import pad_to_block, shared_cut
+from grader.judge.block_align import cuts, pad_between
 
 TOP_LOGPROBS = 20  # vLLM's default cap on returned logprobs per position
 
@@ -277,14 +277,23 @@ class VllmJudge(Judge):
         ]
 
     def _label_prompts(self, requests: Sequence[LabelRequest]) -> list[dict]:
-        """Each request's prompt tokens, the part its answer's checks share padded with blank
-        lines to whole cache blocks (``block_align``), so each further check computes only its
-        own opening. A shared part is tokenized once per call, not once per check."""
+        """Each request's prompt tokens laid out on cache blocks (``block_align``): the
+        question's head and the answer's turn each end on a block boundary, so a further
+        answer computes only its own turn and a further check only its opening. Each head and
+        each turn is tokenized once per call."""
         tokenizer = self.llm.get_tokenizer()
         filler = tokenizer.encode("\n", add_special_tokens=False)
         block = self.llm.llm_engine.vllm_config.cache_config.block_size
         pad = len(filler) == 1 and self.options.enable_prefix_caching
-        shared_ids: dict[str, list[int]] = {}
+        heads: dict[str, list[int]] = {}
+        turns: dict[str, list[int]] = {}
+
+        def encode(text: str) -> list[int]:
+            return tokenizer.encode(text, add_special_tokens=False)
+
+        def padded(done: int, before: str, after: str) -> list[int]:
+            return pad_between(done, encode(before), encode(after), block, filler[0])
+
         prompts = []
         for request in requests:
             reply = continues_reply(request.messages)
@@ -294,19 +303,22 @@ class VllmJudge(Judge):
                 add_generation_prompt=not reply,
                 continue_final_message=reply,
             )
-            if reply:  # the blank lines go in the user's turn, not in the judge's reply
-                before = request.messages[-2]["content"]
-                cut = shared_cut(text, before, len(before))
-            else:
-                cut = shared_cut(text, request.messages[-1]["content"], request.shared_chars)
-            if cut is None or not pad:
-                ids = tokenizer.encode(text, add_special_tokens=False)
-            else:
-                shared = text[:cut]
-                if shared not in shared_ids:
-                    shared_ids[shared] = tokenizer.encode(shared, add_special_tokens=False)
-                rest = tokenizer.encode(text[cut:], add_special_tokens=False)
-                ids = pad_to_block(shared_ids[shared], rest, block, filler[0])
+            at = None
+            if reply and pad:
+                user, opening = request.messages[-2]["content"], request.messages[-1]["content"]
+                at = cuts(text, user, opening, request.head_chars)
+            if at is None:
+                prompts.append({"prompt_token_ids": encode(text)})
+                continue
+            head_text, turn_text = text[: at.head_end], text[: at.reply]
+            if head_text not in heads:
+                heads[head_text] = padded(0, text[: at.head_pad], text[at.head_pad : at.head_end])
+            head = heads[head_text]
+            if turn_text not in turns:
+                turns[turn_text] = padded(
+                    len(head), text[at.head_end : at.turn_pad], text[at.turn_pad : at.reply]
+                )
+            ids = head + turns[turn_text] + encode(text[at.reply :])
             prompts.append({"prompt_token_ids": ids})
         return prompts
 

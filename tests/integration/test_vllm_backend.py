@@ -3,6 +3,8 @@ and on CUDA where present."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from grader.engine.asking import ask
@@ -96,7 +98,7 @@ def test_an_answers_further_checks_compute_only_their_own_question(tiny_judge):
 
     def check(n: int) -> LabelRequest:
         return LabelRequest(
-            id=f"a/{n}", group="q", labels=("否", "是"), answer="a", shared_chars=0,
+            id=f"a/{n}", group="q", labels=("否", "是"), answer="a",
             messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": head},
                       {"role": "assistant", "content": f"第{n}项："}],
         )  # fmt: skip
@@ -111,6 +113,39 @@ def test_an_answers_further_checks_compute_only_their_own_question(tiny_judge):
     for later in scores[1:]:
         assert later.prompt_tokens % 32 == own % 32  # the shared part ends on a block boundary
         assert later.prompt_tokens - later.cached_tokens == own
+
+
+def blank_lines_as_one(text: str) -> str:
+    return re.sub(r"\n\n+", "\n\n", text)
+
+
+def test_a_further_answer_reads_the_questions_head_from_the_cache(tiny_judge):
+    """The question's head ends on a block boundary (blank lines before its last paragraph),
+    so the next answer to the question computes only its own turn and opening."""
+    head = "题目：什么是梯度累加？\n\n参考答案：多个小批次的梯度相加后再更新。\n\n学生答案：\n<student_answer>\n"
+
+    def check(answer: str, n: int) -> LabelRequest:
+        user = f"{head}{answer}\n</student_answer>"
+        return LabelRequest(
+            id=f"{answer}/{n}", group="q", labels=("否", "是"), answer=answer,
+            head_chars=len(head),
+            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": user},
+                      {"role": "assistant", "content": f"第{n}项："}],
+        )  # fmt: skip
+
+    requests = [check(a, n) for a in ("梯度累加就是多算几个小批次再更新参数。", "调大学习率。") for n in (1, 2)]
+    tiny_judge.reset_prefix_cache()
+    _, _, other, other_second = tiny_judge.score_labels(requests)
+    ids = tiny_judge._label_prompts(requests)[2]["prompt_token_ids"]
+    tokenizer = tiny_judge.llm.get_tokenizer()
+    rendered = tokenizer.apply_chat_template(
+        requests[2].messages, tokenize=False, continue_final_message=True
+    )
+    cached = tokenizer.decode(ids[: other.cached_tokens])
+    assert other.cached_tokens % 32 == 0
+    # all of the head up to the answer, and blank lines: nothing of the answer itself
+    assert blank_lines_as_one(cached) == blank_lines_as_one(rendered[: rendered.index("调大学习率")])
+    assert other_second.prompt_tokens - other_second.cached_tokens == len(tokenizer.encode("第2项："))
 
 
 @pytest.mark.gpu

@@ -69,23 +69,30 @@ def test_prefix_waves_compute_each_shared_prefix_once():
     assert prefix_waves([]) == []
 
 
-def test_shared_part_is_padded_to_whole_cache_blocks():
-    from grader.judge.block_align import pad_to_block, shared_cut
+def test_a_prompt_splits_where_its_shared_parts_end():
+    from grader.judge.block_align import Cuts, cuts, pad_between
 
-    rendered = "<s>system</s><u>题目……答案</student_answer>\n\n第2项？</u><a>"
-    content = "题目……答案</student_answer>\n\n第2项？"
-    cut = shared_cut(rendered, content, len("题目……答案</student_answer>\n\n"))
-    assert rendered[cut:] == "第2项？</u><a>"
-    # 0: everything before the last message is shared (a reply's opening, "第2项：")
-    assert rendered[shared_cut(rendered, "第2项？</u><a>", 0) :] == "第2项？</u><a>"
-    # nothing to share, or a content the rendering does not hold: no cut, no padding
-    assert shared_cut(rendered, content, None) is None
-    assert shared_cut(rendered, "另一个内容", 3) is None
-    assert shared_cut(rendered, content, len(content) + 1) is None
+    user = "题目……\n\n参考答案……\n\n学生答案：\n<student_answer>\n答案\n</student_answer>"
+    head_chars = user.index("答案\n</student_answer>")
+    rendered = f"<s>规则</s><u>{user}</u><a>第2项："
+    at = cuts(rendered, user, "第2项：", head_chars)
+    # blank lines go before the head's last paragraph and at the end of the user's turn
+    assert rendered[: at.head_pad].endswith("参考答案……")
+    assert rendered[at.head_pad : at.head_end] == "\n\n学生答案：\n<student_answer>\n"
+    assert rendered[at.head_end : at.turn_pad] == "答案\n</student_answer>"
+    assert rendered[at.turn_pad : at.reply] == "</u><a>"
+    assert rendered[at.reply :] == "第2项："
+    # no known head: only the answer's turn is aligned
+    assert cuts(rendered, user, "第2项：", None) == Cuts(0, 0, at.turn_pad, at.reply)
+    # a head without a paragraph break: its blank lines go at the start of the user's message
+    assert cuts(f"<u>{user}</u>", user, "", 5).head_pad == len("<u>")
+    # messages the rendering does not hold, or a head longer than the message: no layout
+    assert cuts(rendered, "另一个内容", "第2项：", 3) is None
+    assert cuts(rendered, user, "第2项：", len(user) + 1) is None
 
-    assert pad_to_block([1] * 30, [7, 8], 32, 0) == [1] * 30 + [0, 0] + [7, 8]
-    assert pad_to_block([1] * 32, [7], 32, 0) == [1] * 32 + [7]  # already on a boundary
-    assert len(pad_to_block([1] * 33, [], 32, 0)) == 64
+    assert pad_between(0, [1] * 20, [2] * 10, 32, 0) == [1] * 20 + [0, 0] + [2] * 10
+    assert pad_between(32, [1] * 30, [2] * 2, 32, 0) == [1] * 30 + [2] * 2  # on a boundary
+    assert len(pad_between(3, [1] * 30, [], 32, 0)) == 61  # 3 + 61 = 64
 
 
 def test_label_requests_mark_what_the_checks_of_an_answer_share():
@@ -105,4 +112,9 @@ def test_label_requests_mark_what_the_checks_of_an_answer_share():
     assert "</student_answer>" in first.messages[-2]["content"]
     assert first.messages[-1] == {"role": "assistant", "content": "第1项："}
     assert second.messages[-1] == {"role": "assistant", "content": "第2项："}
-    assert first.shared_chars == second.shared_chars == 0
+    # the question's head, up to the answer, is the same for every answer
+    other = LabelPlan.build(question, rubric, []).requests("s2", "另一个答案", "raw")[0]
+    head = first.messages[-2]["content"][: first.head_chars]
+    assert head.endswith("<student_answer>\n") and "把梯度加起来" not in head
+    assert other.head_chars == first.head_chars == second.head_chars
+    assert other.messages[-2]["content"][: other.head_chars] == head
