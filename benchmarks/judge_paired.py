@@ -38,7 +38,9 @@ def paired(first: Path, second: Path, seed: int = 0) -> dict:
     a, b = judged(first), judged(second)
     lines = sorted(a.keys() & b.keys())
     if len(lines) < len(a) or len(lines) < len(b):
-        raise SystemExit(f"the runs graded different answers ({len(a)}, {len(b)}, {len(lines)} shared)")
+        raise SystemExit(
+            f"the runs graded different answers ({len(a)}, {len(b)}, {len(lines)} shared)"
+        )
     questions = sorted({a[line][0] for line in lines})
     by_question = [[i for i, line in enumerate(lines) if a[line][0] == q] for q in questions]
     human = np.array([a[line][1] for line in lines])
@@ -46,7 +48,9 @@ def paired(first: Path, second: Path, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     differences = []
     for _ in range(RESAMPLES):
-        rows = np.concatenate([by_question[q] for q in rng.integers(0, len(questions), len(questions))])
+        rows = np.concatenate(
+            [by_question[q] for q in rng.integers(0, len(questions), len(questions))]
+        )
         h = human[rows]
         if np.ptp(x[rows]) and np.ptp(y[rows]) and np.ptp(h):
             differences.append(_pearson(y[rows], h) - _pearson(x[rows], h))
