@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -27,3 +29,35 @@ def fmt(value: object) -> str:
     if value is None:
         return "—"
     return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def paired_pearson_difference(
+    human: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    questions: np.ndarray,
+    resamples: int,
+    seed: int = 0,
+) -> dict:
+    """Pearson(b, human) − Pearson(a, human) on the same answers, with a 95 % interval from a
+    paired bootstrap over whole questions (answers of one question share their errors)."""
+    names = sorted(set(questions))
+    members = [np.flatnonzero(questions == q) for q in names]
+    rng = np.random.default_rng(seed)
+    found = []
+    for _ in range(resamples):
+        rows = np.concatenate([members[i] for i in rng.integers(0, len(names), len(names))])
+        if np.ptp(human[rows]) and np.ptp(a[rows]) and np.ptp(b[rows]):
+            found.append(_pearson(b[rows], human[rows]) - _pearson(a[rows], human[rows]))
+    low, high = np.quantile(found, [0.025, 0.975])
+    return {
+        "n": len(human),
+        "questions": len(names),
+        "difference": round(_pearson(b, human) - _pearson(a, human), 4),
+        "interval_95": [round(float(low), 4), round(float(high), 4)],
+        "resamples": resamples,
+    }
+
+
+def _pearson(u: np.ndarray, v: np.ndarray) -> float:
+    return float(np.corrcoef(u, v)[0, 1])

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from common import paired_pearson_difference
 
 RESAMPLES = 10_000
 
@@ -34,41 +35,21 @@ def judged(path: Path) -> dict[int, tuple[str, float, float]]:
     }
 
 
-def paired(first: Path, second: Path, seed: int = 0) -> dict:
+def paired(first: Path, second: Path) -> dict:
     a, b = judged(first), judged(second)
     lines = sorted(a.keys() & b.keys())
     if len(lines) < len(a) or len(lines) < len(b):
         raise SystemExit(
             f"the runs graded different answers ({len(a)}, {len(b)}, {len(lines)} shared)"
         )
-    questions = sorted({a[line][0] for line in lines})
-    by_question = [[i for i, line in enumerate(lines) if a[line][0] == q] for q in questions]
     human = np.array([a[line][1] for line in lines])
     x, y = np.array([a[line][2] for line in lines]), np.array([b[line][2] for line in lines])
-    rng = np.random.default_rng(seed)
-    differences = []
-    for _ in range(RESAMPLES):
-        rows = np.concatenate(
-            [by_question[q] for q in rng.integers(0, len(questions), len(questions))]
-        )
-        h = human[rows]
-        if np.ptp(x[rows]) and np.ptp(y[rows]) and np.ptp(h):
-            differences.append(_pearson(y[rows], h) - _pearson(x[rows], h))
-    low, high = np.quantile(differences, [0.025, 0.975])
+    questions = np.array([a[line][0] for line in lines])
     return {
-        "answers": len(lines),
-        "questions": len(questions),
-        "first": {"file": str(first), "pearson": round(_pearson(x, human), 3)},
-        "second": {"file": str(second), "pearson": round(_pearson(y, human), 3)},
-        "second_minus_first": round(_pearson(y, human) - _pearson(x, human), 3),
-        "interval_95": [round(float(low), 3), round(float(high), 3)],
-        "resamples": RESAMPLES,
-        "resampled": "questions",
+        "first": {"file": str(first), "pearson": round(float(np.corrcoef(x, human)[0, 1]), 3)},
+        "second": {"file": str(second), "pearson": round(float(np.corrcoef(y, human)[0, 1]), 3)},
+        "second_minus_first": paired_pearson_difference(human, x, y, questions, RESAMPLES),
     }
-
-
-def _pearson(u: np.ndarray, v: np.ndarray) -> float:
-    return float(np.corrcoef(u, v)[0, 1])
 
 
 def main() -> None:

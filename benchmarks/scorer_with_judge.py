@@ -20,7 +20,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from common import code_version
+from common import code_version, paired_pearson_difference
 from scorer_designs import figures_of
 from scorer_dev import shipped_cv
 from threadpoolctl import threadpool_limits
@@ -59,33 +59,11 @@ def compare(shipped: dict, judged: dict, setting: str, seed: int = 0) -> dict:
     }
     for name in sorted(set(datasets)):
         mask = np.array([d == name for d in datasets])
-        out.setdefault("difference", {})[name] = _paired(
-            human[mask], a[mask], b[mask], np.array([r.question for r in rows])[mask], seed
+        questions = np.array([r.question for r in rows])[mask]
+        out.setdefault("difference", {})[name] = paired_pearson_difference(
+            human[mask], a[mask], b[mask], questions, RESAMPLES, seed
         )
     return out
-
-
-def _paired(human, a, b, questions, seed: int) -> dict:
-    """Pearson(b) − Pearson(a), and a 95 % interval from resampling whole questions."""
-    names = sorted(set(questions))
-    members = [np.flatnonzero(questions == q) for q in names]
-    rng = np.random.default_rng(seed)
-    found = []
-    for _ in range(RESAMPLES):
-        rows = np.concatenate([members[i] for i in rng.integers(0, len(names), len(names))])
-        if np.ptp(human[rows]) and np.ptp(a[rows]) and np.ptp(b[rows]):
-            found.append(_r(b[rows], human[rows]) - _r(a[rows], human[rows]))
-    low, high = np.quantile(found, [0.025, 0.975])
-    return {
-        "n": len(human),
-        "questions": len(names),
-        "with_judge_minus_shipped": round(_r(b, human) - _r(a, human), 4),
-        "interval_95": [round(float(low), 4), round(float(high), 4)],
-    }
-
-
-def _r(x, y) -> float:
-    return float(np.corrcoef(x, y)[0, 1])
 
 
 def main() -> None:
@@ -118,7 +96,7 @@ def main() -> None:
             a = result["test"][setting]["shipped"][name]["pearson"]["value"]
             b = result["test"][setting]["with_judge"][name]["pearson"]["value"]
             print(f"test {setting} {name}: shipped {a}, with the judge {b}, difference "
-                  f"{d['with_judge_minus_shipped']} {d['interval_95']} (n {d['n']})")  # fmt: skip
+                  f"{d['difference']} {d['interval_95']} (n {d['n']})")  # fmt: skip
 
 
 if __name__ == "__main__":
