@@ -48,16 +48,17 @@ def paired_pearson_difference(
     for _ in range(resamples):
         rows = np.concatenate([members[i] for i in rng.integers(0, len(names), len(names))])
         if np.ptp(human[rows]) and np.ptp(a[rows]) and np.ptp(b[rows]):
-            found.append(_pearson(b[rows], human[rows]) - _pearson(a[rows], human[rows]))
+            found.append(pearson(b[rows], human[rows]) - pearson(a[rows], human[rows]))
     low, high = np.quantile(found, [0.025, 0.975])
     return {
         "n": len(human),
         "questions": len(names),
-        "difference": round(_pearson(b, human) - _pearson(a, human), 4),
+        "difference": round(pearson(b, human) - pearson(a, human), 4),
         "interval_95": [round(float(low), 4), round(float(high), 4)],
         "resamples": resamples,
     }
 
 
-def _pearson(u: np.ndarray, v: np.ndarray) -> float:
+def pearson(u: np.ndarray, v: np.ndarray) -> float:
+    """Pearson's r of two equally long arrays."""
     return float(np.corrcoef(u, v)[0, 1])

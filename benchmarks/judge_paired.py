@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-from common import paired_pearson_difference
+from common import paired_pearson_difference, pearson
 
 RESAMPLES = 10_000
 
@@ -46,8 +46,8 @@ def paired(first: Path, second: Path) -> dict:
     x, y = np.array([a[line][2] for line in lines]), np.array([b[line][2] for line in lines])
     questions = np.array([a[line][0] for line in lines])
     return {
-        "first": {"file": str(first), "pearson": round(float(np.corrcoef(x, human)[0, 1]), 3)},
-        "second": {"file": str(second), "pearson": round(float(np.corrcoef(y, human)[0, 1]), 3)},
+        "first": {"file": str(first), "pearson": round(pearson(x, human), 3)},
+        "second": {"file": str(second), "pearson": round(pearson(y, human), 3)},
         "second_minus_first": paired_pearson_difference(human, x, y, questions, RESAMPLES),
     }
 

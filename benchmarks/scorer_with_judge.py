@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import warnings
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -33,12 +34,18 @@ RESAMPLES = 2000
 TEST_SETTINGS = ("none", "graded5", "graded10")  # all_other is a development-only setting
 
 
-def test_part(table, design: Design) -> dict[tuple[str, str], Graded]:
-    """Every judged test row, graded in each setting by ``design`` fit on development rows."""
+def graded_test_rows(table, design: Design) -> dict[tuple[str, str], Graded]:
+    """Every judged test row, graded in each setting by ``design`` fit on development rows
+    (a row's graded neighbours are answers of its question, so each question is graded whole)."""
     scorer = fit_stages([r for r in table if r.part == "dev"], design)
+    by_question = defaultdict(list)
+    for row in table:
+        if row.part == "test":
+            by_question[row.question].append(row)
     out = {}
-    for question in sorted({r.question for r in table if r.part == "test"}):
-        rows = [r for r in table if r.part == "test" and r.question == question]
+    for rows in by_question.values():
+        if not any(r.judge is not None for r in rows):
+            continue
         for graded in grade_rows(rows, scorer, TEST_SETTINGS):
             if graded.row.judge is not None:
                 out[(graded.row.id, graded.setting)] = graded
@@ -88,7 +95,7 @@ def main() -> None:
             "with_judge": shipped_cv(table, judged_design, RESAMPLES),
         },
     }
-    shipped, judged = test_part(table, SHIPPED), test_part(table, judged_design)
+    shipped, judged = graded_test_rows(table, SHIPPED), graded_test_rows(table, judged_design)
     result["test"] = {s: compare(shipped, judged, s) for s in TEST_SETTINGS}
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     for setting in TEST_SETTINGS:
