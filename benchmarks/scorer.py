@@ -116,8 +116,10 @@ def grade_exam(
                 knn=None if features.knn_share is None else features.knn_share * points,
                 judge=None if found is None else found.get("score"),
                 confidence=None if off_topic else scorer_confidence(share, features, scorer),
-                without_judge=to_points(decide(plain, scorer, copies)[1], points),
-                features=plain.model_dump(exclude_none=True),
+                without_judge=0.0
+                if off_topic
+                else to_points(decide(plain, scorer, copies)[1], points),
+                features=plain.model_dump(exclude_none=True, exclude={"language"}),
             )
         )
     return out
@@ -212,7 +214,8 @@ def review_figures(answers: list[Answer], review_below: float) -> dict:
 def table_check(answers: list[Answer], table: dict[str, ScorerRow]) -> dict:
     """The live features against the feature table's (same cohort, no graded answers): the
     table the default was fit from holds what this evaluation computes."""
-    compared = [(a.features, table[a.id].features.model_dump(exclude_none=True))
+    own = {"exclude_none": True, "exclude": {"language"}}
+    compared = [(a.features, table[a.id].features.model_dump(**own))
                 for a in answers if a.features is not None and a.id in table]  # fmt: skip
     worst = max((abs(x[k] - y.get(k, math.inf)) for x, y in compared for k in x), default=0.0)
     return {"answers": len(compared), "largest_difference": worst}

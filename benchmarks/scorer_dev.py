@@ -214,7 +214,8 @@ def main() -> None:
 
 def _design(design: Design) -> dict:
     return {"stage1": [list(s) for s in design.stage1], "stage2": list(design.stage2),
-            "bands": [list(b) for b in design.bands]}  # fmt: skip
+            "bands": [list(b) for b in design.bands],
+            "languages": [[name, list(found)] for name, found in design.languages]}  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ sha256("grader-split-v1:judge:" + question + ":" + answer id), a rule fixed befo
 
 The table (``scorer_features.py``) takes the ``vllm`` readings; ``--judge scripted`` is a dry
 run of the same path without a model. A reading records the prompt version: when the judge's
-prompt changes, delete the file and run again (``scorer_features.py`` refuses mixed versions).
+prompt changes, delete the file and run again (``scorer_features.py`` refuses two versions in
+one data set; Mohler's English and ADS's Chinese prompts differ).
 """
 
 from __future__ import annotations
@@ -68,14 +69,19 @@ def _rank(key: str) -> str:
 
 
 def judge_readings(backend: str = "vllm") -> dict[str, dict]:
-    """Readings by answer id; one prompt version only (a changed prompt means a new run)."""
+    """Readings by answer id; one prompt version per data set (each has one language, and
+    each language its own prompt; a changed prompt means a new run)."""
     path = readings_path(backend)
     if not path.exists():
         return {}
     found = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    versions = {r["prompt_version"] for r in found if r.get("prompt_version")}
-    if len(versions) > 1:
-        raise SystemExit(f"{path} mixes prompt versions {sorted(versions)}: delete and rerun")
+    versions: dict[str, set[str]] = defaultdict(set)
+    for r in found:
+        if r.get("prompt_version"):
+            versions[r["dataset"]].add(r["prompt_version"])
+    mixed = {name: sorted(v) for name, v in versions.items() if len(v) > 1}
+    if mixed:
+        raise SystemExit(f"{path} mixes prompt versions {mixed}: delete and rerun")
     return {r["id"]: r for r in found}
 
 

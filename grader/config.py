@@ -117,7 +117,7 @@ class Settings(BaseSettings):
     # review
     min_answer_chars: int = Field(2, ge=0, description="shorter answers are blank: 0, no judge")
     review_below_confidence: float = Field(
-        0.62, ge=0, le=1, description="below it a grade goes to review (benchmarks/README.md)"
+        0.66, ge=0, le=1, description="below it a grade goes to review (benchmarks/README.md)"
     )
     review_derived: Literal["own", "all"] = Field(
         "own",

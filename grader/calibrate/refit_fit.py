@@ -23,7 +23,7 @@ def refit_signals(base: ScorerSet, rows: Sequence[RefitAnswer]) -> list[Scorer]:
     in the same order; one with fewer than ``MIN_ANSWERS`` such rows stays as it was."""
     out = []
     for scorer in base.signals:
-        usable = [r for r in rows if r.features.has(scorer.features)]
+        usable = [r for r in rows if scorer.serves(r.features)]
         if len(usable) < MIN_ANSWERS:
             out.append(scorer)
             continue
@@ -35,7 +35,13 @@ def refit_signals(base: ScorerSet, rows: Sequence[RefitAnswer]) -> list[Scorer]:
             else fit_isotonic(x, y, scorer.features[0])
         )
         out.append(
-            fitted.model_copy(update={"name": scorer.name, "trained_on": _trained_on(usable, base)})
+            fitted.model_copy(
+                update={
+                    "name": scorer.name,
+                    "languages": scorer.languages,
+                    "trained_on": _trained_on(usable, base),
+                }
+            )
         )
     return out
 

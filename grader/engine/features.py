@@ -68,6 +68,7 @@ def answer_features(
         cohort_reference_z=signals.reference_z,
         judge_share=judge.share if judge else None,
         judge_entropy=judge.entropy if judge else None,
+        language=question.language,
     )
 
 
@@ -112,7 +113,7 @@ class GradedPool:
         kept, base = [], []
         for g, features in graded:
             plain = features.model_copy(update=bare)
-            if any(plain.has(s.features) for s in scorer.signals):
+            if any(s.serves(plain) for s in scorer.signals):
                 kept.append(g)
                 base.append(scorer.base(plain)[1])
         width = len(next(iter(vectors.values()))) if vectors else 0

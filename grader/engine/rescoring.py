@@ -34,7 +34,10 @@ from grader.models import (
 if TYPE_CHECKING:
     import numpy as np
 
-OWN_FEATURES = tuple(n for n in FEATURE_NAMES if n not in {*NEIGHBOUR_FEATURES, "base_share"})
+OWN_FEATURES = (
+    *(n for n in FEATURE_NAMES if n not in {*NEIGHBOUR_FEATURES, "base_share"}),
+    "language",
+)
 # Review reasons the scorer gives; the judge's own stay with the grade.
 SCORER_REASONS = {ReviewCode.SCORER_DISAGREEMENT, ReviewCode.LOW_CONFIDENCE}
 
@@ -51,7 +54,7 @@ def stored_features(grade: Grade) -> AnswerFeatures | None:
 
 def readable(scorer: ScorerSet, features: AnswerFeatures) -> bool:
     """Whether one of the scorer's first-stage models has every feature it needs."""
-    return any(features.has(s.features) for s in scorer.signals)
+    return any(s.serves(features) for s in scorer.signals)
 
 
 def with_neighbours(

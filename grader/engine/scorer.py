@@ -86,6 +86,9 @@ class AnswerFeatures(BaseModel):
     graded_count: int | None = None
     judge_share: float | None = None
     judge_entropy: float | None = None
+    language: Literal["zh", "en"] | None = Field(
+        None, description="the question's language: a scorer fit on some languages serves those"
+    )
 
     def has(self, names: Sequence[str]) -> bool:
         return all(getattr(self, n) is not None for n in names)
@@ -97,6 +100,7 @@ class AnswerFeatures(BaseModel):
         return np.array([getattr(self, n) for n in names], dtype=float)
 
 
+JUDGE_FEATURES = ("judge_share", "judge_entropy")
 NEIGHBOUR_FEATURES = (
     "knn_share", "knn_top_similarity", "knn_spread", "graded_mean", "knn_residual",
     "graded_residual", "graded_count",
@@ -179,6 +183,11 @@ class Scorer(BaseModel):
     # isotonic: share = linear interpolation over (x, y), flat beyond the ends
     x: list[float] = Field(default_factory=list)
     y: list[float] = Field(default_factory=list)
+    languages: list[Literal["zh", "en"]] = Field(
+        default_factory=list,
+        description="serves answers in these languages only (a judge's reading means what it "
+        "was fit on); empty: every language",
+    )
     trained_on: dict[str, object] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -202,6 +211,12 @@ class Scorer(BaseModel):
             if any(b < a for a, b in zip(self.x, self.x[1:], strict=False)):
                 raise ValueError("isotonic: x must be sorted")
         return self
+
+    def serves(self, features: AnswerFeatures) -> bool:
+        """Whether this scorer grades the answer: it has every feature and the language."""
+        return features.has(self.features) and (
+            not self.languages or features.language in self.languages
+        )
 
 
 def predict(scorer: Scorer, x: np.ndarray) -> np.ndarray:
@@ -278,12 +293,27 @@ class ScorerSet(BaseModel):
             raise ValueError("graded scorers need distinct min_graded values of at least 1")
         return self
 
+    def weighs_judge(self, language: str | None) -> bool:
+        """Whether a first-stage scorer weighs the judge's reading of answers in ``language``."""
+        return any(
+            set(JUDGE_FEATURES) & set(s.features) and (not s.languages or language in s.languages)
+            for s in self.signals
+        )
+
+    def usable(self, features: AnswerFeatures) -> AnswerFeatures:
+        """The features this scorer reads: the judge's reading only in a language it weighs
+        the judge for, so the answer also takes the confidence model fit on such grades."""
+        if features.judge_share is None or self.weighs_judge(features.language):
+            return features
+        return features.model_copy(update=dict.fromkeys(JUDGE_FEATURES))
+
     def base(self, features: AnswerFeatures) -> tuple[str, float]:
         """(the signals scorer's name, its share) for one answer."""
+        features = self.usable(features)
         for scorer in self.signals:
-            if features.has(scorer.features):
+            if scorer.serves(features):
                 return scorer.name, float(predict(scorer, features.vector(scorer.features))[0])
-        raise ValueError("no signals scorer has all its features for this answer")
+        raise ValueError("no signals scorer serves this answer (its features, its language)")
 
     def score(self, features: AnswerFeatures) -> tuple[str, float]:
         """(the name of the scorer that decided, the share); ``base_share`` comes from stage 1."""

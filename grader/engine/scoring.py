@@ -191,7 +191,8 @@ def _spread(total: float, weights: list[float], caps: list[float]) -> list[float
 def scorer_confidence(share: float, features: AnswerFeatures, scorer: ScorerSet) -> float | None:
     """The scorer file's probability that this grade is within a quarter of the points, from
     its first confidence model whose signals the grade has; None: no such model."""
-    signals_scorer = next((s for s in scorer.signals if features.has(s.features)), None)
+    features = scorer.usable(features)
+    signals_scorer = next((s for s in scorer.signals if s.serves(features)), None)
     if signals_scorer is None or not scorer.confidence:
         return None
     values = uncertainty_signals(share, features, signals_scorer)
@@ -218,7 +219,11 @@ def _explanation(
         "version": scorer.version,
         "decided_by": decided,
         "share": round(share, 4),
-        "features": {k: round(v, 4) for k, v in features.model_dump().items() if v is not None},
+        "features": {
+            k: round(v, 4) if isinstance(v, float) else v
+            for k, v in features.model_dump().items()
+            if v is not None
+        },
         "contributions": pushes,
         "neighbours": [
             {"id": g.id, "score": g.score, "similarity": round(sim, 4)}

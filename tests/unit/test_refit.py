@@ -141,7 +141,8 @@ def test_the_band_is_the_largest_one_reached():
 
 FEATURES = {"reference_margin": 0.1, "semantic_coverage": 0.5, "ngram_coverage": 0.4,
             "length_log_ratio": 0.0, "cohort_reference_z": 0.2, "judge_share": 0.9,
-            "judge_entropy": 0.3, "knn_share": 0.5, "graded_count": 7}  # fmt: skip
+            "judge_entropy": 0.3, "knn_share": 0.5, "graded_count": 7,
+            "language": "en"}  # fmt: skip
 
 
 def grade(copies=(), reasons=()):
@@ -174,6 +175,7 @@ def grade(copies=(), reasons=()):
 def test_a_stored_grade_keeps_its_own_features_not_its_neighbours():
     features = stored_features(grade())
     assert features.ngram_coverage == 0.4 and features.judge_share == 0.9
+    assert features.language == "en"  # which of a scorer's models may serve it
     assert features.knn_share is None and features.graded_count is None
 
 
@@ -191,6 +193,7 @@ def test_rescoring_keeps_the_judges_points_and_reasons_and_replaces_the_scorers(
                                             "decided_by": "signals"}  # fmt: skip
     assert new.provenance["scorer_version"] == BASE.version
     assert new.details["judge_points"] == {"C1": 2.0, "C2": 1.6}
+    assert new.details["scorer"]["features"]["language"] == "en"
     assert sum(c.points for c in new.criteria) == pytest.approx(new.score)
     again = rescored(new, BASE, 0.6)
     assert again.score == new.score and again.review_reasons == new.review_reasons

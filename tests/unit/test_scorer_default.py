@@ -28,7 +28,13 @@ def test_the_shipped_file_says_what_it_was_fit_on():
     scorer = load_scorer("default")
     assert scorer is not None and scorer.confidence
     for fitted in (*scorer.signals, *scorer.graded):
-        assert fitted.trained_on["data"] == "ads dev + mohler dev"
+        if fitted.languages == ["en"]:  # the judge's reading, weighed on English answers only
+            assert "judge_share" in fitted.features
+            assert fitted.trained_on["data"] == "mohler dev"
+        else:
+            assert not fitted.languages
+            assert fitted.trained_on["data"] == "ads dev + mohler dev"
+    assert scorer.signals[0].languages == ["en"]
     # explainable: no stage-1 feature pushes the score down (non-negative ridge; a weight of
     # exactly 0 is a feature the fit left out, as the cohort model does with reference_margin)
     assert all(c >= 0 for s in scorer.signals for c in s.coef)

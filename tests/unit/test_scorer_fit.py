@@ -98,3 +98,27 @@ def test_the_judge_scorer_decides_where_the_judge_read_the_answer():
     error = lambda found: np.mean([abs(found[r.id] - r.share) for r in judged])  # noqa: E731
     assert error(oof) < error(plain)
     assert set(SETTINGS) == {"none", "graded5", "graded10", "all_other"}
+
+
+def test_a_judge_scorer_fit_on_one_language_serves_that_language_only():
+    rows = _rows()
+    for row in rows:  # questions 0-5 English, 6-11 Chinese; the judge read both
+        language = "en" if int(row.question[1:]) < 6 else "zh"
+        row.features = row.features.model_copy(update={"language": language})
+    scorers = fit_stages(rows, with_judge(Design(), languages=("en",)))
+    first = scorers.signals[0]
+    assert first.name == "judge+signals+cohort" and first.languages == ["en"]
+    english = [r for r in rows if r.features.language == "en" and r.judge is not None]
+    assert first.trained_on["answers"] == len(english)
+    shares = {r.id: r.share for r in rows}
+    read_zh = next(r for r in rows if r.features.language == "zh" and r.judge is not None)
+    read_en = english[0]
+    assert scorers.score(setting_features(read_en, "none", shares, None))[0] == first.name
+    # a Chinese answer the judge read is scored from the signals: its reading is not trusted
+    assert scorers.score(setting_features(read_zh, "none", shares, None))[0] == "signals+cohort"
+    unknown = read_en.own_features().model_copy(update={"language": None})
+    assert scorers.base(unknown)[0] == "signals+cohort"
+    # the reading is dropped where it is not weighed, so a confidence model fit on judged
+    # English grades never rates a Chinese one
+    assert scorers.usable(read_zh.own_features()).judge_share is None
+    assert scorers.usable(read_en.own_features()).judge_share == read_en.judge.share

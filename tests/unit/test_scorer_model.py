@@ -8,6 +8,7 @@ import pytest
 from grader.calibrate.scorer_fit import fit_isotonic, fit_ridge
 from grader.engine.scorer import (
     AnswerFeatures,
+    Scorer,
     ScorerSet,
     contributions,
     eligible_neighbours,
@@ -115,6 +116,20 @@ def test_scorer_file_round_trip_version_and_stages():
             assert share == pytest.approx(predict(scorer, np.array([[base, 0.1]]))[0])
     with pytest.raises(ValueError, match="no signals scorer"):
         again.score(AnswerFeatures(knn_residual=0.1, graded_count=40))
+
+
+def test_a_scorer_for_some_languages_serves_only_those():
+    x, y = _toy()
+    english = fit_ridge(x, y, ["semantic_coverage", "topic_margin"])
+    english = english.model_copy(update={"name": "english", "languages": ["en"]})
+    every = fit_isotonic(x[:, 0], y, "semantic_coverage").model_copy(update={"name": "every"})
+    scorers = from_json(to_json(ScorerSet(signals=[english, every])))
+    answer = AnswerFeatures(semantic_coverage=0.2, topic_margin=0.05)
+    assert scorers.base(answer.model_copy(update={"language": "en"}))[0] == "english"
+    assert scorers.base(answer.model_copy(update={"language": "zh"}))[0] == "every"
+    assert scorers.base(answer)[0] == "every"  # an answer of unknown language
+    with pytest.raises(ValueError, match="languages"):
+        Scorer.model_validate({**english.model_dump(by_alias=True), "languages": ["fr"]})
 
 
 def test_stages_are_kept_apart():
