@@ -1,15 +1,18 @@
-"""Does the judge's reading add to the scorer? The shipped design against the same design with
-the judge's reading in stage 1 (``scorer_fit.with_judge``), on the answers the judge read.
+"""Does the judge's reading add to the scorer? The design without the judge against the same
+design with the judge's reading in stage 1 (``scorer_fit.with_judge``): for every language
+(``judge_all``) and for English answers only (``judge_en``), on the answers the judge read.
 
 The table is ``scorer_features.py``'s, built with ``--judge vllm`` (the judge's readings of a
-seeded sample per question, ``scorer_judge.py``). Development: both designs' production
+seeded sample per question, ``scorer_judge.py``). Development: each design's production
 procedure cross-validated (``scorer_dev.shipped_cv``, GroupKFold by question). Test part:
-both designs fit on every development row (as ``fit_default`` fits the shipped file, without
+each design fit on every development row (as ``fit_default`` fits the shipped file, without
 the confidence models), then every test row the judge read graded in each setting as
 ``scoring.decide`` grades it; figures per data set with 95 % bootstrap intervals, and the
-paired difference of the two designs' Pearsons with an interval from resampling questions.
+paired difference of each judge design's Pearson and the signals design's, with an interval
+from resampling questions.
 
-    python benchmarks/scorer_with_judge.py --table T.jsonl.gz --out benchmarks/results/scorer_with_judge.json
+    python benchmarks/scorer_with_judge.py --table benchmarks/results/scorer_features.jsonl.gz \
+        --out benchmarks/results/scorer_with_judge.json
 """
 
 from __future__ import annotations
@@ -27,11 +30,17 @@ from scorer_dev import shipped_cv
 from threadpoolctl import threadpool_limits
 
 from grader.calibrate.scorer_cv import Graded, grade_rows
-from grader.calibrate.scorer_fit import SHIPPED, Design, fit_stages, with_judge
+from grader.calibrate.scorer_fit import Design, fit_stages, with_judge
 from grader.calibrate.scorer_rows import read_rows
 
 RESAMPLES = 2000
 TEST_SETTINGS = ("none", "graded5", "graded10")  # all_other is a development-only setting
+SIGNALS = "signals"  # the design without the judge (shipped until 2026-12-04)
+DESIGNS = {
+    SIGNALS: Design(),
+    "judge_all": with_judge(Design()),
+    "judge_en": with_judge(Design(), languages=("en",)),  # shipped (SHIPPED)
+}
 
 
 def graded_test_rows(table, design: Design) -> dict[tuple[str, str], Graded]:
@@ -52,24 +61,28 @@ def graded_test_rows(table, design: Design) -> dict[tuple[str, str], Graded]:
     return out
 
 
-def compare(shipped: dict, judged: dict, setting: str, seed: int = 0) -> dict:
-    keys = sorted(k for k in shipped if k[1] == setting and k in judged)
-    rows = [shipped[k].row for k in keys]
+def compare(graded: dict[str, dict], setting: str, seed: int = 0) -> dict:
+    """Every design's figures on the same judged rows, and each judge design's paired
+    Pearson difference from the signals design (``SIGNALS``)."""
+    base = graded[SIGNALS]
+    keys = sorted(k for k in base if k[1] == setting)
+    rows = [base[k].row for k in keys]
     human = np.array([r.share * r.points for r in rows])
     points = np.array([r.points for r in rows])
-    a = np.array([shipped[k].share for k in keys]) * points
-    b = np.array([judged[k].share for k in keys]) * points
     datasets = [r.dataset for r in rows]
-    out = {
-        "shipped": figures_of(datasets, human, a, points, RESAMPLES),
-        "with_judge": figures_of(datasets, human, b, points, RESAMPLES),
-    }
-    for name in sorted(set(datasets)):
-        mask = np.array([d == name for d in datasets])
-        questions = np.array([r.question for r in rows])[mask]
-        out.setdefault("difference", {})[name] = paired_pearson_difference(
-            human[mask], a[mask], b[mask], questions, RESAMPLES, seed
-        )
+    questions = np.array([r.question for r in rows])
+    points_of = {name: np.array([g[k].share for k in keys]) * points for name, g in graded.items()}
+    out: dict = {name: figures_of(datasets, human, p, points, RESAMPLES)
+                 for name, p in points_of.items()}  # fmt: skip
+    for name in [n for n in graded if n != SIGNALS]:
+        for dataset in sorted(set(datasets)):
+            mask = np.array([d == dataset for d in datasets])
+            out.setdefault("difference", {}).setdefault(name, {})[dataset] = (
+                paired_pearson_difference(
+                    human[mask], points_of[SIGNALS][mask], points_of[name][mask],
+                    questions[mask], RESAMPLES, seed,
+                )
+            )  # fmt: skip
     return out
 
 
@@ -81,29 +94,31 @@ def main() -> None:
     warnings.filterwarnings("ignore", category=UserWarning)
     threadpool_limits(1)
     table = read_rows(args.table)
-    judged_design = with_judge(SHIPPED)
     result = {
         "benchmark": "scorer_with_judge",
         "code": code_version("grader", "benchmarks/*.py"),
         "table": str(args.table),
         "judge_rows": {
-            part: sum(r.judge is not None for r in table if r.part == part)
+            f"{dataset} {part}": sum(
+                r.judge is not None for r in table if r.part == part and r.dataset == dataset
+            )
+            for dataset in sorted({r.dataset for r in table})
             for part in ("dev", "test")
         },
-        "dev_cv": {
-            "shipped": shipped_cv(table, SHIPPED, RESAMPLES),
-            "with_judge": shipped_cv(table, judged_design, RESAMPLES),
-        },
+        "designs": {name: repr(design) for name, design in DESIGNS.items()},
+        "dev_cv": {name: shipped_cv(table, design, RESAMPLES) for name, design in DESIGNS.items()},
     }
-    shipped, judged = graded_test_rows(table, SHIPPED), graded_test_rows(table, judged_design)
-    result["test"] = {s: compare(shipped, judged, s) for s in TEST_SETTINGS}
+    graded = {name: graded_test_rows(table, design) for name, design in DESIGNS.items()}
+    result["test"] = {s: compare(graded, s) for s in TEST_SETTINGS}
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     for setting in TEST_SETTINGS:
-        for name, d in result["test"][setting].get("difference", {}).items():
-            a = result["test"][setting]["shipped"][name]["pearson"]["value"]
-            b = result["test"][setting]["with_judge"][name]["pearson"]["value"]
-            print(f"test {setting} {name}: shipped {a}, with the judge {b}, difference "
-                  f"{d['difference']} {d['interval_95']} (n {d['n']})")  # fmt: skip
+        found = result["test"][setting]
+        for name, by_dataset in found.get("difference", {}).items():
+            for dataset, d in by_dataset.items():
+                a = found[SIGNALS][dataset]["pearson"]["value"]
+                b = found[name][dataset]["pearson"]["value"]
+                print(f"test {setting} {dataset}: {SIGNALS} {a}, {name} {b}, difference "
+                      f"{d['difference']} {d['interval_95']} (n {d['n']})")  # fmt: skip
 
 
 if __name__ == "__main__":
