@@ -86,7 +86,8 @@ def test_the_refit_learns_the_instructors_weights_and_reports_held_out_figures()
     assert before.n == after.n == len(data) and result.questions == 6
     assert after.mae.value < before.mae.value  # the grades as they are weigh the wrong signal
     assert after.mae.low is not None and after.mae.high is not None
-    first = result.scorer.signals[0]
+    # the first stage these answers reach (no judge reading: not the judge's scorer)
+    first = next(s for s in result.scorer.signals if s.name == "signals+cohort")
     weights = dict(zip(first.features, first.coef, strict=True))
     assert max(weights, key=lambda k: abs(weights[k])) == "ngram_coverage"
     assert result.scorer.version and result.base_version == BASE.version
@@ -108,8 +109,13 @@ def test_a_first_stage_whose_features_no_answer_has_is_kept():
     data, _ = rows(cohort=False)
     signals = refit_signals(BASE, data)
     assert [s.name for s in signals] == [s.name for s in BASE.signals]
-    assert signals[0] == BASE.signals[0]  # needs cohort_reference_z: nobody has it
-    assert signals[1] != BASE.signals[1] and signals[1].trained_on["answers"] == len(data)
+    by_name = {s.name: (s, base) for s, base in zip(signals, BASE.signals, strict=True)}
+    kept, base = by_name["signals+cohort"]
+    assert kept == base  # needs cohort_reference_z: nobody has it
+    judged, base = by_name["judge+signals+cohort"]
+    assert judged == base  # needs the judge's reading (and English): nobody has it
+    refit_, base = by_name["signals"]
+    assert refit_ != base and refit_.trained_on["answers"] == len(data)
 
 
 def test_too_few_answers_or_questions_are_refused_with_the_minimum():
