@@ -18,7 +18,7 @@ import numpy as np
 from grader.calibrate.scorer_cv import Graded, cv_grades, oof_base
 from grader.calibrate.scorer_rows import NO_GRADED, ScorerRow, setting_features
 from grader.engine.review_rules import uncertainty_signals
-from grader.engine.scorer import Confidence, Scorer, ScorerSet
+from grader.engine.scorer import JUDGE_FEATURES, Confidence, Scorer, ScorerSet
 from grader.engine.scoring import to_points
 
 
@@ -118,11 +118,8 @@ class Design:
     languages: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
-JUDGED = ("judge_share", "judge_entropy")
-
-
 def with_judge(
-    design: Design, judged: Sequence[str] = JUDGED, languages: Sequence[str] = ()
+    design: Design, judged: Sequence[str] = JUDGE_FEATURES, languages: Sequence[str] = ()
 ) -> Design:
     """``design`` with a stage-1 scorer that also reads the judge first (answers the judge
     read, in ``languages`` when given), the signals-only ones after it (answers without a

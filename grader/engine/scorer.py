@@ -6,8 +6,10 @@ is a pure function over numbers, so the engine can take it as it is (issue 13):
 
 - ``AnswerFeatures``: the named inputs of one answer. ``grader.engine.features`` builds them
   from the pipeline's signals, ``neighbour_features`` from the graded answers of the same
-  question. ``judge_share`` and ``judge_entropy`` are the judge's slots (issue 12):
-  empty until a probability-scored judge fills them; a scorer that names them needs them.
+  question. ``judge_share`` and ``judge_entropy`` are the judge's slots (issue 12), filled
+  when the judge ran; a scorer that names them needs them. ``language`` (the question's) picks
+  among scorers fit on some languages only: the shipped one weighs the judge on English
+  answers, and ``ScorerSet.usable`` drops a reading no scorer weighs for the language.
 - ``fit_ridge`` / ``fit_isotonic`` → ``Scorer`` (pydantic, a few hundred bytes as JSON);
   ``predict`` gives shares clipped to [0, 1]; ``contributions`` shows how much each feature
   moved one answer's score away from the average answer's, for the instructor.
