@@ -43,7 +43,7 @@ from grader.engine.features import GradedPool, JudgeReading
 from grader.engine.review_rules import caught
 from grader.engine.rubrics import rubric_for
 from grader.engine.rule_grades import zero_off_topic
-from grader.engine.scorer import ScorerSet, load_scorer
+from grader.engine.scorer import AnswerFeatures, ScorerSet, load_scorer
 from grader.engine.scoring import answer_evidence, decide, scorer_confidence, to_points
 from grader.engine.signals import analyze_question, blank_reason
 from grader.models import GradedAnswer, Submission
@@ -119,7 +119,7 @@ def grade_exam(
                 without_judge=0.0
                 if off_topic
                 else to_points(decide(plain, scorer, copies)[1], points),
-                features=plain.model_dump(exclude_none=True, exclude={"language"}),
+                features=_known(plain),
             )
         )
     return out
@@ -214,11 +214,15 @@ def review_figures(answers: list[Answer], review_below: float) -> dict:
 def table_check(answers: list[Answer], table: dict[str, ScorerRow]) -> dict:
     """The live features against the feature table's (same cohort, no graded answers): the
     table the default was fit from holds what this evaluation computes."""
-    own = {"exclude_none": True, "exclude": {"language"}}
-    compared = [(a.features, table[a.id].features.model_dump(**own))
+    compared = [(a.features, _known(table[a.id].features))
                 for a in answers if a.features is not None and a.id in table]  # fmt: skip
     worst = max((abs(x[k] - y.get(k, math.inf)) for x, y in compared for k in x), default=0.0)
     return {"answers": len(compared), "largest_difference": worst}
+
+
+def _known(features: AnswerFeatures) -> dict[str, float]:
+    """The numeric features the answer has."""
+    return {k: v for k, v in features.numbers().items() if v is not None}
 
 
 def evaluate(data: Dataset, scorer, embedder, settings, judged: dict, args) -> dict:

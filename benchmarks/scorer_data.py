@@ -95,7 +95,7 @@ def dev_rows(
         setting_features(
             r, setting, shares, base, None if base is None else base[r.id],
             k=k, temperature=temperature,
-        ).model_dump(exclude={"language"})
+        ).numbers()
         for r in chosen
     ]  # fmt: skip
     names = sorted({n for f in features for n in f})

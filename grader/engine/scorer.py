@@ -95,6 +95,10 @@ class AnswerFeatures(BaseModel):
     def has(self, names: Sequence[str]) -> bool:
         return all(getattr(self, n) is not None for n in names)
 
+    def numbers(self) -> dict[str, float | int | None]:
+        """Every numeric feature by name (``FEATURE_NAMES``): the answer without its language."""
+        return {n: getattr(self, n) for n in FEATURE_NAMES}
+
     def vector(self, names: Sequence[str]) -> np.ndarray:
         missing = [n for n in names if getattr(self, n) is None]
         if missing:
