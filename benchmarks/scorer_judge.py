@@ -32,10 +32,13 @@ from grader.engine.features import judge_reading
 from grader.models import Grade, GradeStatus, Submission
 
 RESULTS = Path(__file__).resolve().parent / "results"
+PAST_EVERY_MARGIN = -1.0  # an off-topic zero margin no answer's topic margin is below
 
 
-def readings_path(backend: str) -> Path:
-    return RESULTS / f"scorer_judge_{backend}.jsonl"
+def readings_path(backend: str, past_off_topic: bool = False) -> Path:
+    """Production's readings; ``past_off_topic``: those of the answers the off-topic rule
+    zeroed unread, read for the off-topic study (``offtopic_veto.py``)."""
+    return RESULTS / f"scorer_judge_{backend}{'_offtopic' if past_off_topic else ''}.jsonl"
 
 
 def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,6 +51,9 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--limit-per-question", type=int, default=0, help="0: every answer")
     group.add_argument("--max-minutes", type=float, default=25.0,
                        help="start no question after this; run again to go on")  # fmt: skip
+    group.add_argument("--past-off-topic", action="store_true",
+                       help="read the answers the off-topic rule zeroed unread instead (their "
+                            "readings go to a file of their own)")  # fmt: skip
 
 
 def judge_sample(items: list[Item], limit: int) -> list[Item]:
@@ -68,10 +74,10 @@ def _rank(key: str) -> str:
     return hashlib.sha256(f"{SALT}:{key}".encode()).hexdigest()
 
 
-def judge_readings(backend: str = "vllm") -> dict[str, dict]:
+def judge_readings(backend: str = "vllm", past_off_topic: bool = False) -> dict[str, dict]:
     """Readings by answer id; one prompt version per data set (each has one language, and
     each language its own prompt; a changed prompt means a new run)."""
-    path = readings_path(backend)
+    path = readings_path(backend, past_off_topic)
     if not path.exists():
         return {}
     found = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
@@ -106,26 +112,34 @@ def reading_line(grade: Grade, dataset: str, question: str) -> dict:
     }
 
 
-def run_judge(args: argparse.Namespace, embedder) -> bool:
-    """Judge the chosen answers not judged yet; False when the time limit stopped it."""
-    from scorer_features import as_bank, load
+def run_judge(args: argparse.Namespace, embedder, judge=None) -> bool:
+    """Judge the chosen answers not judged yet (with ``judge`` when given, else one made
+    when the first is due); False when the time limit stopped it."""
+    from scorer_features import TABLE, as_bank, load
 
+    from grader.calibrate.scorer_rows import read_rows
     from grader.engine.pipeline import Pipeline
     from grader.judge import make_judge
 
     os.environ.setdefault("VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS", "3600")  # see PLAN "Notices"
+    past = args.past_off_topic
+    margin = {"offtopic_zero_margin": PAST_EVERY_MARGIN} if past else {}
     settings = Settings(_env_file=None, judge=args.judge, judge_mode="probability",  # type: ignore[call-arg]
-                        scorer="none", embed_model="multilingual-e5-small")  # fmt: skip
-    path = readings_path(args.judge)
-    done = set(judge_readings(args.judge)) if path.exists() else set()
+                        scorer="none", embed_model="multilingual-e5-small", **margin)  # fmt: skip
+    path = readings_path(args.judge, past)
+    done = set(judge_readings(args.judge, past)) if path.exists() else set()
+    zeroed = {r.id for r in read_rows(TABLE) if r.rule == "off_topic"} if past else set()
     started = time.perf_counter()
-    judge = None
     for dataset in args.datasets:
         items, parts, language = load(dataset)
         bank = as_bank(dataset, items, language)
         for part in args.parts:
             chosen = [i for i in items if parts[i.id] == part]
-            wanted = {i.id for i in judge_sample(chosen, args.limit_per_question)} - done
+            wanted = (
+                {i.id for i in chosen} & zeroed
+                if past
+                else {i.id for i in judge_sample(chosen, args.limit_per_question)}
+            ) - done
             for question in bank.questions:
                 batch = [i for i in chosen if i.question_id == question.id and i.id in wanted]
                 if not batch:

