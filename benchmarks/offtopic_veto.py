@@ -23,6 +23,19 @@ or the scorer grades, the rule's zeros included) ships if it beats the shipped r
 every such answer 0) by at least 0.01 there and is not lower with 5 graded answers;
 otherwise nothing changes. "τ = 0" (every such English answer graded) is reported beside them.
 
+**Second design: the classmates' answers** (``AnswerSignals.peer_margin``), written down after
+the veto's readings and a look at Mohler development answers, before any CV figure of it: an
+answer below the zero margin is graded when it sits at least P closer to its 5 nearest
+classmates' answers (copies and near-duplicates left out; at least 8 others) than unrelated
+text does (``Settings.offtopic_peer_margin``). P runs over 0.04, 0.045, …, 0.06. A P is
+admissible when every blatant text stays below it, in its question's cohort of development
+answers with the other blatant texts beside it and alone: the English texts against every
+Mohler development question, the Chinese ones (signal_calibration.py's and the integration
+test's) against every ADS development question. Of the admissible ones, the P with the highest
+Mohler development CV Pearson without graded answers ships if it beats the shipped rule by at
+least 0.01 there, is not lower with 5 graded answers, and ADS without graded answers does not
+drop by more than 0.005; otherwise nothing changes.
+
     flock /tmp/grader-heavy.lock python benchmarks/offtopic_veto.py read
     python benchmarks/offtopic_veto.py report --out benchmarks/results/offtopic_veto.json
 """

@@ -104,6 +104,12 @@ class Settings(BaseSettings):
         "None): every off-topic answer scores 0. 0.02: every blatant off-topic text we test "
         "stays below it (highest 0.017); exams with one-line references may want -0.02",
     )
+    offtopic_peer_margin: float | None = Field(
+        None,
+        description="an answer below offtopic_zero_margin still is graded (and goes to "
+        "review) when it sits at least this much closer to its nearest classmates' answers "
+        "than unrelated text does (AnswerSignals.peer_margin); None: never",
+    )
     coverage_span: float = Field(
         0.12, gt=0, description="cosine above unrelated text at which a key point counts covered"
     )

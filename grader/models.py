@@ -286,6 +286,12 @@ class AnswerSignals(_Model):
         description="How far above unrelated text the answer sits, near question and reference."
     )
     off_topic: bool = False
+    peer_margin: float | None = Field(
+        default=None,
+        description="How much closer the answer sits to its nearest classmates' answers (mean "
+        "cosine of the 5 nearest; copies and near-duplicates of it left out) than unrelated "
+        "text does; None when fewer than 8 other answers remain.",
+    )
     key_points: list[KeyPointMatch] = Field(default_factory=list)
     coverage_points: float = Field(
         description="Points if each criterion paid out by its key points' semantic coverage."

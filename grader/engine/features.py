@@ -58,6 +58,7 @@ def answer_features(
         reference_cosine=signals.reference_similarity,
         reference_margin=signals.reference_margin,
         topic_margin=signals.topic_margin,
+        peer_margin=signals.peer_margin,
         semantic_coverage=signals.coverage_points / rubric.points,
         ngram_coverage=coverage_points(rubric, answer) / rubric.points,
         length_log_ratio=(

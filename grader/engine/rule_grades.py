@@ -116,7 +116,16 @@ def zero_off_topic(signals: AnswerSignals | None, settings: Settings) -> bool:
     if signals is None or not signals.off_topic:
         return False
     limit = settings.offtopic_zero_margin
-    return limit is None or signals.topic_margin < limit
+    below = limit is None or signals.topic_margin < limit
+    return below and not among_classmates(signals, settings)
+
+
+def among_classmates(signals: AnswerSignals, settings: Settings) -> bool:
+    """Close enough to the other students' answers to be read despite its topic margin:
+    blatant off-topic text sits far from every classmate, a genuine answer that shares few
+    words with a one-line reference sits among them."""
+    peers = settings.offtopic_peer_margin
+    return peers is not None and signals.peer_margin is not None and signals.peer_margin >= peers
 
 
 def off_topic_grade(

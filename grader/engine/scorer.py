@@ -43,6 +43,7 @@ FEATURE_NAMES = (
     "reference_cosine",  # max cosine over the references
     "reference_margin",  # ... minus how close unrelated text in the answer's language gets
     "topic_margin",  # grader.signals: above unrelated text, near question and reference
+    "peer_margin",  # grader.signals: above unrelated text, near the nearest classmates
     "semantic_coverage",  # grader.signals coverage_points / points
     "ngram_coverage",  # grader.coverage coverage_points / points
     "length_log_ratio",  # log((1 + answer chars) / (1 + reference chars))
@@ -73,6 +74,7 @@ class AnswerFeatures(BaseModel):
     reference_cosine: float | None = None
     reference_margin: float | None = None
     topic_margin: float | None = None
+    peer_margin: float | None = None
     semantic_coverage: float | None = None
     ngram_coverage: float | None = None
     length_log_ratio: float | None = None

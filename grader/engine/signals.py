@@ -89,6 +89,8 @@ _VERDICT_FRAGMENT = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_CHARS = 80  # a key point's matching sentence, as shown on the grade
+PEERS_K = 5  # the nearest classmates' answers a peer margin averages over
+MIN_PEERS = 8  # fewer other answers say too little about what the class wrote
 
 
 def blank_reason(answer: str, min_chars: int) -> ReviewCode | None:
@@ -225,6 +227,8 @@ class _Space:
     point_zero: dict[str, np.ndarray]  # per language and key point: the same for key points
     reference_margins: np.ndarray | None  # every answer: reference cosine above its zero
     students: int  # the first answers are students' (z-scores are among them), then anchors
+    keys: list[str]  # the students' answers' match keys (copies are no peers)
+    peer_zero: dict[str, float]  # per language: how close unrelated text gets to the class
 
 
 def _embed(
@@ -281,7 +285,44 @@ def _embed(
         point_zero={lang: (point_v @ v.T).max(axis=1) for lang, v in unrelated_v.items()},
         reference_margins=margins,
         students=students,
+        keys=[match_key(a) for a in answers[:students]],
+        peer_zero={
+            lang: max(_nearest_mean(answer_v[:students] @ u) for u in v)
+            for lang, v in unrelated_v.items()
+        }
+        if students >= MIN_PEERS
+        else {},
     )
+
+
+def _nearest_mean(similarities: np.ndarray) -> float:
+    """The mean of the ``PEERS_K`` largest similarities."""
+    import numpy as np
+
+    return float(np.sort(similarities)[::-1][:PEERS_K].mean())
+
+
+def _peer_margin(
+    i: int, answer: str, space: _Space, lang: str, duplicate_cosine: float
+) -> float | None:
+    """How much closer answer ``i`` sits to its nearest classmates than unrelated text does.
+    Blatant off-topic text sits far from every classmate; a genuine answer that merely shares
+    few words with a one-line reference sits among the others. Itself, copies of its text and
+    near-duplicates are no peers (two students pasting the same joke do not vouch for it)."""
+    import numpy as np
+
+    if not space.peer_zero:
+        return None
+    similarities = space.answers[: space.students] @ space.answers[i]
+    key = match_key(answer)
+    peers = np.array(
+        [j != i and k != key and s < duplicate_cosine
+         for j, (k, s) in enumerate(zip(space.keys, similarities, strict=True))],
+        dtype=bool,
+    )  # fmt: skip
+    if peers.sum() < MIN_PEERS:
+        return None
+    return round(_nearest_mean(similarities[peers]) - space.peer_zero[lang], 4)
 
 
 def _answer_signals(
@@ -331,6 +372,7 @@ def _answer_signals(
         reference_z=reference_z,
         topic_margin=round(margin, 4),
         off_topic=margin < settings.offtopic_margin,
+        peer_margin=_peer_margin(i, submission.answer, space, lang, settings.duplicate_cosine),
         key_points=matches,
         coverage_points=round(covered_points, 3),
     )
