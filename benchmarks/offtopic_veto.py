@@ -64,6 +64,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 BLATANT = RESULTS / "offtopic_blatant_vllm.jsonl"
 BLATANT_QUESTIONS = 20
 TAUS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+PEER_MARGINS = (0.04, 0.045, 0.05, 0.055, 0.06)
 ZERO_MARGIN = Settings.model_fields["offtopic_zero_margin"].default
 
 # signal_calibration.py's and the integration test's English off-topic answers, and answers
@@ -130,6 +131,20 @@ def read(max_minutes: float) -> None:
     BLATANT.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
 
 
+def by_topic_alone(rows: list[ScorerRow]) -> list[ScorerRow]:
+    """The rows as the off-topic rule without the classmates rule scores them (the table
+    holds the shipped rule's): every answer below the zero margin 0, unread."""
+    out = []
+    for row in rows:
+        if row.rule in (None, "off_topic"):
+            zero = row.features.topic_margin is not None and row.features.topic_margin < ZERO_MARGIN
+            row = row.model_copy(
+                update={"rule": "off_topic", "judge": None} if zero else {"rule": None}
+            )
+        out.append(row)
+    return out
+
+
 def vetoed(rows: list[ScorerRow], readings: dict[str, dict], tau: float | None) -> list[ScorerRow]:
     """The rows as production would see them under the veto at ``tau`` (None: no veto): an
     English answer the off-topic rule zeroed, read by the judge at ``tau`` or above, is scored
@@ -143,6 +158,66 @@ def vetoed(rows: list[ScorerRow], readings: dict[str, dict], tau: float | None) 
             judge = JudgeSeen(share=share, entropy=found.get("entropy"), score=found.get("score"))
             row = row.model_copy(update={"rule": None, "judge": judge})
         out.append(row)
+    return out
+
+
+def among_peers(rows: list[ScorerRow], readings: dict[str, dict], peers: float) -> list[ScorerRow]:
+    """The rows under the classmates rule at ``peers``: an answer the off-topic rule zeroed
+    that sits at least ``peers`` above unrelated text near its classmates is scored, with
+    the judge's reading of it where it is English (the judge's reading is weighed there)."""
+    out = []
+    for row in rows:
+        margin = row.features.peer_margin
+        if row.rule == "off_topic" and margin is not None and margin >= peers:
+            found = readings.get(row.id)
+            judge = None
+            if row.features.language == "en" and found and found.get("share") is not None:
+                judge = JudgeSeen(share=found["share"], entropy=found.get("entropy"),
+                                  score=found.get("score"))  # fmt: skip
+            row = row.model_copy(update={"rule": None, "judge": judge})
+        out.append(row)
+    return out
+
+
+def blatant_peer_margins() -> dict[str, dict[str, list[float]]]:
+    """Peer margins of blatant off-topic text in development cohorts, per language: with the
+    other blatant texts of its language in the cohort, and alone."""
+    import torch
+    from scorer_features import as_bank, load, settings_for_table
+    from scorer_judge import _sub
+    from scorer_lexical import INTEGRATION_OFF_TOPIC
+    from signal_calibration import OFF_TOPIC
+
+    from grader.embed import Embedder
+    from grader.engine.rubrics import rubric_for
+    from grader.engine.signals import analyze_question, blank_reason
+    from grader.models import Submission
+    from grader.text import language_of
+
+    torch.set_num_threads(2)
+    settings = settings_for_table()
+    embedder = Embedder(settings.embed_model, batch_size=settings.embed_batch_size)
+    chinese = tuple(t for t in (*OFF_TOPIC, *INTEGRATION_OFF_TOPIC) if language_of(t) == "zh")
+    out: dict[str, dict[str, list[float]]] = {}
+    for dataset, texts in (("mohler", ENGLISH_OFF_TOPIC), ("ads", chinese)):
+        items, parts, language = load(dataset)
+        bank = as_bank(dataset, items, language)
+        found: dict[str, list[float]] = {"with_others": [], "alone": []}
+        for question in bank.questions:
+            rubric = rubric_for(question, {})
+            cohort = [_sub(i) for i in items if parts[i.id] == "dev" and i.question_id == question.id
+                      and blank_reason(i.answer, settings.min_answer_chars) is None]  # fmt: skip
+            batch = [Submission(id=f"blatant-{n}", question_id=question.id, answer=t)
+                     for n, t in enumerate(texts)]  # fmt: skip
+            together = analyze_question(question, rubric, batch, embedder, settings,
+                                        cohort=cohort).signals  # fmt: skip
+            found["with_others"] += [together[b.id].peer_margin for b in batch]
+            for b in batch:
+                alone = analyze_question(question, rubric, [b], embedder, settings, cohort=cohort)
+                found["alone"].append(alone.signals[b.id].peer_margin)
+        out[dataset] = {
+            k: sorted(round(m, 4) for m in v if m is not None) for k, v in found.items()
+        }
     return out
 
 
@@ -167,9 +242,10 @@ def figures(rows: list[ScorerRow]) -> dict:
         [r.share for r in zeros])), 3) if zeros else None, "cv": found}  # fmt: skip
 
 
-def report(out: Path | None) -> None:
+def report(out: Path | None, table: Path | None) -> None:
     started = time.perf_counter()
-    dev = [r for r in load_table() if r.part == "dev"]
+    dev = by_topic_alone([r for r in (load_table(table) if table else load_table())
+                          if r.part == "dev"])  # fmt: skip
     readings = judge_readings("vllm", past_off_topic=True)
     blatant = [json.loads(x) for x in BLATANT.read_text(encoding="utf-8").splitlines()]
     below = [
@@ -207,6 +283,17 @@ def report(out: Path | None) -> None:
         result["rules"][name] = found
         print(name, json.dumps(found), flush=True)
     result["decision"] = decide(result["rules"])
+    blatant_peers = blatant_peer_margins()
+    highest = max(m for found in blatant_peers.values() for v in found.values() for m in v)
+    result["peers"] = {"blatant_peer_margins": blatant_peers, "blatant_highest": highest,
+                       "rules": {}}  # fmt: skip
+    for peers in PEER_MARGINS:
+        found = figures(among_peers(dev, readings, peers))
+        found["admissible"] = highest < peers
+        result["peers"]["rules"][f"peers>={peers}"] = found
+        print(f"peers>={peers}", json.dumps(found), flush=True)
+    result["peers"]["decision"] = decide_peers(result["rules"]["shipped: no veto"], result["peers"])
+    print("peers decision:", result["peers"]["decision"])
     result["seconds"] = round(time.perf_counter() - started, 1)
     print("decision:", result["decision"])
     if out:
@@ -227,6 +314,22 @@ def decide(rules: dict) -> str:
     return f"{name}: none {gain:+.4f}, graded5 {graded5:+.4f} -> {'ships' if ships else 'nothing changes'}"
 
 
+def decide_peers(shipped: dict, peers: dict) -> str:
+    """The second design's rule, as the docstring writes it."""
+    base = shipped["cv"]
+    admissible = {n: f for n, f in peers["rules"].items() if f["admissible"]}
+    if not admissible:
+        return "no admissible margin: nothing changes"
+    name, best = max(admissible.items(), key=lambda kv: kv[1]["cv"]["none mohler"]["pearson"])
+    tied = [n for n, f in admissible.items() if f["cv"] == best["cv"] and n != name]
+    gain = best["cv"]["none mohler"]["pearson"] - base["none mohler"]["pearson"]
+    graded5 = best["cv"]["graded5 mohler"]["pearson"] - base["graded5 mohler"]["pearson"]
+    ads = best["cv"]["none ads"]["pearson"] - base["none ads"]["pearson"]
+    ships = gain >= 0.01 and graded5 >= 0 and ads >= -0.005
+    return (f"{name}{f' (tied: {tied})' if tied else ''}: mohler none {gain:+.4f}, graded5 "
+            f"{graded5:+.4f}, ads none {ads:+.4f} -> {'ships' if ships else 'nothing changes'}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -234,11 +337,14 @@ def main() -> None:
     reading.add_argument("--max-minutes", type=float, default=30.0)
     reporting = sub.add_parser("report", help="the dev CV per rule, and the decision")
     reporting.add_argument("--out", type=Path, help="JSON results")
+    reporting.add_argument(
+        "--table", type=Path, help="the feature table (default: the shipped one)"
+    )
     args = parser.parse_args()
     if args.command == "read":
         read(args.max_minutes)
     else:
-        report(args.out)
+        report(args.out, args.table)
 
 
 if __name__ == "__main__":

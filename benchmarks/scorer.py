@@ -33,7 +33,7 @@ from common import code_version
 from scorer_data import load_table
 from scorer_eval_data import Dataset, Exam, public_dataset, seed_datasets
 from scorer_features import settings_for_table
-from scorer_judge import judge_readings
+from scorer_judge import production_readings
 from scorer_tables import eval_tables
 
 from grader.calibrate.metrics import agreement
@@ -263,7 +263,7 @@ def main() -> None:
     embedder = Embedder(settings.embed_model, batch_size=settings.embed_batch_size)
     scorer = load_scorer("default")
     assert scorer is not None
-    judged = {} if args.no_judge else judge_readings("vllm")
+    judged = {} if args.no_judge else production_readings("vllm")
     args.table = {r.id: r for r in load_table()}
     started = time.perf_counter()
     result: dict = {

@@ -36,7 +36,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from scorer_judge import add_judge_arguments, judge_readings, run_judge
+from scorer_judge import add_judge_arguments, production_readings, run_judge
 from splits import Item, ads_items, ads_split, graded_sample, mohler_items, mohler_split
 
 from grader.calibrate.scorer_rows import JudgeSeen, Neighbours, ScorerRow, write_rows
@@ -196,7 +196,7 @@ def main() -> None:
             print("judge run stopped at its time limit: run the same command again to go on")
             raise SystemExit(3)  # a driver loop tells "not finished" from a failure
     rows = [r for name in DATASETS for r in dataset_rows(name, embedder, settings)]
-    rows = with_judge(rows, judge_readings())
+    rows = with_judge(rows, production_readings())
     write_rows(args.out, rows)
     judged = sum(r.judge is not None for r in rows)
     print(

@@ -91,6 +91,17 @@ def judge_readings(backend: str = "vllm", past_off_topic: bool = False) -> dict[
     return {r["id"]: r for r in found}
 
 
+def production_readings(backend: str = "vllm") -> dict[str, dict]:
+    """What production's judge reads: the readings, and for an answer those runs' off-topic
+    rule zeroed unread but today's rule grades (it sits among its classmates), its reading
+    taken past the rule."""
+    readings = judge_readings(backend)
+    for answer_id, found in judge_readings(backend, past_off_topic=True).items():
+        if readings.get(answer_id, {}).get("share") is None:
+            readings[answer_id] = found
+    return readings
+
+
 def reading_line(grade: Grade, dataset: str, question: str) -> dict:
     """What the table needs from one grade, and where it came from."""
     judged = grade.details.get("judge_mode") == "probability"
