@@ -105,10 +105,12 @@ class Settings(BaseSettings):
         "stays below it (highest 0.017); exams with one-line references may want -0.02",
     )
     offtopic_peer_margin: float | None = Field(
-        None,
-        description="an answer below offtopic_zero_margin still is graded (and goes to "
+        0.045,
+        description="an answer below offtopic_zero_margin is still graded (and goes to "
         "review) when it sits at least this much closer to its nearest classmates' answers "
-        "than unrelated text does (AnswerSignals.peer_margin); None: never",
+        "than unrelated text does (AnswerSignals.peer_margin; 8 other answers at least); "
+        "None: never. 0.045: every blatant off-topic text we test stays below it (highest "
+        "0.036)",
     )
     coverage_span: float = Field(
         0.12, gt=0, description="cosine above unrelated text at which a key point counts covered"
@@ -123,7 +125,7 @@ class Settings(BaseSettings):
     # review
     min_answer_chars: int = Field(2, ge=0, description="shorter answers are blank: 0, no judge")
     review_below_confidence: float = Field(
-        0.66, ge=0, le=1, description="below it a grade goes to review (benchmarks/README.md)"
+        0.65, ge=0, le=1, description="below it a grade goes to review (benchmarks/README.md)"
     )
     review_derived: Literal["own", "all"] = Field(
         "own",

@@ -39,10 +39,15 @@ def off_topic_reasons(signals: AnswerSignals | None) -> list[ReviewReason]:
     """A graded answer that is still nearer unrelated text than the off-topic margin."""
     if signals is None or not signals.off_topic:
         return []
+    peers = (
+        f", but among its classmates' answers (peer margin {signals.peer_margin:+.3f})"
+        if signals.peer_margin is not None
+        else ""
+    )
     return [
         ReviewReason(
             code=ReviewCode.OFF_TOPIC,
-            message=f"close to unrelated text (margin {signals.topic_margin:+.3f}): "
+            message=f"close to unrelated text (margin {signals.topic_margin:+.3f}){peers}: "
             "graded, but check it is on the question",
         )
     ]

@@ -1,4 +1,5 @@
-"""Which off-topic answers score 0 without the judge (``rule_grades.zero_off_topic``)."""
+"""Which off-topic answers score 0 without the judge (``rule_grades.zero_off_topic``): below
+the second topic margin, unless the answer sits among its classmates' answers."""
 
 from __future__ import annotations
 
@@ -7,9 +8,13 @@ from grader.engine.rule_grades import zero_off_topic
 from grader.models import AnswerSignals
 
 
-def signals(margin: float, off_topic: bool = True) -> AnswerSignals:
+def signals(margin: float, off_topic: bool = True, peers: float | None = None) -> AnswerSignals:
     return AnswerSignals(
-        reference_similarity=None, topic_margin=margin, off_topic=off_topic, coverage_points=0.0
+        reference_similarity=None,
+        topic_margin=margin,
+        off_topic=off_topic,
+        peer_margin=peers,
+        coverage_points=0.0,
     )
 
 
@@ -32,3 +37,20 @@ def test_the_second_margin_at_the_first_or_unset_zeroes_every_off_topic_answer()
         settings = Settings(_env_file=None, offtopic_zero_margin=zero)  # type: ignore[call-arg]
         assert zero_off_topic(signals(0.0249), settings)
         assert zero_off_topic(signals(0.02), settings)
+
+
+def test_an_answer_among_its_classmates_is_graded_whatever_its_topic_margin():
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert settings.offtopic_peer_margin == 0.045
+    assert not zero_off_topic(signals(-0.3, peers=0.045), settings)
+    assert not zero_off_topic(signals(0.0, peers=0.2), settings)
+    # the highest peer margin of a blatant off-topic text (benchmarks/README.md): still 0
+    assert zero_off_topic(signals(0.0171, peers=0.0355), settings)
+    assert zero_off_topic(signals(0.0, peers=-0.1), settings)
+    assert zero_off_topic(signals(0.0, peers=None), settings)  # too few classmates to tell
+
+
+def test_without_the_classmates_rule_the_topic_margin_alone_decides():
+    settings = Settings(_env_file=None, offtopic_peer_margin=None)  # type: ignore[call-arg]
+    assert zero_off_topic(signals(0.0, peers=0.5), settings)
+    assert not zero_off_topic(signals(0.021, peers=-0.5), settings)
