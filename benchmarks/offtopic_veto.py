@@ -221,6 +221,48 @@ def blatant_peer_margins() -> dict[str, dict[str, list[float]]]:
     return out
 
 
+def blatant_graded(blatant: list[dict]) -> dict:
+    """What production gives the blatant texts its off-topic rule lets through (their topic
+    margin at or above the zero margin, or among their classmates): the shipped scorer's share
+    with the judge's reading, each text beside its question's development cohort and the other
+    texts, as they were read."""
+    from scorer_features import as_bank, load, settings_for_table
+    from scorer_judge import _sub
+
+    from grader.embed import Embedder
+    from grader.engine.features import JudgeReading, answer_features
+    from grader.engine.rubrics import rubric_for
+    from grader.engine.rule_grades import zero_off_topic
+    from grader.engine.scorer import load_scorer
+    from grader.engine.signals import analyze_question, blank_reason
+    from grader.models import Submission
+
+    settings = settings_for_table()
+    embedder = Embedder(settings.embed_model, batch_size=settings.embed_batch_size)
+    scorer = load_scorer("default")
+    items, parts, language = load("mohler")
+    questions = {q.id: q for q in as_bank("mohler", items, language).questions}
+    shares = []
+    for qid in sorted({b["question"] for b in blatant}):
+        question, rubric = questions[qid], rubric_for(questions[qid], {})
+        cohort = [_sub(i) for i in items if parts[i.id] == "dev" and i.question_id == qid
+                  and blank_reason(i.answer, settings.min_answer_chars) is None]  # fmt: skip
+        batch = [Submission(id=f"blatant-{n}", question_id=qid, answer=t)
+                 for n, t in enumerate(ENGLISH_OFF_TOPIC)]  # fmt: skip
+        signals = analyze_question(question, rubric, batch, embedder, settings,
+                                   cohort=cohort).signals  # fmt: skip
+        for b in (b for b in blatant if b["question"] == qid):
+            mine = signals[f"blatant-{b['text']}"]
+            if zero_off_topic(mine, settings):
+                continue
+            reading = JudgeReading(b["share"], b["entropy"])
+            features = answer_features(
+                question, rubric, ENGLISH_OFF_TOPIC[b["text"]], mine, reading
+            )
+            shares.append(round(scorer.score(features)[1], 3))
+    return {"pairs": len(blatant), "graded": len(shares), "scorer_shares": sorted(shares)}
+
+
 def figures(rows: list[ScorerRow]) -> dict:
     """Dev CV per setting and data set, over every answer a rule or the scorer grades."""
     graded = cv_grades(rows, lambda train: fit_stages(train, SHIPPED), SETTINGS)
@@ -293,6 +335,8 @@ def report(out: Path | None, table: Path | None) -> None:
         result["peers"]["rules"][f"peers>={peers}"] = found
         print(f"peers>={peers}", json.dumps(found), flush=True)
     result["peers"]["decision"] = decide_peers(result["rules"]["shipped: no veto"], result["peers"])
+    result["blatant_graded"] = blatant_graded(blatant)
+    print("blatant texts production grades:", json.dumps(result["blatant_graded"]))
     print("peers decision:", result["peers"]["decision"])
     result["seconds"] = round(time.perf_counter() - started, 1)
     print("decision:", result["decision"])
