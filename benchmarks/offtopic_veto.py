@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 from common import code_version
 from scipy.stats import pearsonr
-from scorer_data import load_table
+from scorer_data import TABLE, load_table
 from scorer_judge import PAST_EVERY_MARGIN, judge_readings, reading_line, run_judge
 from splits import SALT
 
@@ -242,7 +242,7 @@ def blatant_graded(blatant: list[dict]) -> dict:
     scorer = load_scorer("default")
     items, parts, language = load("mohler")
     questions = {q.id: q for q in as_bank("mohler", items, language).questions}
-    shares = []
+    shares, flagged = [], 0
     for qid in sorted({b["question"] for b in blatant}):
         question, rubric = questions[qid], rubric_for(questions[qid], {})
         cohort = [_sub(i) for i in items if parts[i.id] == "dev" and i.question_id == qid
@@ -255,12 +255,29 @@ def blatant_graded(blatant: list[dict]) -> dict:
             mine = signals[f"blatant-{b['text']}"]
             if zero_off_topic(mine, settings):
                 continue
+            flagged += mine.off_topic
             reading = JudgeReading(b["share"], b["entropy"])
             features = answer_features(
                 question, rubric, ENGLISH_OFF_TOPIC[b["text"]], mine, reading
             )
             shares.append(round(scorer.score(features)[1], 3))
-    return {"pairs": len(blatant), "graded": len(shares), "scorer_shares": sorted(shares)}
+    return {"pairs": len(blatant), "graded": len(shares), "flagged_off_topic": flagged,
+            "scorer_shares": sorted(shares)}  # fmt: skip
+
+
+def flagged_by_class(rows: list[ScorerRow]) -> dict:
+    """Development answers the scorer grades that the off-topic flag now sends to review for
+    their classmates alone (topic margin at or above the off-topic margin)."""
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    out = {}
+    for dataset in ("mohler", "ads"):
+        mine = [r for r in rows if r.dataset == dataset and r.rule is None]
+        far = [r.share for r in mine if r.features.topic_margin >= settings.offtopic_margin
+               and r.features.peer_margin is not None
+               and r.features.peer_margin < settings.offtopic_peer_margin]  # fmt: skip
+        out[dataset] = {"scored": len(mine), "flagged": len(far),
+                        "human_share": round(float(np.mean(far)), 3) if far else None}  # fmt: skip
+    return out
 
 
 def figures(rows: list[ScorerRow]) -> dict:
@@ -336,6 +353,9 @@ def report(out: Path | None, table: Path | None) -> None:
         print(f"peers>={peers}", json.dumps(found), flush=True)
     result["peers"]["decision"] = decide_peers(result["rules"]["shipped: no veto"], result["peers"])
     result["blatant_graded"] = blatant_graded(blatant)
+    result["flagged_by_class"] = flagged_by_class([r for r in load_table(table or TABLE)
+                                                   if r.part == "dev"])  # fmt: skip
+    print("flagged by the class alone:", json.dumps(result["flagged_by_class"]))
     print("blatant texts production grades:", json.dumps(result["blatant_graded"]))
     print("peers decision:", result["peers"]["decision"])
     result["seconds"] = round(time.perf_counter() - started, 1)

@@ -285,7 +285,11 @@ class AnswerSignals(_Model):
     topic_margin: float = Field(
         description="How far above unrelated text the answer sits, near question and reference."
     )
-    off_topic: bool = False
+    off_topic: bool = Field(
+        default=False,
+        description="Near unrelated text: topic margin below offtopic_margin, or peer margin "
+        "below offtopic_peer_margin (review; 0 by rule only below offtopic_zero_margin).",
+    )
     peer_margin: float | None = Field(
         default=None,
         description="How much closer the answer sits to its nearest classmates' answers (mean "

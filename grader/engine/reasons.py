@@ -36,18 +36,15 @@ def duplicate_reasons(signals: AnswerSignals | None) -> list[ReviewReason]:
 
 
 def off_topic_reasons(signals: AnswerSignals | None) -> list[ReviewReason]:
-    """A graded answer that is still nearer unrelated text than the off-topic margin."""
+    """A graded answer that sits near unrelated text: by the question and reference (topic
+    margin below the off-topic margin) or by its classmates' answers (peer margin)."""
     if signals is None or not signals.off_topic:
         return []
-    peers = (
-        f", but among its classmates' answers (peer margin {signals.peer_margin:+.3f})"
-        if signals.peer_margin is not None
-        else ""
-    )
+    peers = "" if signals.peer_margin is None else f", peer margin {signals.peer_margin:+.3f}"
     return [
         ReviewReason(
             code=ReviewCode.OFF_TOPIC,
-            message=f"close to unrelated text (margin {signals.topic_margin:+.3f}){peers}: "
+            message=f"close to unrelated text (topic margin {signals.topic_margin:+.3f}{peers}): "
             "graded, but check it is on the question",
         )
     ]

@@ -358,6 +358,7 @@ def _answer_signals(
         criterion_points[m.criterion] * m.coverage / per_criterion[m.criterion] for m in matches
     )
     margin = float((space.answers[i] @ space.topics.T).max()) - space.topic_zero[lang]
+    peers = _peer_margin(i, submission.answer, space, lang, settings.duplicate_cosine)
     reference_margin = reference_z = None
     if space.reference_margins is not None:
         reference_margin = round(float(space.reference_margins[i]), 4)
@@ -371,11 +372,19 @@ def _answer_signals(
         reference_margin=reference_margin,
         reference_z=reference_z,
         topic_margin=round(margin, 4),
-        off_topic=margin < settings.offtopic_margin,
-        peer_margin=_peer_margin(i, submission.answer, space, lang, settings.duplicate_cosine),
+        off_topic=margin < settings.offtopic_margin or _far_from_classmates(peers, settings),
+        peer_margin=peers,
         key_points=matches,
         coverage_points=round(covered_points, 3),
     )
+
+
+def _far_from_classmates(peer_margin: float | None, settings: Settings) -> bool:
+    """Off topic by the class: below the peer margin that spares an answer from the off-topic
+    zero. One-line references let blatant text sit above the topic margin on some questions
+    (benchmarks/README.md, "The off-topic rule, second round"); the class does not."""
+    limit = settings.offtopic_peer_margin
+    return limit is not None and peer_margin is not None and peer_margin < limit
 
 
 MIN_COHORT_FOR_Z = 5  # fewer answers say too little about what is usual for the question

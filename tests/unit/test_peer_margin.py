@@ -40,12 +40,12 @@ CLASS = [
 OFF = "周末去爬山，山顶风景很美，晚上回家。"
 
 
-def analyse(answers: list[str]) -> dict:
+def analyse(answers: list[str], **settings_given) -> dict:
     subs = [
         Submission(id=f"s{i:02d}", question_id="q1", answer=a, student=f"stu{i}")
         for i, a in enumerate(answers)
     ]
-    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, **settings_given)  # type: ignore[call-arg]
     rubric = rubric_for(QUESTION, {})
     return analyze_question(QUESTION, rubric, subs, CountingEmbedder(), settings).signals
 
@@ -74,3 +74,12 @@ def test_too_few_classmates_give_no_peer_margin():
     twins = analyse([*CLASS[: MIN_PEERS - 1], OFF, OFF])
     assert twins[f"s{MIN_PEERS - 1:02d}"].peer_margin is None
     assert twins["s00"].peer_margin is not None
+
+
+def test_far_from_every_classmate_is_off_topic_whatever_the_topic_margin():
+    """One-line references let blatant text pass the topic margin; the class does not."""
+    signals = analyse([*CLASS, OFF], offtopic_margin=-1.0)  # no topic margin is below -1
+    assert signals[f"s{len(CLASS):02d}"].off_topic
+    assert not any(signals[f"s{i:02d}"].off_topic for i in range(len(CLASS)))
+    unchecked = analyse([*CLASS, OFF], offtopic_margin=-1.0, offtopic_peer_margin=None)
+    assert not any(s.off_topic for s in unchecked.values())
