@@ -9,6 +9,11 @@ limit (``--max-minutes``: no new question starts after it) goes on where it stop
 again. The sample (``--limit-per-question N``): per question the first N answers of the part by
 sha256("grader-split-v1:judge:" + question + ":" + answer id), a rule fixed before any run.
 
+``--past-off-topic`` reads instead the answers the off-topic rule zeroed unread (below the
+zero margin), into ``results/scorer_judge_<backend>_offtopic.jsonl``: the off-topic study
+(``offtopic_veto.py``) weighs them, and ``production_readings`` hands the scorer those of the
+answers today's rule grades (they sit among their classmates).
+
 The table (``scorer_features.py``) takes the ``vllm`` readings; ``--judge scripted`` is a dry
 run of the same path without a model. A reading records the prompt version: when the judge's
 prompt changes, delete the file and run again (``scorer_features.py`` refuses two versions in
