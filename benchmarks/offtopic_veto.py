@@ -50,13 +50,11 @@ from pathlib import Path
 
 import numpy as np
 from common import code_version
-from scipy.stats import pearsonr
-from scorer_data import TABLE, load_table
+from scorer_data import TABLE, load_table, rule_and_scorer
 from scorer_judge import PAST_EVERY_MARGIN, judge_readings, reading_line, run_judge
 from splits import SALT
 
-from grader.calibrate.scorer_cv import cv_grades
-from grader.calibrate.scorer_fit import SETTINGS, SHIPPED, fit_stages
+from grader.calibrate.scorer_fit import SHIPPED, fit_stages
 from grader.calibrate.scorer_rows import JudgeSeen, ScorerRow
 from grader.config import Settings
 
@@ -282,23 +280,14 @@ def flagged_by_class(rows: list[ScorerRow]) -> dict:
 
 def figures(rows: list[ScorerRow]) -> dict:
     """Dev CV per setting and data set, over every answer a rule or the scorer grades."""
-    graded = cv_grades(rows, lambda train: fit_stages(train, SHIPPED), SETTINGS)
     zeros = [r for r in rows if r.rule == "off_topic"]
-    found: dict = {}
-    for setting in SETTINGS:
-        pairs = [(g.row, g.share) for g in graded if g.setting == setting]
-        pairs += [(r, 0.0) for r in zeros if setting == "none" or setting in r.neighbours]
-        for dataset in ("mohler", "ads"):
-            mine = [(r, s) for r, s in pairs if r.dataset == dataset]
-            human = np.array([r.share * r.points for r, _ in mine])
-            got = np.array([s * r.points for r, s in mine])
-            found[f"{setting} {dataset}"] = {
-                "pearson": round(float(pearsonr(human, got).statistic), 4),
-                "mae": round(float(np.mean(np.abs(human - got))), 4),
-                "n": len(mine),
-            }
-    return {"zeroed": len(zeros), "zeroed_human_share": round(float(np.mean(
-        [r.share for r in zeros])), 3) if zeros else None, "cv": found}  # fmt: skip
+    found = rule_and_scorer(rows, lambda train: fit_stages(train, SHIPPED))
+    return {
+        "zeroed": len(zeros),
+        "zeroed_human_share": round(float(np.mean([r.share for r in zeros])), 3) if zeros else None,
+        "cv": {f"{setting} {dataset}": {"pearson": r, "mae": mae, "n": n}
+               for setting, by in found.items() for dataset, (r, mae, n) in by.items()},
+    }  # fmt: skip
 
 
 def report(out: Path | None, table: Path | None) -> None:

@@ -112,3 +112,28 @@ def dev_rows(
         groups=np.array([r.question for r in chosen]),
         dataset=np.array([r.dataset for r in chosen]),
     )
+
+
+def rule_and_scorer(rows: list[ScorerRow], fit) -> dict[str, dict[str, tuple[float, float, int]]]:
+    """Off-topic rules compared on the same answers: per setting and data set, (Pearson, MAE,
+    n) over every answer the off-topic rule or the scorer grades (``cv_grades`` with ``fit``
+    per fold, and the rule's zeros), in the data set's points."""
+    from scipy.stats import pearsonr
+
+    from grader.calibrate.scorer_cv import cv_grades
+
+    graded = cv_grades(rows, fit, SETTINGS)
+    zeros = [r for r in rows if r.rule == "off_topic"]
+    found: dict[str, dict[str, tuple[float, float, int]]] = {}
+    for setting in SETTINGS:
+        pairs = [(g.row, g.share) for g in graded if g.setting == setting]
+        pairs += [(r, 0.0) for r in zeros if setting == "none" or setting in r.neighbours]
+        found[setting] = {}
+        for dataset in ("mohler", "ads"):
+            mine = [(r, s) for r, s in pairs if r.dataset == dataset]
+            human = np.array([r.share * r.points for r, _ in mine])
+            got = np.array([s * r.points for r, s in mine])
+            found[setting][dataset] = (round(float(pearsonr(human, got).statistic), 4),
+                                       round(float(np.mean(np.abs(human - got))), 4),
+                                       len(mine))  # fmt: skip
+    return found

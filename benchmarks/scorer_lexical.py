@@ -35,12 +35,11 @@ from pathlib import Path
 import numpy as np
 from common import code_version
 from scipy.stats import pearsonr
-from scorer_data import dev_rows, load_table
+from scorer_data import dev_rows, load_table, rule_and_scorer
 from scorer_dev import shipped_cv
 from splits import ads_items, mohler_items
 from threadpoolctl import threadpool_limits
 
-from grader.calibrate.scorer_cv import cv_grades
 from grader.calibrate.scorer_fit import EXPLAINABLE, SETTINGS, SHIPPED, Design, fit_stages
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow
 from grader.engine.scorer import DEFAULT_TEMPERATURE
@@ -270,20 +269,8 @@ def offtopic_study(table) -> dict:
     for name, stays in OFFTOPIC_RULES.items():
         rows = [r.model_copy(update={"rule": None}) if r.rule == "off_topic"
                 and not stays(r.features) else r for r in dev]  # fmt: skip
-        graded = cv_grades(rows, lambda train: fit_stages(train, SHIPPED), SETTINGS)
+        found = rule_and_scorer(rows, lambda train: fit_stages(train, SHIPPED))
         zeros = [r for r in rows if r.rule == "off_topic"]
-        found: dict = {}
-        for setting in SETTINGS:
-            pairs = [(g.row, g.share) for g in graded if g.setting == setting]
-            pairs += [(r, 0.0) for r in zeros if setting == "none" or setting in r.neighbours]
-            found[setting] = {}
-            for dataset in ("mohler", "ads"):
-                mine = [(r, s) for r, s in pairs if r.dataset == dataset]
-                human = np.array([r.share * r.points for r, _ in mine])
-                got = np.array([s * r.points for r, s in mine])
-                found[setting][dataset] = (round(float(pearsonr(human, got).statistic), 4),
-                                           round(float(np.mean(np.abs(human - got))), 4),
-                                           len(mine))  # fmt: skip
         out[name] = {"zeroed": {d: sum(r.dataset == d for r in zeros) for d in ("mohler", "ads")},
                      "zeroed_human_mean": round(float(np.mean([r.share for r in zeros]))
                                                 if zeros else 0.0, 3), "cv": found}  # fmt: skip
