@@ -112,7 +112,8 @@ def zero_off_topic(signals: AnswerSignals | None, settings: Settings) -> bool:
     (49 Mohler development answers below the first margin average 2.9 of 5; the 15 between
     0.02 and 0.025, 3.6). Blatant ones sit lower (a hot-pot dinner, a football match: 72
     pairs of off-topic text and seed question, all below 0.018), so the default second
-    margin, 0.02, still scores them 0 (benchmarks/README.md, "The off-topic rule")."""
+    margin, 0.02, still scores them 0 (benchmarks/README.md, "The off-topic rule"). Below it,
+    an answer among its classmates' answers is still graded (``among_classmates``)."""
     if signals is None or not signals.off_topic:
         return False
     limit = settings.offtopic_zero_margin
