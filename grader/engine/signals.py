@@ -227,7 +227,7 @@ class _Space:
     point_zero: dict[str, np.ndarray]  # per language and key point: the same for key points
     reference_margins: np.ndarray | None  # every answer: reference cosine above its zero
     students: int  # the first answers are students' (z-scores are among them), then anchors
-    keys: list[str]  # the students' answers' match keys (copies are no peers)
+    keys: np.ndarray  # the students' answers' match keys (copies are no peers)
     peer_zero: dict[str, float]  # per language: how close unrelated text gets to the class
 
 
@@ -285,7 +285,7 @@ def _embed(
         point_zero={lang: (point_v @ v.T).max(axis=1) for lang, v in unrelated_v.items()},
         reference_margins=margins,
         students=students,
-        keys=[match_key(a) for a in answers[:students]],
+        keys=np.array([match_key(a) for a in answers[:students]], dtype=object),
         peer_zero={
             lang: max(_nearest_mean(answer_v[:students] @ u) for u in v)
             for lang, v in unrelated_v.items()
@@ -309,17 +309,13 @@ def _peer_margin(
     Blatant off-topic text sits far from every classmate; a genuine answer that merely shares
     few words with a one-line reference sits among the others. Itself, copies of its text and
     near-duplicates are no peers (two students pasting the same joke do not vouch for it)."""
-    import numpy as np
 
     if not space.peer_zero:
         return None
     similarities = space.answers[: space.students] @ space.answers[i]
-    key = match_key(answer)
-    peers = np.array(
-        [j != i and k != key and s < duplicate_cosine
-         for j, (k, s) in enumerate(zip(space.keys, similarities, strict=True))],
-        dtype=bool,
-    )  # fmt: skip
+    peers = (space.keys != match_key(answer)) & (similarities < duplicate_cosine)
+    if i < space.students:
+        peers[i] = False
     if peers.sum() < MIN_PEERS:
         return None
     return round(_nearest_mean(similarities[peers]) - space.peer_zero[lang], 4)
