@@ -108,9 +108,9 @@ class Settings(BaseSettings):
         0.045,
         description="an answer below offtopic_zero_margin is still graded (and goes to "
         "review) when it sits at least this much closer to its nearest classmates' answers "
-        "than unrelated text does (AnswerSignals.peer_margin; 8 other answers at least); "
-        "None: never. 0.045: every blatant off-topic text we test stays below it (highest "
-        "0.036)",
+        "than unrelated text does (AnswerSignals.peer_margin; 8 other answers at least), and "
+        "one below it is flagged off topic; None (`none`): neither. 0.045: every blatant "
+        "off-topic text we test stays below it (highest 0.036)",
     )
     coverage_span: float = Field(
         0.12, gt=0, description="cosine above unrelated text at which a key point counts covered"
@@ -198,6 +198,12 @@ class Settings(BaseSettings):
     metrics_token: SecretStr | None = Field(
         None, description="set: /metrics needs `Authorization: Bearer <token>`; unset: open"
     )
+
+    @field_validator("offtopic_zero_margin", "offtopic_peer_margin", mode="before")
+    @classmethod
+    def _none_turns_off(cls, value: object) -> object:
+        """``none`` (or nothing) in the environment turns the rule off: None."""
+        return None if isinstance(value, str) and value.strip().lower() in ("", "none") else value
 
     @field_validator("metrics_token")
     @classmethod

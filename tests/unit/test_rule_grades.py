@@ -54,3 +54,12 @@ def test_without_the_classmates_rule_the_topic_margin_alone_decides():
     settings = Settings(_env_file=None, offtopic_peer_margin=None)  # type: ignore[call-arg]
     assert zero_off_topic(signals(0.0, peers=0.5), settings)
     assert not zero_off_topic(signals(0.021, peers=-0.5), settings)
+
+
+def test_none_in_the_environment_turns_either_rule_off(monkeypatch):
+    monkeypatch.setenv("GRADER_OFFTOPIC_PEER_MARGIN", "none")
+    monkeypatch.setenv("GRADER_OFFTOPIC_ZERO_MARGIN", "")
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert settings.offtopic_peer_margin is None and settings.offtopic_zero_margin is None
+    monkeypatch.setenv("GRADER_OFFTOPIC_PEER_MARGIN", "0.05")
+    assert Settings(_env_file=None).offtopic_peer_margin == 0.05  # type: ignore[call-arg]
