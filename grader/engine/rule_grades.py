@@ -13,6 +13,7 @@ from grader.config import Settings
 from grader.engine.objective import grade_objective
 from grader.engine.provenance import ENGINE, objective_provenance, rule_provenance
 from grader.engine.reasons import duplicate_reasons, off_topic_reasons
+from grader.engine.signals import among_classmates
 from grader.models import (
     AnswerSignals,
     CriterionScore,
@@ -118,15 +119,7 @@ def zero_off_topic(signals: AnswerSignals | None, settings: Settings) -> bool:
         return False
     limit = settings.offtopic_zero_margin
     below = limit is None or signals.topic_margin < limit
-    return below and not among_classmates(signals, settings)
-
-
-def among_classmates(signals: AnswerSignals, settings: Settings) -> bool:
-    """Close enough to the other students' answers to be read despite its topic margin:
-    blatant off-topic text sits far from every classmate, a genuine answer that shares few
-    words with a one-line reference sits among them."""
-    peers = settings.offtopic_peer_margin
-    return peers is not None and signals.peer_margin is not None and signals.peer_margin >= peers
+    return below and not among_classmates(signals.peer_margin, settings)
 
 
 def off_topic_grade(

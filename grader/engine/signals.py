@@ -309,7 +309,6 @@ def _peer_margin(
     Blatant off-topic text sits far from every classmate; a genuine answer that merely shares
     few words with a one-line reference sits among the others. Itself, copies of its text and
     near-duplicates are no peers (two students pasting the same joke do not vouch for it)."""
-
     if not space.peer_zero:
         return None
     similarities = space.answers[: space.students] @ space.answers[i]
@@ -368,19 +367,22 @@ def _answer_signals(
         reference_margin=reference_margin,
         reference_z=reference_z,
         topic_margin=round(margin, 4),
-        off_topic=margin < settings.offtopic_margin or _far_from_classmates(peers, settings),
+        off_topic=margin < settings.offtopic_margin or among_classmates(peers, settings) is False,
         peer_margin=peers,
         key_points=matches,
         coverage_points=round(covered_points, 3),
     )
 
 
-def _far_from_classmates(peer_margin: float | None, settings: Settings) -> bool:
-    """Off topic by the class: below the peer margin that spares an answer from the off-topic
-    zero. One-line references let blatant text sit above the topic margin on some questions
-    (benchmarks/README.md, "The off-topic rule, second round"); the class does not."""
+def among_classmates(peer_margin: float | None, settings: Settings) -> bool | None:
+    """Whether the answer sits among its classmates' answers (peer margin at least
+    ``offtopic_peer_margin``); None when the class cannot tell (rule off, too few classmates).
+    Blatant text sits far from every classmate, even where a one-line reference lets it pass
+    the topic margin (benchmarks/README.md, "The off-topic rule, second round")."""
     limit = settings.offtopic_peer_margin
-    return limit is not None and peer_margin is not None and peer_margin < limit
+    if limit is None or peer_margin is None:
+        return None
+    return peer_margin >= limit
 
 
 MIN_COHORT_FOR_Z = 5  # fewer answers say too little about what is usual for the question
