@@ -51,11 +51,18 @@ from pathlib import Path
 import numpy as np
 from common import code_version
 from scorer_data import TABLE, load_table, rule_and_scorer
-from scorer_judge import PAST_EVERY_MARGIN, judge_readings, reading_line, run_judge
-from splits import SALT
+from scorer_judge import (
+    PAST_EVERY_MARGIN,
+    judge_readings,
+    judge_seen,
+    reading_line,
+    run_judge,
+    submission_of,
+)
+from splits import SALT, Item
 
 from grader.calibrate.scorer_fit import SHIPPED, fit_stages
-from grader.calibrate.scorer_rows import JudgeSeen, ScorerRow
+from grader.calibrate.scorer_rows import ScorerRow
 from grader.config import Settings
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -85,16 +92,31 @@ def blatant_questions(question_ids: list[str]) -> list[str]:
     return ranked[:BLATANT_QUESTIONS]
 
 
+def dev_cohort(items: list[Item], parts: dict[str, str], question_id: str, settings: Settings):
+    """A question's non-blank development answers, the class a blatant text joins."""
+    from grader.engine.signals import blank_reason
+
+    return [submission_of(i) for i in items if parts[i.id] == "dev"
+            and i.question_id == question_id
+            and blank_reason(i.answer, settings.min_answer_chars) is None]  # fmt: skip
+
+
+def blatant_batch(question_id: str, texts: tuple[str, ...]):
+    """The blatant texts as answers to one question, ``blatant-<n>`` by their index."""
+    from grader.models import Submission
+
+    return [Submission(id=f"blatant-{n}", question_id=question_id, answer=t)
+            for n, t in enumerate(texts)]  # fmt: skip
+
+
 def read(max_minutes: float) -> None:
     """Both readings; the first goes on where an earlier run stopped, the second is redone."""
     import torch
     from scorer_features import as_bank, load
-    from scorer_judge import _sub
 
     from grader.embed import Embedder
     from grader.engine.pipeline import Pipeline
     from grader.judge import make_judge
-    from grader.models import Submission
 
     torch.set_num_threads(2)
     settings = Settings(_env_file=None, judge="vllm", judge_mode="probability", scorer="none",  # type: ignore[call-arg]
@@ -115,9 +137,8 @@ def read(max_minutes: float) -> None:
     lines = []
     for qid in chosen:
         started = time.perf_counter()
-        batch = [Submission(id=f"blatant-{qid}-{n}", question_id=qid, answer=text,
-                            student=f"blatant-{n}") for n, text in enumerate(ENGLISH_OFF_TOPIC)]  # fmt: skip
-        cohort = [_sub(i) for i in dev if i.question_id == qid] + batch
+        batch = blatant_batch(qid, ENGLISH_OFF_TOPIC)
+        cohort = [*dev_cohort(items, parts, qid, settings), *batch]
         for n, grade in enumerate(pipeline.grade_many(batch, cohort=cohort)):
             line = reading_line(grade, "mohler", qid)
             line |= {
@@ -149,11 +170,9 @@ def vetoed(rows: list[ScorerRow], readings: dict[str, dict], tau: float | None) 
     with its reading."""
     out = []
     for row in rows:
-        found = readings.get(row.id)
-        share = None if found is None else found.get("share")
+        judge = judge_seen(readings.get(row.id))
         if (tau is not None and row.rule == "off_topic" and row.features.language == "en"
-                and share is not None and share >= tau):  # fmt: skip
-            judge = JudgeSeen(share=share, entropy=found.get("entropy"), score=found.get("score"))
+                and judge is not None and judge.share >= tau):  # fmt: skip
             row = row.model_copy(update={"rule": None, "judge": judge})
         out.append(row)
     return out
@@ -167,11 +186,8 @@ def among_peers(rows: list[ScorerRow], readings: dict[str, dict], peers: float) 
     for row in rows:
         margin = row.features.peer_margin
         if row.rule == "off_topic" and margin is not None and margin >= peers:
-            found = readings.get(row.id)
-            judge = None
-            if row.features.language == "en" and found and found.get("share") is not None:
-                judge = JudgeSeen(share=found["share"], entropy=found.get("entropy"),
-                                  score=found.get("score"))  # fmt: skip
+            english = row.features.language == "en"
+            judge = judge_seen(readings.get(row.id)) if english else None
             row = row.model_copy(update={"rule": None, "judge": judge})
         out.append(row)
     return out
@@ -182,14 +198,12 @@ def blatant_peer_margins() -> dict[str, dict[str, list[float]]]:
     other blatant texts of its language in the cohort, and alone."""
     import torch
     from scorer_features import as_bank, load, settings_for_table
-    from scorer_judge import _sub
     from scorer_lexical import INTEGRATION_OFF_TOPIC
     from signal_calibration import OFF_TOPIC
 
     from grader.embed import Embedder
     from grader.engine.rubrics import rubric_for
-    from grader.engine.signals import analyze_question, blank_reason
-    from grader.models import Submission
+    from grader.engine.signals import analyze_question
     from grader.text import language_of
 
     torch.set_num_threads(2)
@@ -203,10 +217,8 @@ def blatant_peer_margins() -> dict[str, dict[str, list[float]]]:
         found: dict[str, list[float]] = {"with_others": [], "alone": []}
         for question in bank.questions:
             rubric = rubric_for(question, {})
-            cohort = [_sub(i) for i in items if parts[i.id] == "dev" and i.question_id == question.id
-                      and blank_reason(i.answer, settings.min_answer_chars) is None]  # fmt: skip
-            batch = [Submission(id=f"blatant-{n}", question_id=question.id, answer=t)
-                     for n, t in enumerate(texts)]  # fmt: skip
+            cohort = dev_cohort(items, parts, question.id, settings)
+            batch = blatant_batch(question.id, texts)
             together = analyze_question(question, rubric, batch, embedder, settings,
                                         cohort=cohort).signals  # fmt: skip
             found["with_others"] += [together[b.id].peer_margin for b in batch]
@@ -225,15 +237,13 @@ def blatant_graded(blatant: list[dict]) -> dict:
     with the judge's reading, each text beside its question's development cohort and the other
     texts, as they were read."""
     from scorer_features import as_bank, load, settings_for_table
-    from scorer_judge import _sub
 
     from grader.embed import Embedder
     from grader.engine.features import JudgeReading, answer_features
     from grader.engine.rubrics import rubric_for
     from grader.engine.rule_grades import zero_off_topic
     from grader.engine.scorer import load_scorer
-    from grader.engine.signals import analyze_question, blank_reason
-    from grader.models import Submission
+    from grader.engine.signals import analyze_question
 
     settings = settings_for_table()
     embedder = Embedder(settings.embed_model, batch_size=settings.embed_batch_size)
@@ -243,10 +253,8 @@ def blatant_graded(blatant: list[dict]) -> dict:
     shares, flagged = [], 0
     for qid in sorted({b["question"] for b in blatant}):
         question, rubric = questions[qid], rubric_for(questions[qid], {})
-        cohort = [_sub(i) for i in items if parts[i.id] == "dev" and i.question_id == qid
-                  and blank_reason(i.answer, settings.min_answer_chars) is None]  # fmt: skip
-        batch = [Submission(id=f"blatant-{n}", question_id=qid, answer=t)
-                 for n, t in enumerate(ENGLISH_OFF_TOPIC)]  # fmt: skip
+        cohort = dev_cohort(items, parts, qid, settings)
+        batch = blatant_batch(qid, ENGLISH_OFF_TOPIC)
         signals = analyze_question(question, rubric, batch, embedder, settings,
                                    cohort=cohort).signals  # fmt: skip
         for b in (b for b in blatant if b["question"] == qid):

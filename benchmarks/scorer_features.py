@@ -36,10 +36,10 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from scorer_judge import add_judge_arguments, production_readings, run_judge
+from scorer_judge import add_judge_arguments, judge_seen, production_readings, run_judge
 from splits import Item, ads_items, ads_split, graded_sample, mohler_items, mohler_split
 
-from grader.calibrate.scorer_rows import JudgeSeen, Neighbours, ScorerRow, write_rows
+from grader.calibrate.scorer_rows import Neighbours, ScorerRow, write_rows
 from grader.config import Settings
 from grader.engine.features import answer_features
 from grader.engine.rubrics import rubric_for
@@ -166,10 +166,8 @@ def with_judge(rows: list[ScorerRow], readings: dict[str, dict]) -> list[ScorerR
     """Rows with the judge's reading where the judge graded the answer (not a rule)."""
     out = []
     for row in rows:
-        found = readings.get(row.id)
-        if found is not None and found.get("share") is not None and row.rule is None:
-            seen = JudgeSeen(share=found["share"], entropy=found.get("entropy"),
-                             score=found.get("score"))  # fmt: skip
+        seen = judge_seen(readings.get(row.id))
+        if seen is not None and row.rule is None:
             row = row.model_copy(update={"judge": seen})
         out.append(row)
     return out

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from splits import SALT, Item
 
+from grader.calibrate.scorer_rows import JudgeSeen
 from grader.config import Settings
 from grader.engine.features import judge_reading
 from grader.models import Grade, GradeStatus, Submission
@@ -164,9 +165,9 @@ def run_judge(args: argparse.Namespace, embedder, judge=None) -> bool:
                     return False
                 judge = judge or make_judge(settings)
                 pipeline = Pipeline(bank, {}, judge, settings, embedder=embedder)
-                cohort = [_sub(i) for i in chosen if i.question_id == question.id]
+                cohort = [submission_of(i) for i in chosen if i.question_id == question.id]
                 t0 = time.perf_counter()
-                grades = pipeline.grade_many([_sub(i) for i in batch], cohort=cohort)
+                grades = pipeline.grade_many([submission_of(i) for i in batch], cohort=cohort)
                 with path.open("a", encoding="utf-8") as f:
                     for grade in grades:
                         line = reading_line(grade, dataset, question.id)
@@ -176,6 +177,13 @@ def run_judge(args: argparse.Namespace, embedder, judge=None) -> bool:
     return True
 
 
-def _sub(item: Item) -> Submission:
+def judge_seen(found: dict | None) -> JudgeSeen | None:
+    """A reading line as the table's ``JudgeSeen``; None when the judge gave no reading."""
+    if found is None or found.get("share") is None:
+        return None
+    return JudgeSeen(share=found["share"], entropy=found.get("entropy"), score=found.get("score"))
+
+
+def submission_of(item: Item) -> Submission:
     return Submission(id=item.id, question_id=item.question_id, answer=item.answer,
                       student=item.id)  # fmt: skip
