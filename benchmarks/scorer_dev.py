@@ -213,8 +213,8 @@ def main() -> None:
 
 
 def _design(design: Design) -> dict:
-    return {"stage1": [list(s) for s in design.stage1], "stage2": list(design.stage2),
-            "bands": [list(b) for b in design.bands],
+    return {"stage1": [list(s) for s in design.stage1],
+            "bands": [[setting, band, list(names)] for setting, band, names in design.bands],
             "languages": [[name, list(found)] for name, found in design.languages]}  # fmt: skip
 
 

@@ -19,7 +19,8 @@ nearest first; graded answers with its very text apart, for the copy rule):
   as neighbours" setting; Mohler: leave-one-out within the question).
 
 The judge's readings (``scorer_judge.py``, ``--judge``) are merged in where they exist. One
-JSON line per answer (``grader.calibrate.scorer_rows.ScorerRow``; no answer text), gzipped;
+JSON line per answer (``grader.calibrate.scorer_rows.ScorerRow``, with the answer's text for
+the graded answers' wording model), gzipped;
 the default scorer is fit from its development rows only.
 
     python benchmarks/scorer_features.py                      # embeddings only, no lock
@@ -116,6 +117,7 @@ def question_rows(
                 part=part,
                 share=item.score / item.max_score,
                 points=item.max_score,
+                answer=item.answer,
                 rule=None if rule is None else str(rule),
                 features=answer_features(question, rubric, item.answer, signals[item.id]),
             )

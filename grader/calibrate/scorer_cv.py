@@ -68,12 +68,14 @@ def grade_rows(
     A row's graded neighbours must be among ``rows`` (they are answers of its question)."""
     shares = {r.id: r.share for r in rows}
     base = {r.id: scorer.base(r.features)[1] for r in rows}
+    reads_wording = any("wording_residual" in g.features for g in scorer.graded)
+    texts = {r.id: r.answer for r in rows} if reads_wording else None
     out = []
     for setting in settings:
         for row in rows:
             if not row.scored_in(setting):
                 continue
-            features = setting_features(row, setting, shares, base)
+            features = setting_features(row, setting, shares, base, texts=texts)
             decided, share = decide(features, scorer, copy_shares(row, setting, shares))
             out.append(Graded(row, setting, decided, share, features))
     return out

@@ -95,8 +95,10 @@ def fit_confidence(x: np.ndarray, within: np.ndarray, features: Sequence[str]) -
 EXPLAINABLE = ("reference_margin", "semantic_coverage", "ngram_coverage", "length_log_ratio")
 STAGE1 = (("signals+cohort", (*EXPLAINABLE, "cohort_reference_z")), ("signals", EXPLAINABLE))
 STAGE2 = ("base_share", "knn_residual", "graded_residual")
-# Stage 2 per band of graded answers, each fit on the setting that gives it its rows.
-BANDS = (("all_other", 20), ("graded10", 10), ("graded5", 5))
+WORDING = (*STAGE2, "wording_residual")  # grader.engine.wording
+# Stage 2 per band of graded answers (setting that gives it its rows, fewest graded answers,
+# features).
+BANDS = (("all_other", 20, STAGE2), ("graded10", 10, STAGE2), ("graded5", 5, STAGE2))
 SETTINGS = ("none", "graded5", "graded10", "all_other")
 # Confidence models, the first whose signals a grade has (with graded answers, then without).
 DOUBT = ("middle", "coverage_gap", "novelty")
@@ -112,8 +114,7 @@ class Design:
     ``languages``: stage-1 scorers fit on (and serving) some languages only, by name."""
 
     stage1: tuple[tuple[str, tuple[str, ...]], ...] = STAGE1
-    stage2: tuple[str, ...] = STAGE2
-    bands: tuple[tuple[str, int], ...] = BANDS
+    bands: tuple[tuple[str, int, tuple[str, ...]], ...] = BANDS
     confidence: tuple[tuple[str, tuple[str, ...]], ...] = CONFIDENCE
     languages: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
@@ -150,9 +151,9 @@ def fit_default(rows: Sequence[ScorerRow], design: Design = SHIPPED) -> ScorerSe
     """The scorer file from human-scored rows (the shipped one: Mohler dev + ADS dev).
 
     Stage 1: one ridge per feature set on the rows production's scorer grades (no rule).
-    Stage 2: per band, a ridge on (stage-1 share, neighbours' residual, question's residual),
-    the residuals from out-of-fold stage-1 shares. Confidence: logistic models of "within a
-    quarter of the points" on out-of-fold grades of the whole procedure (``cv_grades``).
+    Stage 2: per band, a ridge on its features (stage-1 share, neighbours' residual,
+    question's residual), the residuals from out-of-fold stage-1 shares. Confidence: logistic
+    models of "within a quarter of the points" on out-of-fold grades of the whole procedure (``cv_grades``).
     """
     rows = list(rows)
     scorers = fit_stages(rows, design)
@@ -187,19 +188,21 @@ def fit_stages(rows: Sequence[ScorerRow], design: Design) -> ScorerSet:
     signals = fit_stage1(rows, design)
     plain, own = oof_base(rows, lambda train: fit_stage1(train, design))
     shares = {r.id: r.share for r in rows}
+    texts = {r.id: r.answer for r in rows}
     graded = []
-    for setting, band in design.bands:
+    for setting, band, names in design.bands:
+        read = texts if "wording_residual" in names else None
         usable, x = [], []
         for row in rows:
             if not row.scored_in(setting) or row.neighbours[setting].identical:
                 continue  # the copy rule grades an answer whose text was graded
-            features = setting_features(row, setting, shares, plain, own[row.id])
-            if features.has(design.stage2):
+            features = setting_features(row, setting, shares, plain, own[row.id], texts=read)
+            if features.has(names):
                 usable.append(row)
-                x.append(features.vector(design.stage2))
+                x.append(features.vector(names))
         if not usable:
             continue
-        scorer = fit_ridge(np.array(x), np.array([r.share for r in usable]), design.stage2)
+        scorer = fit_ridge(np.array(x), np.array([r.share for r in usable]), names)
         graded.append(
             scorer.model_copy(
                 update={

@@ -8,9 +8,9 @@ their cosines, and the graded answers with its very text (the copy rule). The ne
 features then come from ``grader.engine.scorer.neighbour_features``, the function the engine's
 ``GradedPool`` calls, with the graded answers' human shares and their stage-1 shares.
 
-The default scorer's table is ``benchmarks/results/scorer_features.jsonl.gz`` (no answer
-text); ``grader.calibrate.scorer_fit.fit_default`` fits the shipped file from its development
-rows.
+The default scorer's table is ``benchmarks/results/scorer_features.jsonl.gz`` (with each
+answer's text, which the wording model of the graded answers reads);
+``grader.calibrate.scorer_fit.fit_default`` fits the shipped file from its development rows.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from grader.engine.scorer import (
     AnswerFeatures,
     neighbour_features,
 )
+from grader.engine.wording import wording_residual
 
 NO_GRADED = "none"  # the setting without graded answers: every row is evaluated
 
@@ -65,6 +66,7 @@ class ScorerRow(BaseModel):
     part: str = Field("", description="dev / test (benchmarks/splits.py); '' for an instructor's")
     share: float = Field(ge=0, le=1, description="the human score over the points")
     points: float = Field(gt=0)
+    answer: str | None = Field(None, description="the text: the graded answers' wording model")
     rule: str | None = Field(None, description="scored 0 by a rule (blank, off_topic), no scorer")
     features: AnswerFeatures = Field(description="answer_features, without the judge")
     judge: JudgeSeen | None = None
@@ -92,13 +94,16 @@ def setting_features(
     base: Mapping[str, float] | None,
     own_base: float | None = None,
     *,
+    texts: Mapping[str, str | None] | None = None,
     k: int = DEFAULT_K,
     temperature: float = DEFAULT_TEMPERATURE,
 ) -> AnswerFeatures:
     """The row's features in ``setting``: its own, the neighbour features from its graded
     answers' human ``shares`` and stage-1 ``base`` shares (as ``GradedPool`` computes them;
-    no residuals without ``base``), and ``own_base`` as ``base_share`` when given (fitting
-    stage 2). ``k`` and ``temperature``: the neighbour rule's (benchmarks try others)."""
+    no residuals without ``base``), the wording model's residual when the graded answers'
+    ``texts`` are given (a fit per row: leave them out where no scorer reads it), and
+    ``own_base`` as ``base_share`` when given (fitting stage 2). ``k`` and ``temperature``:
+    the neighbour rule's (benchmarks try others)."""
     features = row.own_features()
     update: dict[str, float | None] = {}
     if setting != NO_GRADED:
@@ -110,9 +115,31 @@ def setting_features(
             k=k,
             temperature=temperature,
         )
+        if texts is not None and base is not None:
+            update["wording_residual"] = _wording(row, found, texts, shares, base)
     if own_base is not None:
         update["base_share"] = own_base
     return features.model_copy(update=update) if update else features
+
+
+def _wording(
+    row: ScorerRow,
+    found: Neighbours,
+    texts: Mapping[str, str | None],
+    shares: Mapping[str, float],
+    base: Mapping[str, float],
+) -> float | None:
+    """The wording model's residual for the row, as ``GradedPool`` gives it; None without
+    every text."""
+    graded = [texts.get(i) for i in found.ids]
+    if row.answer is None or any(t is None for t in graded):
+        return None
+    return wording_residual(
+        [t for t in graded if t is not None],
+        [shares[i] - base[i] for i in found.ids],
+        row.answer,
+        row.features.language,
+    )
 
 
 def copy_shares(row: ScorerRow, setting: str, shares: Mapping[str, float]) -> list[float]:

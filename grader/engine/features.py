@@ -3,19 +3,21 @@
 The embedding signals (reference margin and its z-score among the question's answers,
 semantic key-point coverage, topic margin), the n-gram coverage, the answer's length against
 the reference, the judge's share and uncertainty when it ran, and — when the question has
-human-scored answers — what the nearest of them say (``neighbour_features``). The benchmarks
-compute the default scorer's training table through these same functions.
+human-scored answers — what the nearest of them say (``neighbour_features``) and what their
+wording says (``grader.engine.wording``). The benchmarks compute the default scorer's training
+table through these same functions.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from grader.engine.coverage import coverage_points
 from grader.engine.scorer import AnswerFeatures, ScorerSet, neighbour_features
+from grader.engine.wording import WordingModel
 from grader.models import AnswerSignals, Grade, GradedAnswer, Question, Rubric
 from grader.text import content_chars, match_key
 
@@ -83,6 +85,8 @@ class GradedPool:
     shares: np.ndarray
     base: np.ndarray
     keys: list[str]
+    language: str | None = None
+    _wording: list[WordingModel | None] = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
     def build(
@@ -125,6 +129,7 @@ class GradedPool:
             shares=np.array([min(1.0, g.score / points) for g in kept]),
             base=np.array(base),
             keys=[match_key(g.answer) for g in kept],
+            language=next((f.language for _, f in graded), None),
         )  # fmt: skip
 
     @property
@@ -154,7 +159,24 @@ class GradedPool:
         )
         similarities = self.vectors[keep] @ vector if keep.any() else np.zeros(0)
         features = neighbour_features(similarities, self.shares[keep], self.base[keep])
+        features["wording_residual"] = self.wording_residual(keep, answer)
         kept = [g for g, k in zip(self.answers, keep, strict=True) if k]
         order = np.argsort(-similarities, kind="stable")
         nearest = [(kept[i], float(similarities[i])) for i in order]
         return features, nearest
+
+    def wording_residual(self, keep: np.ndarray, answer: str) -> float | None:
+        """What the wording of the ``keep`` graded answers predicts for ``answer``: the whole
+        pool's model, fit once; a model without the answer's own copies when it has some."""
+        every = bool(keep.all())
+        if every and self._wording:
+            model = self._wording[0]
+        else:
+            model = WordingModel.fit(
+                [g.answer for g, k in zip(self.answers, keep, strict=True) if k],
+                (self.shares - self.base)[keep].tolist(),
+                self.language,
+            )
+            if every:
+                self._wording.append(model)
+        return None if model is None else float(model.predict([answer])[0])

@@ -56,6 +56,7 @@ FEATURE_NAMES = (
     "base_share",  # the signals scorer's share for this answer (stage 1)
     "knn_residual",  # weighted (human − signals scorer) of the k nearest graded answers
     "graded_residual",  # mean (human − signals scorer) over all graded answers
+    "wording_residual",  # (human − signals scorer) predicted from the graded answers' wording
     "graded_count",  # how many graded answers of the question could be neighbours
     "judge_share",  # the judge's expected points / points (issue 12), when it ran
     "judge_entropy",  # entropy of the judge's level distribution, normalised to [0, 1]
@@ -87,6 +88,7 @@ class AnswerFeatures(BaseModel):
     base_share: float | None = None
     knn_residual: float | None = None
     graded_residual: float | None = None
+    wording_residual: float | None = None
     graded_count: int | None = None
     judge_share: float | None = None
     judge_entropy: float | None = None
@@ -111,7 +113,7 @@ class AnswerFeatures(BaseModel):
 JUDGE_FEATURES = ("judge_share", "judge_entropy")
 NEIGHBOUR_FEATURES = (
     "knn_share", "knn_top_similarity", "knn_spread", "graded_mean", "knn_residual",
-    "graded_residual", "graded_count",
+    "graded_residual", "wording_residual", "graded_count",
 )  # fmt: skip
 
 

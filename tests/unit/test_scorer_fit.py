@@ -5,7 +5,14 @@ import numpy as np
 import pytest
 
 from grader.calibrate.scorer_cv import cv_grades, grade_rows
-from grader.calibrate.scorer_fit import SETTINGS, Design, fit_default, fit_stages, with_judge
+from grader.calibrate.scorer_fit import (
+    SETTINGS,
+    STAGE2,
+    Design,
+    fit_default,
+    fit_stages,
+    with_judge,
+)
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow, setting_features
 from grader.engine.scorer import AnswerFeatures
 
@@ -53,7 +60,7 @@ def _rows(seed: int = 0, questions: int = 12, answers: int = 20) -> list[ScorerR
 
 def test_both_stages_are_fit_and_explainable():
     rows = _rows()
-    scorers = fit_default(rows, Design(bands=(("all_other", 20), ("graded5", 5))))
+    scorers = fit_default(rows, Design(bands=(("all_other", 20, STAGE2), ("graded5", 5, STAGE2))))
     assert [s.name for s in scorers.signals] == ["signals+cohort", "signals"]
     assert all(c > 0 for s in scorers.signals for c in s.coef)
     assert [(g.name, g.min_graded) for g in scorers.graded] == [("graded20+", 20), ("graded5+", 5)]
