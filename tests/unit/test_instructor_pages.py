@@ -21,6 +21,7 @@ from grader.engine.rubrics import load_rubrics
 from grader.service.dispatch import InlineDispatcher
 from grader.service.exams import Graders
 from grader.service.store import Store
+from grader.service.store.schema import grades
 from tests.conftest import RUBRICS
 from tests.integration.service import wait_for
 
@@ -232,6 +233,34 @@ def test_human_scores_update_agreement_and_entering_again_replaces(service):
     refused = client.post(choice, data={"score": "3", "csrf": token})
     assert refused.status_code == 422 and "score: 3 is outside 0..2" in refused.text
     assert client.post(choice, data={"score": "2", "csrf": token}).status_code == 200
+
+
+def test_a_scored_answer_says_which_scorer_decided_and_on_what(service):
+    """The essay here has no reference, so the scorer cannot read it: its grade is stored as
+    a scored one would be (``scoring._explanation``), and the page must explain it."""
+    client, store, keys, _, _ = service
+    login(client, keys["li"])
+    question = f"/instructor/exams/{EXAM}/questions/{ESSAY}"
+    assert "score from" not in client.get(question).text  # the judge's points stand
+    answer = next(a for a in store.reviews.answers(EXAM, ESSAY) if a.submission.external_id == "e2")
+    grade = answer.submission.grade
+    scorer = {
+        "decided_by": "graded20+",
+        "features": {"wording_residual": -0.12},
+        "neighbours": [{"id": "g7", "score": 1.0, "similarity": 0.9312}],
+    }
+    stored = grade.model_copy(update={"details": {**grade.details, "scorer": scorer}})
+    with store.engine.begin() as conn:
+        conn.execute(
+            grades.update()
+            .where(grades.c.submission_id == answer.submission.id)
+            .values(record=stored.model_dump(mode="json"))
+        )
+    page = client.get(question).text
+    line = re.search(r'<p class="muted scorer-line">(.*?)</p>', page, re.S).group(1)
+    assert "score from graded20+" in line
+    assert "nearest graded answers: g7 (1, similarity 0.93)" in line
+    assert "graded answers worded like this one: -0.6 points against the signals" in line
 
 
 def test_an_override_wins_in_the_api_and_exports_and_keeps_the_judges_grade(service):
