@@ -97,8 +97,9 @@ STAGE1 = (("signals+cohort", (*EXPLAINABLE, "cohort_reference_z")), ("signals", 
 STAGE2 = ("base_share", "knn_residual", "graded_residual")
 WORDING = (*STAGE2, "wording_residual")  # grader.engine.wording
 # Stage 2 per band of graded answers (setting that gives it its rows, fewest graded answers,
-# features).
-BANDS = (("all_other", 20, STAGE2), ("graded10", 10, STAGE2), ("graded5", 5, STAGE2))
+# features); from 10 graded answers on, the wording model's residual too
+# (benchmarks/scorer_wording.py).
+BANDS = (("all_other", 20, WORDING), ("graded10", 10, WORDING), ("graded5", 5, STAGE2))
 SETTINGS = ("none", "graded5", "graded10", "all_other")
 # Confidence models, the first whose signals a grade has (with graded answers, then without).
 DOUBT = ("middle", "coverage_gap", "novelty")
@@ -151,9 +152,10 @@ def fit_default(rows: Sequence[ScorerRow], design: Design = SHIPPED) -> ScorerSe
     """The scorer file from human-scored rows (the shipped one: Mohler dev + ADS dev).
 
     Stage 1: one ridge per feature set on the rows production's scorer grades (no rule).
-    Stage 2: per band, a ridge on its features (stage-1 share, neighbours' residual,
-    question's residual), the residuals from out-of-fold stage-1 shares. Confidence: logistic
-    models of "within a quarter of the points" on out-of-fold grades of the whole procedure (``cv_grades``).
+    Stage 2: per band, a ridge on (stage-1 share, neighbours' residual, question's residual,
+    and from 10 graded answers on the wording model's residual), the residuals from
+    out-of-fold stage-1 shares. Confidence: logistic models of "within a
+    quarter of the points" on out-of-fold grades of the whole procedure (``cv_grades``).
     """
     rows = list(rows)
     scorers = fit_stages(rows, design)
