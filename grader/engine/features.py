@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from grader.engine.coverage import coverage_points
@@ -86,7 +87,6 @@ class GradedPool:
     base: np.ndarray
     keys: list[str]
     language: str | None = None
-    _wording: list[WordingModel | None] = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
     def build(
@@ -165,18 +165,22 @@ class GradedPool:
         nearest = [(kept[i], float(similarities[i])) for i in order]
         return features, nearest
 
+    @cached_property
+    def wording(self) -> WordingModel | None:
+        """The wording model of every graded answer, fit once per pool."""
+        return WordingModel.fit(
+            [g.answer for g in self.answers], (self.shares - self.base).tolist(), self.language
+        )
+
     def wording_residual(self, keep: np.ndarray, answer: str) -> float | None:
         """What the wording of the ``keep`` graded answers predicts for ``answer``: the whole
-        pool's model, fit once; a model without the answer's own copies when it has some."""
-        every = bool(keep.all())
-        if every and self._wording:
-            model = self._wording[0]
+        pool's model, or one without the answer's own copies when it has some."""
+        if keep.all():
+            model = self.wording
         else:
             model = WordingModel.fit(
                 [g.answer for g, k in zip(self.answers, keep, strict=True) if k],
                 (self.shares - self.base)[keep].tolist(),
                 self.language,
             )
-            if every:
-                self._wording.append(model)
         return None if model is None else float(model.predict([answer])[0])
