@@ -4,7 +4,7 @@ On 2 CPU cores the probability mode's time is its uncached prompt tokens (prefil
 a token for the 1.5B here), so the issue's 3× over the verdict mode is a token budget. This
 builds the requests ``judge_modes.py`` sends (the same answers, ``Pipeline.grade_many`` with
 the scripted backend recording them), lays them out as the vLLM backend does (the answer's
-shared part padded to cache blocks, ``_label_prompts``) and replays vLLM's prefix cache over
+shared part padded to cache blocks, ``label_prompt_ids``) and replays vLLM's prefix cache over
 the backend's ``prefix_waves``: a request reuses the longest run of whole blocks an earlier
 wave computed. Printed per answer: uncached tokens, and the parts they come from.
 
@@ -28,9 +28,8 @@ from grader.config import Settings
 from grader.engine.pipeline import Pipeline
 from grader.engine.rubrics import load_rubrics
 from grader.judge.base import LabelRequest, prefix_waves
-from grader.judge.block_align import pad_to_block, shared_cut
 from grader.judge.scripted import ScriptedJudge
-from grader.judge.vllm_local import resolve_model
+from grader.judge.vllm_local import label_prompt_ids, resolve_model
 
 
 class Recording(ScriptedJudge):
@@ -43,22 +42,6 @@ class Recording(ScriptedJudge):
     def score_labels(self, requests):
         self.sent.extend(requests)
         return super().score_labels(requests)
-
-
-def token_ids(tokenizer, request: LabelRequest, block: int) -> tuple[list[int], int]:
-    """The request's prompt as the vLLM backend sends it, and where its own check begins."""
-    text = tokenizer.apply_chat_template(
-        request.messages, tokenize=False, add_generation_prompt=True
-    )
-    cut = shared_cut(text, request.messages[-1]["content"], request.shared_chars)
-    if cut is None:
-        ids = tokenizer.encode(text, add_special_tokens=False)
-        return ids, len(ids)
-    shared = tokenizer.encode(text[:cut], add_special_tokens=False)
-    rest = tokenizer.encode(text[cut:], add_special_tokens=False)
-    filler = tokenizer.encode("\n", add_special_tokens=False)[0]
-    ids = pad_to_block(shared, rest, block, filler)
-    return ids, len(ids) - len(rest)
 
 
 def replay(requests: list[LabelRequest], prompts: list[list[int]], block: int) -> list[int]:
@@ -99,12 +82,13 @@ def main() -> None:
     requests = sorted(
         judge.sent, key=lambda r: (r.group, tuple((m["role"], m["content"]) for m in r.messages))
     )
-    laid = [token_ids(tokenizer, r, args.block) for r in requests]
+    shared: dict[str, list[int]] = {}
+    laid = [label_prompt_ids(tokenizer, r, args.block, shared) for r in requests]
     prompts = [ids for ids, _ in laid]
     uncached = replay(requests, prompts, args.block)
     firsts = set(prefix_waves(requests)[0])
     answers = len(submissions)
-    checks = [len(ids) - own for ids, own in laid]
+    checks = [len(ids) - common for ids, common in laid]  # each check's own tokens
     report = {
         "benchmark": "judge_token_budget",
         "code": code_version("grader", "benchmarks"),

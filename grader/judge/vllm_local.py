@@ -138,6 +138,29 @@ class VllmOptions:
         return arguments
 
 
+def label_prompt_ids(
+    tokenizer, request: LabelRequest, block: int | None, shared: dict[str, list[int]]
+) -> tuple[list[int], int]:
+    """A probability-mode request's prompt tokens, and how many of them its answer's checks
+    share. The shared part is padded with blank lines to whole cache blocks of ``block``
+    tokens (``block_align``; None: no padding), so each further check of the answer computes
+    only its own question. ``shared`` caches the shared parts' tokens across requests."""
+    text = tokenizer.apply_chat_template(
+        request.messages, tokenize=False, add_generation_prompt=True
+    )
+    filler = tokenizer.encode("\n", add_special_tokens=False)
+    cut = shared_cut(text, request.messages[-1]["content"], request.shared_chars)
+    if cut is None or block is None or len(filler) != 1:
+        ids = tokenizer.encode(text, add_special_tokens=False)
+        return ids, 0
+    head = text[:cut]
+    if head not in shared:
+        shared[head] = tokenizer.encode(head, add_special_tokens=False)
+    rest = tokenizer.encode(text[cut:], add_special_tokens=False)
+    ids = pad_to_block(shared[head], rest, block, filler[0])
+    return ids, len(ids) - len(rest)
+
+
 class VllmJudge(Judge):
     backend = "vllm"
 
@@ -276,30 +299,16 @@ class VllmJudge(Judge):
         ]
 
     def _label_prompts(self, requests: Sequence[LabelRequest]) -> list[dict]:
-        """Each request's prompt tokens, the part its answer's checks share padded with blank
-        lines to whole cache blocks (``block_align``), so each further check computes only its
-        own question. A shared part is tokenized once per call, not once per check."""
+        """Each request's prompt tokens (``label_prompt_ids``); a shared part is tokenized
+        once per call, not once per check."""
         tokenizer = self.llm.get_tokenizer()
-        filler = tokenizer.encode("\n", add_special_tokens=False)
         block = self.llm.llm_engine.vllm_config.cache_config.block_size
-        pad = len(filler) == 1 and self.options.enable_prefix_caching
-        shared_ids: dict[str, list[int]] = {}
-        prompts = []
-        for request in requests:
-            text = tokenizer.apply_chat_template(
-                request.messages, tokenize=False, add_generation_prompt=True
-            )
-            cut = shared_cut(text, request.messages[-1]["content"], request.shared_chars)
-            if cut is None or not pad:
-                ids = tokenizer.encode(text, add_special_tokens=False)
-            else:
-                shared = text[:cut]
-                if shared not in shared_ids:
-                    shared_ids[shared] = tokenizer.encode(shared, add_special_tokens=False)
-                rest = tokenizer.encode(text[cut:], add_special_tokens=False)
-                ids = pad_to_block(shared_ids[shared], rest, block, filler[0])
-            prompts.append({"prompt_token_ids": ids})
-        return prompts
+        pad = self.options.enable_prefix_caching
+        shared: dict[str, list[int]] = {}
+        return [
+            {"prompt_token_ids": label_prompt_ids(tokenizer, r, block if pad else None, shared)[0]}
+            for r in requests
+        ]
 
     def _label_ids(self, labels: tuple[str, ...]) -> dict[str, int]:
         ids = self._label_cache.get(labels)
