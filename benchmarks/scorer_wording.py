@@ -8,13 +8,12 @@ answers, fit on their residuals (human − signals scorer), predicts the new ans
 *wording20*, the band with at least 20 graded answers (fit on "all other development answers
 graded") also reads it; *wording10*, the bands from 10 graded answers on read it.
 
-The decision rule, written before these designs' figures were computed (a prototype on the
-same development answers, outside the production procedure, suggested the idea: stacking the
-wording prediction on the shipped grades raised the all-other-graded Pearson from 0.667 to
-about 0.70 on ADS and from 0.782 to about 0.80 on Mohler, with nothing on ADS from 10 graded
-answers; its grid over the same answers chose the n-grams and the ridge's alpha in
-``grader.engine.wording``: Chinese characters 1–3 of 1–2/1–3/2–4, English characters 2–5 in
-words of that and words 1/1–2, alpha 0.1 of 0.03–1, every one within 0.01 of the best):
+The decision rule, written before these designs' figures were computed. A probe on the same
+development answers, outside the production procedure (``scorer_wording_probe.py grid``),
+suggested the idea: stacking the wording prediction on E5's grades raised the
+all-other-graded Pearson from 0.667 to about 0.70 on ADS and from 0.782 to about 0.80 on
+Mohler, with nothing on ADS from 10 graded answers; its grid chose the n-grams and the
+ridge's alpha in ``grader.engine.wording``.
 
 - a design passes if its Pearson with all other development answers graded (``all_other``)
   rises by at least 0.01 on ADS, and no data set's Pearson in a setting with graded answers
