@@ -1,3 +1,104 @@
-"""grader: grade exam answers against rubrics — exactly where possible, with a judge where not."""
+"""grader: grade exam answers against rubrics — exactly where possible, with a judge where not.
 
-__version__ = "0.1.0"
+The library's public API, for code that grades without the command line::
+
+    from grader import Pipeline, Settings, Submission, load_bank, load_rubrics
+
+    bank = load_bank(path)
+    pipeline = Pipeline(bank, load_rubrics(path, bank), judge=make_judge(settings), ...)
+    grades = pipeline.grade_many([Submission(...)])
+
+Names load on first use (PEP 562), so ``import grader`` stays free of numpy, torch and vLLM.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from grader.version import __version__
+
+if TYPE_CHECKING:
+    from grader.bank.files import load_bank
+    from grader.config import Settings
+    from grader.embed import make_embedder
+    from grader.engine.pipeline import Pipeline
+    from grader.engine.rubrics import load_rubrics
+    from grader.errors import GraderError
+    from grader.judge import make_judge
+    from grader.models import (
+        Anchor,
+        AnswerSignals,
+        Bank,
+        Criterion,
+        CriterionScore,
+        Grade,
+        GradedAnswer,
+        GradeStatus,
+        KeyPointMatch,
+        Level,
+        Method,
+        NearDuplicate,
+        Penalty,
+        Question,
+        QuestionType,
+        ReviewCode,
+        ReviewReason,
+        Rubric,
+        SourceRef,
+        Submission,
+    )
+
+# Where each public name is defined; the record models all live in ``grader.models``.
+_HOMES = {
+    "Pipeline": "grader.engine.pipeline",
+    "Settings": "grader.config",
+    "load_bank": "grader.bank.files",
+    "load_rubrics": "grader.engine.rubrics",
+    "make_judge": "grader.judge",
+    "make_embedder": "grader.embed",
+    "GraderError": "grader.errors",
+}
+
+__all__ = [
+    "Anchor",
+    "AnswerSignals",
+    "Bank",
+    "Criterion",
+    "CriterionScore",
+    "Grade",
+    "GradeStatus",
+    "GradedAnswer",
+    "GraderError",
+    "KeyPointMatch",
+    "Level",
+    "Method",
+    "NearDuplicate",
+    "Penalty",
+    "Pipeline",
+    "Question",
+    "QuestionType",
+    "ReviewCode",
+    "ReviewReason",
+    "Rubric",
+    "Settings",
+    "SourceRef",
+    "Submission",
+    "__version__",
+    "load_bank",
+    "load_rubrics",
+    "make_embedder",
+    "make_judge",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module 'grader' has no attribute {name!r}")
+    value = getattr(import_module(_HOMES.get(name, "grader.models")), name)
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from grader import __version__
 from grader.api.deps import Services
 from grader.api.instructor import install as install_instructor_pages
 from grader.api.intake import intake_router
@@ -16,6 +15,7 @@ from grader.config import Settings
 from grader.service.dispatch import Dispatcher
 from grader.service.exams import Exam
 from grader.service.store import Store
+from grader.version import __version__
 
 
 def create_app(

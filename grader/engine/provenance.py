@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from grader import __version__
 from grader.config import Settings
 from grader.models import Rubric
+from grader.version import __version__
 
 if TYPE_CHECKING:
     from grader.engine.asking import JudgeReply
