@@ -142,7 +142,9 @@ def cross_validate(
 ) -> list[MappingCheck]:
     """Held-out agreement, raw vs mapped: all questions pooled first, then each question."""
     checks = []
-    pooled_raw, pooled_mapped, pooled_human = [], [], []
+    pooled_raw: list[float] = []
+    pooled_mapped: list[float] = []
+    pooled_human: list[float] = []
     for qid, items in _by_question(pairs).items():
         judge = np.array([p.judge for p in items])
         human = np.array([p.human for p in items])
@@ -160,13 +162,13 @@ def cross_validate(
                 question_id=qid,
                 folds=k,
                 mapped=len(items) >= min_pairs,
-                raw=agreement(human, judge, max_score, bootstrap=0),
-                with_mapping=agreement(human, mapped, max_score, bootstrap=0),
+                raw=agreement(human.tolist(), judge.tolist(), max_score, bootstrap=0),
+                with_mapping=agreement(human.tolist(), mapped.tolist(), max_score, bootstrap=0),
             )
         )
-        pooled_raw.extend(judge)
-        pooled_mapped.extend(mapped)
-        pooled_human.extend(human)
+        pooled_raw.extend(judge.tolist())
+        pooled_mapped.extend(mapped.tolist())
+        pooled_human.extend(human.tolist())
     top = max((p.max_score for p in pairs), default=0.0)
     overall = MappingCheck(
         question_id=None,

@@ -156,7 +156,7 @@ def _bootstrap(
         for name, values in _replicates(h[rows], j[rows]).items():
             replicates.setdefault(name, []).append(values)
     alpha = (1 - CONFIDENCE) / 2
-    intervals = {}
+    intervals: dict[str, tuple[float | None, float | None]] = {}
     for name, parts in replicates.items():
         values = np.concatenate(parts)
         values = values[np.isfinite(values)]

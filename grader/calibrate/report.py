@@ -74,7 +74,10 @@ def _confusion(pairs: list[ScorePair], size: int) -> np.ndarray:
     counts = np.zeros((size, size), dtype=int)
     np.add.at(
         counts,
-        (to_labels([p.human for p in pairs]), to_labels([p.judge for p in pairs])),
+        (
+            to_labels(np.array([p.human for p in pairs])),
+            to_labels(np.array([p.judge for p in pairs])),
+        ),
         1,
     )
     return counts
@@ -98,7 +101,7 @@ def _draw_heatmap(ax, pairs: list[ScorePair], max_score: float, annotate: bool) 
     if annotate:
         ticks = labels if len(labels) <= 11 else labels[:: math.ceil(len(labels) / 10)]
     else:  # small multiples: the ends of the scale are enough, and drawing ticks is slow
-        ticks = [labels[0], labels[-1]]
+        ticks = labels[[0, -1]]
     ax.set_xticks(ticks)
     ax.set_yticks(ticks)
 

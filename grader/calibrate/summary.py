@@ -124,7 +124,7 @@ def _criteria(
                     scored[criterion.id].append(criterion)
         for cid, criteria in scored.items():
             figures = agreement(
-                [c.human for c in criteria],
+                [c.human for c in criteria if c.human is not None],
                 [c.judge for c in criteria],
                 criteria[0].max_points,
                 bootstrap=bootstrap,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from grader.calibrate.metrics import METRIC_LABELS
+from grader.calibrate.metrics import METRIC_LABELS, Agreement
 from grader.cli.app import console
 
 
@@ -165,7 +165,7 @@ def _estimate(estimate, interval: bool = True) -> str:
 
 
 def _agreement_table(
-    title: str, first: list[str], rows: list[tuple[list[str], object]], intervals: bool = False
+    title: str, first: list[str], rows: list[tuple[list[str], Agreement]], intervals: bool = False
 ) -> Table:
     table = Table(title=title)
     for column in first:

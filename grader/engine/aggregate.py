@@ -119,12 +119,12 @@ def aggregate(
     scores = []
     for c in rubric.criteria:
         first = verdicts[0].criteria[c.id] if verdicts else None
-        points = statistics.median(p[c.id] for p in checked) if checked else 0.0
-        note = _NOTES[unsupported[c.id]] if c.id in unsupported and not points else ""
+        median = statistics.median(p[c.id] for p in checked) if checked else 0.0
+        note = _NOTES[unsupported[c.id]] if c.id in unsupported and not median else ""
         scores.append(
             CriterionScore(
                 id=c.id,
-                points=float(points),
+                points=float(median),
                 max_points=c.points,
                 evidence=quotes.get(c.id, ""),
                 rationale=(first.rationale if first else "") + note,

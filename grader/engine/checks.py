@@ -69,6 +69,7 @@ def checks_for(rubric: Rubric, language: str) -> list[Check]:
     checks: list[Check] = []
     for number, criterion in enumerate(rubric.criteria, start=1):
         top = _digit_scale(criterion.points)
+        kind: Literal["yes_no", "levels"]
         if top is not None and _in_levels(criterion):
             labels = tuple(str(d) for d in range(top + 1))
             values = tuple(d / top for d in range(top + 1))

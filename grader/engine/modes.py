@@ -99,12 +99,12 @@ class ProbabilityMode:
 def _written_feedback(judge: Judge, work: list[LabelWork], grades: list[Grade]) -> None:
     """Replace the template feedback of scored grades with one generated sentence each; a
     failed sentence keeps the template's."""
-    scored = [(w, g) for w, g in zip(work, grades, strict=True) if g.score is not None]
+    scored = [(w, g, g.score) for w, g in zip(work, grades, strict=True) if g.score is not None]
     asks = [
-        (w.plan.question, w.plan.rubric, w.submission.answer, g.score, g.details["missing"])
-        for w, g in scored
+        (w.plan.question, w.plan.rubric, w.submission.answer, score, g.details["missing"])
+        for w, g, score in scored
     ]
-    for (_, grade), sentence in zip(scored, judge_feedback(judge, asks), strict=True):
+    for (_, grade, _), sentence in zip(scored, judge_feedback(judge, asks), strict=True):
         if sentence:
             grade.feedback = sentence
 

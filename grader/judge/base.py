@@ -95,7 +95,7 @@ class LabelScores(BaseModel):
     latency_s: float = 0.0
 
 
-def prefix_waves(requests: Sequence[LabelRequest] | Sequence[JudgeRequest]) -> list[list[int]]:
+def prefix_waves(requests: Sequence[LabelRequest | JudgeRequest]) -> list[list[int]]:
     """The requests' indices in up to three waves that each fill the prefix cache for the next.
 
     An engine computes the prompts it schedules together side by side, so checks of one answer

@@ -114,7 +114,7 @@ def _dequantize(gguf: Path, out_dir: Path, spec: GgufModel) -> None:
         # Newer transformers keep GGUF weights packed when a kernel is installed; force plain tensors.
         kwargs["quantization_config"] = gguf_config(dequantize=True)
     try:
-        model = AutoModelForCausalLM.from_pretrained(
+        model: Any = AutoModelForCausalLM.from_pretrained(
             str(gguf.parent), gguf_file=gguf.name, dtype=torch.bfloat16, **kwargs
         )
         # The GGUF quantizer marks the model as not serializable; the weights are dense now.

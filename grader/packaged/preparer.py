@@ -56,11 +56,14 @@ class Pin(BaseModel):
 class Spec(Protocol):
     """What a packaged model tells the preparer."""
 
-    name: str
-    kind: str  # "model", "embedding model": for messages
-    extra: str | None  # the grader extra that installs every package
-    marker_key: str  # the marker field that identifies the sources ("sha256", ...)
-
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...  # "model", "embedding model": for messages
+    @property
+    def extra(self) -> str | None: ...  # the grader extra that installs every package
+    @property
+    def marker_key(self) -> str: ...  # the marker field that identifies the sources ("sha256", ...)
     @property
     def fingerprint(self) -> str: ...  # the marker_key's value: changes with any source
     @property

@@ -20,6 +20,7 @@ scored the same on, fewer than two students) is ``None`` with a flag or note, ne
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -89,7 +90,7 @@ def group_size(students: int) -> int:
 
 
 def analyse(
-    scores: pd.DataFrame, max_scores: pd.Series, choices: list[ChoiceItem] = ()
+    scores: pd.DataFrame, max_scores: pd.Series, choices: Sequence[ChoiceItem] = ()
 ) -> ItemAnalysis:
     """Statistics of every column of ``scores`` (rows: students; no missing values)."""
     if scores.isna().any().any():

@@ -103,19 +103,21 @@ def _totals(plt, report: ExamReport) -> str:
 
 def _item_map(plt, report: ExamReport) -> str:
     """Facility against discrimination: the items to look at are low or below zero."""
-    shown = [q for q in report.questions if q.items and q.items.discrimination is not None]
-    x = [q.items.facility for q in shown]
-    y = [q.items.discrimination for q in shown]
+    shown = [
+        (q, q.items) for q in report.questions if q.items and q.items.discrimination is not None
+    ]
+    x = [items.facility for _, items in shown]
+    y = [items.discrimination for _, items in shown]
     flagged = [
-        bool({ItemFlag.NEGATIVE, ItemFlag.WEAK, ItemFlag.WRONG_KEY} & set(q.items.flags))
-        for q in shown
+        bool({ItemFlag.NEGATIVE, ItemFlag.WEAK, ItemFlag.WRONG_KEY} & set(items.flags))
+        for _, items in shown
     ]
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.axhspan(-1, 0, color=RED, alpha=0.08)
     ax.axhline(0, color=GREY, lw=0.8)
     ax.axhline(WEAK_BELOW, color=GREY, lw=0.8, ls=":")
     ax.scatter(x, y, c=[RED if f else BLUE for f in flagged], s=18)
-    labelled = [(q, xi, yi) for q, xi, yi, f in zip(shown, x, y, flagged, strict=True) if f]
+    labelled = [(q, xi, yi) for (q, _), xi, yi, f in zip(shown, x, y, flagged, strict=True) if f]
     for i, (q, xi, yi) in enumerate(labelled):
         # Items often share a point on small exams: stagger the labels so they stay legible.
         offset = (4, 4 - 9 * (i % 3))

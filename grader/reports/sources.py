@@ -36,7 +36,7 @@ def read_records(grades: Path, bank: Bank, submissions: Path | None = None) -> l
                 file=grades,
             )
         sent = texts.get(grade.submission_id)
-        student = grade.student if grade.student is not None else sent and sent.student
+        student = grade.student if grade.student is not None else sent.student if sent else None
         answer = sent.answer if sent else None
         records.append(AnswerRecord(grade.submission_id, grade.question_id, student, grade, answer))
     graded = {r.submission_id for r in records}

@@ -49,7 +49,7 @@ class Accounts:
                     webhook_secret=webhook_secret,
                     created_at=utcnow(),
                 )
-            ).inserted_primary_key[0]
+            ).inserted_primary_key[0]  # type: ignore[index]  # one row inserted: never None
             if exams:
                 conn.execute(
                     platform_exams.insert(),
@@ -105,7 +105,7 @@ class Accounts:
                 instructors.insert().values(
                     name=name, key_id=key_id, key_hash=key_hash, created_at=utcnow()
                 )
-            ).inserted_primary_key[0]
+            ).inserted_primary_key[0]  # type: ignore[index]  # one row inserted: never None
             if exams:
                 conn.execute(
                     instructor_exams.insert(),

@@ -40,7 +40,7 @@ class Counters:
             if conn.dialect.name == "postgresql":
                 from sqlalchemy.dialects.postgresql import insert
             else:
-                from sqlalchemy.dialects.sqlite import insert
+                from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
             statement = insert(rate_counters).values(bucket=bucket, window_start=start, count=1)
             count = conn.execute(
                 statement.on_conflict_do_update(

@@ -52,5 +52,5 @@ def insert_ignore(conn: Connection, table: sa.Table, rows: list[dict]) -> None:
     if conn.dialect.name == "postgresql":
         from sqlalchemy.dialects.postgresql import insert
     else:
-        from sqlalchemy.dialects.sqlite import insert
+        from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
     conn.execute(insert(table).on_conflict_do_nothing(), rows)

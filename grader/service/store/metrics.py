@@ -22,12 +22,12 @@ class Metrics:
         """Submissions and deliveries by status, and totals of grades, dead letters, judge
         latency and open reviews."""
         with self.engine.connect() as conn:
-            by_status = dict(
+            by_status: dict[str, float] = dict(
                 conn.execute(
                     sa.select(submissions.c.status, sa.func.count()).group_by(submissions.c.status)
                 ).all()
             )
-            deliveries = dict(
+            deliveries: dict[str, float] = dict(
                 conn.execute(
                     sa.select(webhook_deliveries.c.status, sa.func.count()).group_by(
                         webhook_deliveries.c.status
@@ -50,10 +50,10 @@ class Metrics:
             "submissions": by_status,
             "deliveries": deliveries,
             "totals": {
-                "grades": graded,
-                "dead_letters": dead,
-                "judged": latency[0],
+                "grades": graded or 0,
+                "dead_letters": dead or 0,
+                "judged": latency[0] or 0,
                 "judge_latency_s": latency[1] or 0.0,
-                "open_reviews": reviews,
+                "open_reviews": reviews or 0,
             },
         }

@@ -52,7 +52,7 @@ class Queue:
                 .order_by(submissions.c.id)
                 .limit(limit)
             ).scalars().all()  # fmt: skip
-            claimed = []
+            claimed: list[str] = []
             for start in range(0, len(candidates), _CLAIM_CHUNK):
                 claimed += conn.execute(
                     submissions.update()
