@@ -3,11 +3,13 @@ instructor scores, shown before and after, applied to the stored grades without 
 (the app has no judge at all), refused without a CSRF token, for another instructor's exam,
 and with too few scores."""
 
+import asyncio
 import re
 
 import pytest
 from fastapi.testclient import TestClient
 
+import grader.embed
 from grader.api.app import create_app
 from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 from grader.config import Settings
@@ -210,3 +212,23 @@ def test_grades_are_re_scored_with_their_own_platforms_neighbours(service):
         if a.submission.platform_id == beta and a.submission.question_id != CHOICE
     ]
     assert max(len(g.details["scorer"]["neighbours"]) for g in beta_rows) == 3  # of its 3
+
+
+def test_the_refit_and_its_embedder_run_off_the_event_loop(service, monkeypatch):
+    client, store, keys, acme, ids = service
+    scored_exam(store, acme, ids["li"])
+    made = []
+
+    def embedder_here(settings, progress=None):
+        try:
+            asyncio.get_running_loop()
+            made.append("event loop")
+        except RuntimeError:
+            made.append("worker thread")
+
+    monkeypatch.setattr(grader.embed, "make_embedder", embedder_here)
+    login(client, keys["li"])
+    proposal_id = propose(client).split("/")[-1].split("?")[0]
+    apply_url = f"{URL}/{proposal_id}/apply"
+    assert client.post(apply_url, data={"csrf": csrf_of(client)}).status_code == 200
+    assert made == ["worker thread"]  # made once, where the refit runs

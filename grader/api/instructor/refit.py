@@ -2,9 +2,10 @@
 scores, read its agreement before and after on held-out questions, apply it — the exam's
 stored grades re-scored from what they recorded, the judge never called (``service.refits``).
 
-Fitting and re-scoring run in a worker thread, so a refit of a large exam never holds the event
-loop that answers the platforms. Every form is POST with the session's CSRF token, and a refit
-is found only through an exam of the signed-in instructor.
+Fitting and re-scoring run in a worker thread, the embedder made there too (importing
+sentence-transformers takes seconds), so a refit never holds the event loop that answers the
+platforms. Every form is POST with the session's CSRF token, and a refit is found only through
+an exam of the signed-in instructor.
 """
 
 from __future__ import annotations
@@ -79,7 +80,9 @@ async def propose(request: Request, exam: str, who: Who, ctx: Ctx):
     found = ctx.exam_of(who.instructor, exam)
     try:
         proposal = await run_in_threadpool(
-            refits.propose, ctx.settings, ctx.store, found, who.instructor.name, ctx.embedder
+            lambda: refits.propose(
+                ctx.settings, ctx.store, found, who.instructor.name, ctx.embedder
+            )
         )
     except GraderError as exc:
         return _scorer_page(request, ctx, who, found, error=getattr(exc, "message", str(exc)))
@@ -116,9 +119,10 @@ async def apply(request: Request, exam: str, scorer_id: ScorerId, who: Who, ctx:
     proposal = _proposal(ctx, found, scorer_id)
     try:
         applied = await run_in_threadpool(
-            refits.apply, ctx.settings, ctx.store, found, proposal, who.instructor.name,
-            ctx.embedder,
-        )  # fmt: skip
+            lambda: refits.apply(
+                ctx.settings, ctx.store, found, proposal, who.instructor.name, ctx.embedder
+            )
+        )
     except GraderError as exc:
         error = getattr(exc, "message", str(exc))
         return _proposal_page(request, ctx, who, found, proposal, error=error)
