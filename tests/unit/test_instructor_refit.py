@@ -14,6 +14,8 @@ from grader.api.app import create_app
 from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 from grader.config import Settings
 from grader.engine.scorer import from_json
+from grader.errors import CalibrationError
+from grader.service import refits
 from grader.service.exams import load_exams
 from grader.service.store import Store
 from tests.conftest import RUBRICS
@@ -232,3 +234,22 @@ def test_the_refit_and_its_embedder_run_off_the_event_loop(service, monkeypatch)
     apply_url = f"{URL}/{proposal_id}/apply"
     assert client.post(apply_url, data={"csrf": csrf_of(client)}).status_code == 200
     assert made == ["worker thread"]  # made once, where the refit runs
+
+
+def test_the_next_refit_starts_from_the_applied_one_and_grader_scorer_refuses(service, tmp_path):
+    _, store, _, acme, ids = service
+    scored_exam(store, acme, ids["li"])
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'grader.db'}")
+    exam = load_exams([RUBRICS / f"{EXAM}.yaml"])[EXAM]
+    assert refits.base_scorer(settings, store, exam).version == BASE.version
+    proposal = refits.propose(settings, store, exam, "li", None, bootstrap=0)
+    assert refits.base_scorer(settings, store, exam).version == BASE.version  # not applied
+    refits.apply(settings, store, exam, proposal, "li", None)
+    assert refits.base_scorer(settings, store, exam).version == proposal.version
+    pinned = settings.model_copy(update={"scorer": "default"})
+    for attempt in (
+        lambda: refits.propose(pinned, store, exam, "li", None, bootstrap=0),
+        lambda: refits.apply(pinned, store, exam, proposal, "li", None),
+    ):
+        with pytest.raises(CalibrationError, match="GRADER_SCORER is set"):
+            attempt()
