@@ -78,10 +78,11 @@ def propose(
     from grader.engine.scorer import to_json
 
     base = base_scorer(settings, store, exam)
+    found = store.reviews.answers(exam.name, scored_only=True)
     scored = [
         r
-        for r in store.reviews.answers(exam.name, scored_only=True)
-        if r.human is not None and r.submission.grade is not None
+        for r in found
+        if r.human is not None and r.submission.grade is not None and r.submission.grade.max_score
     ]
     pairs = [
         ScorePair(
@@ -93,10 +94,11 @@ def propose(
             answer=r.submission.answer,
         )
         for r in scored
-        if r.submission.grade.max_score
     ]
     grades = {str(r.submission.id): _by_store_id(r) for r in scored}
     rows, notes = refit_answers(pairs, grades, base)
+    if len(found) > len(scored):
+        notes.append(f"{len(found) - len(scored)} answer(s) you scored have no grade yet: left out")
     platform = {str(r.submission.id): r.submission.platform_id for r in scored}
     rows = [replace(r, pool=f"{platform[r.id]}/{r.question_id}") for r in rows]
     try:

@@ -18,9 +18,10 @@ from grader.errors import CalibrationError
 from grader.service import refits
 from grader.service.exams import load_exams
 from grader.service.store import Store
+from grader.service.store.records import NewSubmission
 from tests.conftest import RUBRICS
 from tests.embedders import CountingEmbedder
-from tests.refit_exam import BASE, CHOICE, EXAM, scored_exam
+from tests.refit_exam import BASE, CHOICE, EXAM, QUESTIONS, scored_exam
 
 OTHER = "llm_trainer_solutions"
 URL = f"/instructor/exams/{EXAM}/scorer"
@@ -147,10 +148,14 @@ def test_scores_the_scorer_did_not_decide_are_named_in_the_refusal(service):
     client, store, keys, acme, ids = service
     answers = scored_exam(store, acme, None, per_question=0)
     store.reviews.set_human_score(answers["r-choice"], ids["li"], 2.0, None)
+    [(queued, _)] = store.intake.submit(acme, [NewSubmission("new", EXAM, QUESTIONS[0], "…")])
+    store.reviews.set_human_score(queued.id, ids["li"], 1.0, None)  # not graded yet
     login(client, keys["li"])
     response = client.post(f"{URL}/propose", data={"csrf": csrf_of(client)})
     assert response.status_code == 422
+    assert "0 answer(s) on 0 question(s)" in response.text
     assert "1 answer(s) you scored were not graded by the scorer" in response.text
+    assert "1 answer(s) you scored have no grade yet" in response.text
 
 
 def test_the_refit_forms_need_the_token_and_the_instructors_own_exam(service):
