@@ -6,9 +6,10 @@ signed-in instructor (``Who``) as FastAPI dependencies.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
@@ -19,6 +20,9 @@ from grader.api.limits import read_form
 from grader.config import Settings
 from grader.service.exams import Exam
 from grader.service.store import AnswerRow, Instructor, Store
+
+if TYPE_CHECKING:
+    from grader.embed import Embedder
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "instructor"
 
@@ -38,6 +42,14 @@ class Pages:
             loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined
         )
         return cls(settings, store, exams, secret, env)
+
+    @functools.cached_property
+    def embedder(self) -> Embedder | None:
+        """The answer embedder a refit's graded neighbours need, made on the first refit: its
+        disk cache holds the answers the workers encoded, so the model loads only on a miss."""
+        from grader.embed import make_embedder
+
+        return make_embedder(self.settings)
 
     def render(self, request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
         html = self.templates.get_template(name).render(request=request, **context)

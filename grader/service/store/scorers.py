@@ -79,6 +79,17 @@ class Scorers:
             ).first()
         return _scorer(row) if row else None
 
+    def proposals(self, exam: str, limit: int = 20) -> list[ExamScorer]:
+        """The exam's refits, newest first (applied or not): the pages list them to reopen."""
+        with self.engine.connect() as conn:
+            found = conn.execute(
+                exam_scorers.select()
+                .where(exam_scorers.c.exam == exam)
+                .order_by(exam_scorers.c.created_at.desc(), exam_scorers.c.id.desc())
+                .limit(limit)
+            ).all()
+        return [_scorer(row) for row in found]
+
     def applied(self, exam: str) -> ExamScorer | None:
         """The exam's scorer: the one applied last, or None (the exam's file or the default)."""
         with self.engine.connect() as conn:

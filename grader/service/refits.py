@@ -1,0 +1,205 @@
+"""An exam's scorer refit from its instructors' scores, and its stored grades re-scored by the
+refit: what the instructor pages' refit forms do, with the judge never called.
+
+Both read the exam from the store as grading reads it. An answer's graded neighbours come from
+its own platform's instructor-scored answers to the same question (``store.queue.graded``):
+another platform's students never shape a grade. Answers are addressed by the store's id while
+the refit and the re-scoring run, since two platforms may both post ``s1``; a re-scored grade
+goes back to the platform's ids before it is stored.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from grader.errors import CalibrationError
+from grader.models import Grade, GradedAnswer
+from grader.service.batches import platform_ids
+from grader.service.exams import Exam
+from grader.service.store import AnswerRow, Store
+from grader.service.store.scorers import ExamScorer, Rescored
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from grader.config import Settings
+    from grader.embed import Embedder
+    from grader.engine.rescoring import Rescoring
+    from grader.engine.scorer import ScorerSet
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What applying a refit did to the exam's stored grades."""
+
+    rescored: int  # scored again by the refit
+    changed: int  # ... whose score moved
+    kept: int  # not decided by a scorer (objective, blank, off topic), or lacking its features
+
+
+def base_scorer(settings: Settings, store: Store, exam: Exam) -> ScorerSet:
+    """The scorer that grades ``exam`` now, as the workers pick it: the refit applied last on
+    the pages, else the exam's ``scorer.json``, else the shipped one. Refused while
+    ``GRADER_SCORER`` is set: the workers grade with it, and would ignore an applied refit."""
+    from grader.engine.scorer import from_json
+    from grader.engine.scorer_choice import choose_scorer
+
+    if settings.scorer is not None:
+        raise CalibrationError(
+            f"GRADER_SCORER is set ({settings.scorer!r}): the service grades every exam with "
+            "it and would not use a refit applied here. Unset it to refit on these pages."
+        )
+    applied = store.scorers.applied(exam.name)
+    if applied is not None:
+        return from_json(applied.text, f"the scorer applied to {exam.name}")
+    chosen = choose_scorer(None, exam.path).scorer
+    assert chosen is not None  # only an explicit "none" chooses no scorer
+    return chosen
+
+
+def propose(
+    settings: Settings,
+    store: Store,
+    exam: Exam,
+    instructor: str,
+    embedder: Embedder | None,
+    *,
+    bootstrap: int = 1000,
+) -> ExamScorer:
+    """Refit the exam's scorer on every answer its instructors scored (the newest score of
+    each) and keep it, with its before/after report, as a proposal; a CalibrationError saying
+    what is missing when the scored answers are too few."""
+    from grader.calibrate.refit import refit
+    from grader.calibrate.refit_rows import check_enough, refit_answers
+    from grader.calibrate.tables import ScorePair
+    from grader.engine.scorer import to_json
+
+    base = base_scorer(settings, store, exam)
+    found = store.reviews.answers(exam.name, scored_only=True)
+    scored = [
+        r
+        for r in found
+        if r.human is not None and r.submission.grade is not None and r.submission.grade.max_score
+    ]
+    pairs = [
+        ScorePair(
+            submission_id=str(r.submission.id),
+            question_id=r.submission.question_id,
+            max_score=r.submission.grade.max_score or 0.0,
+            human=r.human.score,
+            judge=r.submission.grade.score or 0.0,
+            answer=r.submission.answer,
+        )
+        for r in scored
+    ]
+    grades = {str(r.submission.id): _by_store_id(r) for r in scored}
+    rows, notes = refit_answers(pairs, grades, base)
+    if len(found) > len(scored):
+        notes.append(f"{len(found) - len(scored)} answer(s) you scored have no grade yet: left out")
+    platform = {str(r.submission.id): r.submission.platform_id for r in scored}
+    rows = [replace(r, pool=f"{platform[r.id]}/{r.question_id}") for r in rows]
+    try:
+        check_enough(rows)
+    except CalibrationError as exc:
+        raise CalibrationError(" ".join([exc.message, *notes])) from exc
+    vectors = _vectors(embedder, {r.id: r.answer for r in rows if r.answer is not None})
+    if embedder is None:
+        notes.append("the service has no embedding model (GRADER_EMBED_MODEL=none)")
+    result = refit(base, rows, vectors, bootstrap=bootstrap, notes=notes)
+    report = result.model_dump(mode="json", exclude={"scorer"})
+    return store.scorers.propose(
+        exam.name, str(result.scorer.version), to_json(result.scorer), report, instructor
+    )
+
+
+def apply(
+    settings: Settings,
+    store: Store,
+    exam: Exam,
+    proposal: ExamScorer,
+    instructor: str,
+    embedder: Embedder | None,
+) -> Applied:
+    """Make ``proposal`` the exam's scorer and re-score every stored grade of the exam with it,
+    from the features the grades recorded (``rescore_grades``), in one transaction."""
+    from grader.engine.scorer import from_json
+
+    base_scorer(settings, store, exam)  # refused the same way as a proposal
+    scorer = from_json(proposal.text, f"refit {proposal.version} of {exam.name}")
+    by_platform: dict[int, list[AnswerRow]] = defaultdict(list)
+    for row in store.reviews.answers(exam.name):
+        if row.submission.grade is not None:
+            by_platform[row.submission.platform_id].append(row)
+    rescored: list[Rescored] = []
+    changed = kept = 0
+    for rows in by_platform.values():
+        done, result = _rescore_platform(settings, exam, scorer, rows, embedder)
+        rescored += done
+        changed, kept = changed + result.changed, kept + result.kept
+    store.scorers.apply(proposal, instructor, rescored)
+    return Applied(len(rescored), changed, kept)
+
+
+def _rescore_platform(
+    settings: Settings,
+    exam: Exam,
+    scorer: ScorerSet,
+    rows: Sequence[AnswerRow],
+    embedder: Embedder | None,
+) -> tuple[list[Rescored], Rescoring]:
+    """One platform's grades of the exam re-scored, its own scored answers the neighbours."""
+    from grader.engine.rescoring import rescore_grades
+    from grader.engine.rubrics import rubric_for
+
+    graded = [
+        GradedAnswer(
+            id=str(r.submission.id),
+            question_id=r.submission.question_id,
+            answer=r.submission.answer,
+            score=r.human.score,
+        )
+        for r in rows
+        if r.human is not None
+    ]
+    answers = {str(r.submission.id): r.submission.answer for r in rows}
+    rubrics = {
+        q.id: rubric_for(q, exam.rubrics) for q in exam.bank.questions if not q.type.objective
+    }
+    old = [_by_store_id(r) for r in rows]
+    result = rescore_grades(
+        old, scorer, settings.review_below_confidence,
+        graded=graded, answers=answers, vectors=_vectors(embedder, answers), rubrics=rubrics,
+    )  # fmt: skip
+    external = {str(r.submission.id): r.submission.external_id for r in rows}
+    done = [
+        Rescored(row.submission.id, _platform_grade(new, external))
+        for row, before, new in zip(rows, old, result.grades, strict=True)
+        if new is not before
+    ]
+    return done, result
+
+
+def _by_store_id(row: AnswerRow) -> Grade:
+    """The stored grade named by the store's id (unique across platforms)."""
+    assert row.submission.grade is not None
+    return row.submission.grade.model_copy(update={"submission_id": str(row.submission.id)})
+
+
+def _platform_grade(grade: Grade, external: dict[str, str]) -> Grade:
+    """A re-scored grade as its platform knows it: its own ids, in the neighbours too."""
+    details = {**grade.details, "scorer": platform_ids(grade.details["scorer"], external)}
+    return grade.model_copy(
+        update={"submission_id": external[grade.submission_id], "details": details}
+    )
+
+
+def _vectors(embedder: Embedder | None, texts: dict[str, str]) -> dict[str, np.ndarray] | None:
+    """Unit vectors of the answers by id (the embedder's disk cache holds those the workers
+    encoded, so the model loads only for a miss), or None without an embedder."""
+    if embedder is None or not texts:
+        return None
+    ids = list(texts)
+    return dict(zip(ids, embedder.encode([texts[i] for i in ids]), strict=True))

@@ -1,0 +1,118 @@
+"""The scorer refit on the instructor pages in a real browser: headless Debian Chromium driven by
+Playwright against `grader serve --inline` (no judge call, no embedding model), on an exam whose
+stored grades the shipped scorer decided and an instructor scored (tests/refit_exam.py).
+
+An instructor proposes a refit, reads before and after on held-out questions, and applies it;
+the platform then reads re-scored grades. A screenshot of the proposal is saved to
+test-artifacts/instructor-refit.png.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from grader.api.keys import INSTRUCTOR_PREFIX, key_id_of
+from grader.service.store import Store
+from tests.conftest import RUBRICS
+from tests.integration.service import ROOT, chromium, free_port, grader_cli, printed_value, wait_for
+from tests.refit_exam import BASE, EXAM, scored_exam
+
+pytestmark = pytest.mark.slow
+
+
+def test_an_instructor_proposes_and_applies_a_refit_in_a_browser(tmp_path):
+    browser_path = chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    database = f"sqlite:///{tmp_path / 'grader.db'}"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "GRADER_DATABASE_URL": database,
+        "GRADER_BANKS": json.dumps([str(RUBRICS / f"{EXAM}.yaml")]),
+        "GRADER_JUDGE": "scripted",
+        "GRADER_EMBED_MODEL": "none",
+        "GRADER_REDIS_URL": "redis://127.0.0.1:1/0",
+    }
+    env.pop("GRADER_SCORER", None)
+    api_key = printed_value(
+        grader_cli(env, tmp_path, "platform", "add", "acme", "--exam", EXAM), "api_key"
+    )
+    key = printed_value(
+        grader_cli(env, tmp_path, "instructor", "add", "li", "--exam", EXAM), "instructor_key"
+    )
+    store = Store(database)
+    instructor = store.accounts.instructor(key_id=key_id_of(key, INSTRUCTOR_PREFIX))
+    platform = store.accounts.platform_by_name("acme")
+    scored_exam(store, platform.id, instructor.id)  # 60 scored answers on 3 questions, 66 graded
+    port = free_port()
+    log = tmp_path / "serve.log"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "grader", "serve", "--inline", "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    headers = {"Authorization": f"Bearer {api_key}"}
+    try:
+
+        def healthy():
+            try:
+                return httpx.get(f"{base}/healthz", timeout=1).status_code in (200, 503)
+            except httpx.HTTPError:
+                return server.poll() is not None
+
+        wait_for(healthy, 60, "grader serve --inline to answer")
+        assert server.poll() is None, log.read_text()
+        before = httpx.get(f"{base}/v1/submissions/r1-3", headers=headers).json()["grade"]
+
+        with sync_playwright() as p:
+            browser = p.chromium.launch(
+                executable_path=str(browser_path),
+                headless=True,
+                args=["--no-sandbox"] if os.geteuid() == 0 else [],
+            )
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(f"{base}/instructor/login")
+            page.fill("#key", key)
+            page.click("button:has-text('Log in')")
+            page.click(f"text={EXAM}")
+            page.click("a:has-text('scorer refit')")
+            expect(page.locator("table")).to_contain_text("No refit proposed yet.")
+            page.click("button:has-text('Propose a refit')")
+            expect(page.locator(".notice.ok")).to_contain_text("Refit proposed.")
+            [proposal] = store.scorers.proposals(EXAM)
+            overall = proposal.report["comparison"]
+            for side in ("before", "after"):
+                mae = overall[side]["overall"]["mae"]["value"]
+                expect(page.locator(f"table.comparison tr.metric-mae td.{side}")).to_contain_text(
+                    f"{mae:.3f}"
+                )
+            expect(page.locator("h1")).to_have_text(f"Refit {proposal.version}")
+            expect(page.locator("body")).to_contain_text("whole questions held out")
+            out = ROOT / "test-artifacts"
+            out.mkdir(exist_ok=True)
+            page.screenshot(path=str(out / "instructor-refit.png"), full_page=True)
+
+            page.click("button:has-text('Apply this refit')")
+            expect(page.locator(".notice.ok")).to_have_text(
+                re.compile(r"^Refit applied: 66 grade\(s\) re-scored without the judge")
+            )
+            expect(page.locator("main")).to_contain_text("grading now")
+            page.click("a:has-text('scorer')")
+            expect(page.locator("table")).to_contain_text("grading now")
+            browser.close()
+
+        grade = httpx.get(f"{base}/v1/submissions/r1-3", headers=headers).json()["grade"]
+        assert grade["provenance"]["scorer_version"] == proposal.version != BASE.version
+        assert grade["details"]["rescored_from"]["score"] == before["score"]
+        assert store.scorers.applied(EXAM).applied_by == "li"
+    finally:
+        server.terminate()
+        server.wait(20)
