@@ -232,7 +232,8 @@ def _named(text: str, terms: list[str]) -> bool:
 
 
 def _key(text: str) -> str:
-    return "".join(text.lower().split()).replace("储", "存").replace("儲", "存")
+    """Lower case, no spaces, 储存 as 存储 (students write both)."""
+    return "".join(text.lower().split()).replace("储存", "存储").replace("儲存", "存儲")
 
 
 # --- dispatch -------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ from fractions import Fraction
 
 MAX_DEPTH = 24  # nested parentheses or signs beyond this are not a formula anyone writes
 MAX_EXPONENT = 64  # 2^64 is an answer; 2^100000 is an attack on the arithmetic
+MAX_BITS = 4096  # no value a student writes needs more
+MAX_DIGITS = 30
 SAMPLES = (2, 3, 5, 7, 11)
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾ⁿ", "0123456789+-()n")
 _PLAIN = str.maketrans(
@@ -214,6 +216,8 @@ class _Parser:
             argument = self.atom(depth + 1)
             return lambda v: _log(argument(v))
         if token[0].isdigit():
+            if len(token) > MAX_DIGITS:
+                raise _NotAFormula
             number = Fraction(token)
             return lambda v: number
         if token.isalpha() and token not in {"O", "o"}:
@@ -226,28 +230,43 @@ def _atomic(token: str) -> bool:
     return token[0].isdigit() or (token.isalpha() and token not in {"O", "o"})
 
 
+def _bounded(x):
+    """Values past ``MAX_BITS`` are no answer a student means, and would cost unbounded work
+    (``((n^64)^64)^64``): the comparison gives up instead."""
+    if (
+        isinstance(x, Fraction)
+        and max(x.numerator.bit_length(), x.denominator.bit_length()) > MAX_BITS
+    ):
+        raise OverflowError
+    return x
+
+
 def _add(a, b):
-    return lambda v: a(v) + b(v)
+    return lambda v: _bounded(a(v) + b(v))
 
 
 def _sub(a, b):
-    return lambda v: a(v) - b(v)
+    return lambda v: _bounded(a(v) - b(v))
 
 
 def _mul(a, b):
-    return lambda v: a(v) * b(v)
+    return lambda v: _bounded(a(v) * b(v))
 
 
 def _div(a, b):
-    return lambda v: a(v) / b(v)
+    return lambda v: _bounded(a(v) / b(v))
 
 
 def _pow(base, exponent):
-    if isinstance(exponent, Fraction) and exponent.denominator == 1:
-        if abs(exponent) > MAX_EXPONENT:
+    if not (isinstance(exponent, Fraction) and exponent.denominator == 1):
+        raise ValueError("only whole exponents are compared")
+    if abs(exponent) > MAX_EXPONENT:
+        raise OverflowError
+    if isinstance(base, Fraction):
+        size = max(base.numerator.bit_length(), base.denominator.bit_length())
+        if size * abs(int(exponent)) > MAX_BITS:
             raise OverflowError
-        return base ** int(exponent)
-    raise ValueError("only whole exponents are compared")
+    return _bounded(base ** int(exponent))
 
 
 def _log(x):

@@ -77,8 +77,7 @@ def rubric_problems(rubric: Rubric, question: Question | None) -> list[str]:
             problems.append(f"penalty names unknown criterion {penalty.criterion!r}")
     if rubric.conclusion is not None and _unreadable(rubric.conclusion):
         problems.append(
-            f"conclusion: {rubric.conclusion.expected!r} is not a readable "
-            f"{rubric.conclusion.kind}"
+            f"conclusion: {rubric.conclusion.expected!r} is not a readable {rubric.conclusion.kind}"
         )
     for anchor in rubric.anchors:
         for cid, points in anchor.scores.items():
