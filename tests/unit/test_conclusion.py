@@ -225,3 +225,27 @@ def test_a_rescore_without_the_rubric_applies_the_recorded_cap_once():
     (wrong,) = graded(["正确，栈底元素不能最后删除"])
     again = apply_conclusion(wrong.model_copy(update={"score": 3.0}), None, None)
     assert again.score == 0 and again.feedback == wrong.feedback
+
+
+def test_rubric_check_shows_the_derived_conclusion(tmp_path):
+    from typer.testing import CliRunner
+
+    from grader.bank.files import save_bank
+    from grader.cli import app
+
+    path = tmp_path / "ads.yaml"
+    save_bank(Bank(name="ads", questions=[Q]), path)
+    result = CliRunner().invoke(app, ["rubric", "check", str(path)], env={"COLUMNS": "240"})
+    assert "verdict: 错误 (cap 0%)" in result.output, result.output
+
+
+def test_a_drafted_rubric_proposes_the_conclusion_for_review():
+    from grader.engine.draft import draft_rubric
+
+    proposal = {
+        "criteria": [{"description": "判断并解释", "points": 4, "key_points": ["可以删除"]}]
+    }
+    judge = RecordingJudge(lambda r: json.dumps(proposal, ensure_ascii=False))
+    rubric = draft_rubric(Q, judge)
+    assert rubric.conclusion == FALSE and not rubric.reviewed
+    assert rubric_problems(rubric, Q) == []
