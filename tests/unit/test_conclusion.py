@@ -249,3 +249,24 @@ def test_a_drafted_rubric_proposes_the_conclusion_for_review():
     rubric = draft_rubric(Q, judge)
     assert rubric.conclusion == FALSE and not rubric.reviewed
     assert rubric_problems(rubric, Q) == []
+
+
+def test_a_rescore_by_another_scorer_keeps_the_cap():
+    from grader.engine.rescoring import rescored
+    from grader.engine.scorer import load_scorer
+
+    features = {"reference_margin": 0.1, "semantic_coverage": 0.9, "ngram_coverage": 0.8,
+                "length_log_ratio": 0.0, "cohort_reference_z": 0.5, "language": "zh"}  # fmt: skip
+    before = Grade(
+        submission_id="s1", question_id="q1", status="graded", score=3.0, max_score=4,
+        method="judge", criteria=[], details={"judge_points": {},
+        "scorer": {"version": "old", "decided_by": "signals", "features": features}},
+    )  # fmt: skip
+    before = before.model_copy(
+        update={"criteria": graded(["错误，栈底元素可以最后删除"])[0].criteria}
+    )
+    answer = "正确，栈底元素不能最后删除"
+    assert rescored(before, load_scorer("default"), 0.6).score > 0  # no rubric, nothing recorded
+    new = rescored(before, load_scorer("default"), 0.6, answer=answer, rubric=RUBRIC)
+    assert new.score == 0 and new.details["conclusion"]["decision"] == "mismatch"
+    assert rescored(new, load_scorer("default"), 0.6).score == 0  # the recorded cap stands
