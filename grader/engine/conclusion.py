@@ -22,6 +22,7 @@ from grader.models import (
     Conclusion,
     Grade,
     GradeStatus,
+    Method,
     ReviewCode,
     ReviewReason,
     Rubric,
@@ -36,29 +37,25 @@ _SHOWN = {"true": "正确", "false": "错误"}
 def apply_conclusion(grade: Grade, rubric: Rubric | None, answer: str | None) -> Grade:
     """``grade`` with its conclusion read (``rubric.conclusion`` against ``answer``), and
     capped when the conclusion is wrong. Without the rubric's conclusion or the answer (a
-    re-score from the stored grade alone), the reading the grade recorded is applied again."""
+    re-score from the stored grade alone), the reading the grade recorded is applied again.
+    A grade a rule decided (blank, off topic: 0) is left as it is."""
     conclusion = rubric.conclusion if rubric is not None else None
+    if grade.method == Method.RULE:
+        return grade
     if conclusion is not None and answer is not None:
         record = _record(conclusion, read_conclusion(conclusion, answer))
     elif isinstance(recorded := grade.details.get("conclusion"), dict):
-        record = dict(recorded)
+        record = {k: v for k, v in recorded.items() if k != "capped_from"}
     else:
         return grade
     update: dict[str, Any] = {}
-    reasons = list(grade.review_reasons)
-    if record["decision"] == "undecided" and record.get("gate", True):
-        if all(r.code != ReviewCode.CONCLUSION_UNDECIDED for r in reasons):
-            reasons.append(
-                ReviewReason(
-                    code=ReviewCode.CONCLUSION_UNDECIDED,
-                    message=f"the answer's conclusion could not be read by rule (expected: "
-                    f"{record['expected']})",
-                )
-            )
-        update |= {"review_reasons": reasons, "needs_review": True}
-    if record.get("cap") is not None and (capped := _capped(grade, record)):
-        update |= capped
-        record["capped_from"] = grade.score
+    limit = _limit(grade, record["cap"])
+    if record["gate"] and limit is not None and grade.score is not None and grade.score > limit:
+        if record["decision"] == "mismatch":
+            update |= _capped(grade, limit, record)
+            record["capped_from"] = grade.score
+        elif record["decision"] == "undecided":
+            update |= _to_review(grade, record)
     details = dict(grade.details) | {"conclusion": record}
     return grade.model_copy(update=update | {"details": details})
 
@@ -73,7 +70,6 @@ def cap_share(conclusion: Conclusion) -> float:
 
 
 def _record(conclusion: Conclusion, reading: Reading) -> dict[str, Any]:
-    wrong = reading.decision == "mismatch" and conclusion.gate
     return {
         "kind": conclusion.kind,
         "expected": conclusion.expected,
@@ -82,24 +78,38 @@ def _record(conclusion: Conclusion, reading: Reading) -> dict[str, Any]:
         "decision": reading.decision,
         "confidence": reading.confidence,
         "gate": conclusion.gate,
-        "cap": cap_share(conclusion) if wrong else None,
+        "cap": cap_share(conclusion),
     }
 
 
-def _capped(grade: Grade, record: dict[str, Any]) -> dict[str, Any]:
-    """Score, criteria and feedback under the cap; nothing when the grade is already under."""
+def _limit(grade: Grade, cap: float) -> float | None:
+    """The most a wrong conclusion keeps, in half points rounded down; None when the grade
+    has no score to cap."""
     if grade.status != GradeStatus.GRADED or grade.score is None or not grade.max_score:
-        return {}
-    limit = math.floor(record["cap"] * grade.max_score / STEP + 1e-9) * STEP
-    if grade.score <= limit:
-        return {}
-    scale = limit / grade.score if grade.score > 0 else 0.0
+        return None
+    return math.floor(cap * grade.max_score / STEP + 1e-9) * STEP
+
+
+def _to_review(grade: Grade, record: dict[str, Any]) -> dict[str, Any]:
+    """An unread conclusion on a grade its cap would change: an instructor looks."""
+    reasons = list(grade.review_reasons)
+    if all(r.code != ReviewCode.CONCLUSION_UNDECIDED for r in reasons):
+        reasons.append(
+            ReviewReason(
+                code=ReviewCode.CONCLUSION_UNDECIDED,
+                message="the answer's conclusion could not be read by rule (expected: "
+                f"{record['expected']})",
+            )
+        )
+    return {"review_reasons": reasons, "needs_review": True}
+
+
+def _capped(grade: Grade, limit: float, record: dict[str, Any]) -> dict[str, Any]:
+    """Score, criteria (scaled down) and feedback under the cap."""
+    assert grade.score is not None
+    scale = limit / grade.score
     criteria = [c.model_copy(update={"points": round(c.points * scale, 2)}) for c in grade.criteria]
-    return {
-        "score": limit,
-        "criteria": criteria,
-        "feedback": _feedback(grade.feedback, record),
-    }
+    return {"score": limit, "criteria": criteria, "feedback": _feedback(grade.feedback, record)}
 
 
 def _feedback(feedback: str | None, record: dict[str, Any]) -> str:

@@ -211,7 +211,7 @@ def test_a_cap_is_a_ceiling_not_a_subtraction_and_the_gate_can_be_switched_off()
     off = RUBRIC.model_copy(update={"conclusion": FALSE.model_copy(update={"gate": False})})
     (kept,) = graded(["正确，栈底元素不能最后删除"], off)
     assert kept.score == 4 and kept.details["conclusion"]["decision"] == "mismatch"
-    assert kept.details["conclusion"]["cap"] is None
+    assert "capped_from" not in kept.details["conclusion"]
 
 
 def test_without_a_judge_the_reading_is_still_recorded():
@@ -270,3 +270,12 @@ def test_a_rescore_by_another_scorer_keeps_the_cap():
     new = rescored(before, load_scorer("default"), 0.6, answer=answer, rubric=RUBRIC)
     assert new.score == 0 and new.details["conclusion"]["decision"] == "mismatch"
     assert rescored(new, load_scorer("default"), 0.6).score == 0  # the recorded cap stands
+
+
+def test_rule_zeros_and_grades_under_the_cap_are_left_alone():
+    (blank,) = graded([""])
+    assert blank.method == "rule" and "conclusion" not in blank.details and not blank.needs_review
+    zero = Grade(submission_id="s", question_id="q1", status="graded", score=0.0, max_score=4,
+                 method="judge")  # fmt: skip
+    unread = apply_conclusion(zero, RUBRIC, "栈底元素可以最后删除")
+    assert unread.details["conclusion"]["decision"] == "undecided" and not unread.needs_review
