@@ -162,7 +162,8 @@ def derive_rubric(question: Question) -> Rubric:
     allow, with the points the reference prints for it (``（2分）``) when every item has them
     and they add up, spread evenly otherwise. It is only a stand-in until an instructor
     writes one, so ``reviewed`` is False and the question is flagged once ("review this
-    rubric") rather than every grade.
+    rubric") rather than every grade. Where the stem asks for a verdict, one quantity or a
+    choice, the rubric also names the conclusion the reference draws (``conclusion_derive``).
     """
     reference = question.answer if isinstance(question.answer, str) else None
     return _derive(question.id, question.points, reference, question.language, question.stem)
