@@ -20,6 +20,7 @@ MAX_DEPTH = 24  # nested parentheses or signs beyond this are not a formula anyo
 MAX_EXPONENT = 64  # 2^64 is an answer; 2^100000 is an attack on the arithmetic
 MAX_BITS = 4096  # no value a student writes needs more
 MAX_DIGITS = 30
+MAX_TOKENS = 120  # longer is prose with numbers in it, and a deeper evaluation
 SAMPLES = (2, 3, 5, 7, 11)
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾ⁿ", "0123456789+-()n")
 _PLAIN = str.maketrans(
@@ -93,7 +94,7 @@ def runs(text: str) -> list[str]:
 def parse(text: str) -> Expression | None:
     """The formula ``text`` (already ``plain``), or None when it is not one."""
     tokens = _tokens(text) if not _SPACED_PRODUCT.search(text) else []
-    if not tokens:
+    if not tokens or len(tokens) > MAX_TOKENS:
         return None
     parser = _Parser(tokens)
     try:
@@ -151,6 +152,8 @@ def _tokens(text: str) -> list[str]:
         if m is None or m.end() == at:
             return [] if text[at:].strip() else out
         out.append(m.group(1) or m.group(2) or m.group(3))
+        if len(out) > MAX_TOKENS:
+            return out  # too long to be a formula: ``parse`` says so without reading on
         at = m.end()
     return out
 
@@ -188,6 +191,8 @@ class _Parser:
         return value
 
     def unary(self, depth: int) -> Callable[[dict], object]:
+        if depth > MAX_DEPTH:
+            raise _NotAFormula
         if self.peek() == "-":
             self.take()
             inner = self.unary(depth + 1)

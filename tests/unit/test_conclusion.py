@@ -125,6 +125,9 @@ def test_hostile_answers_cost_bounded_work():
         return max(best, 1e-4)
 
     assert cost(8000) / cost(2000) < 9
+    for deep in ("2^" * 20000 + "2", "1+" * 20000 + "1", "-" * 20000 + "1", "(" * 20000 + "n"):
+        assert parse(deep) is None  # no recursion past a bound, however it is nested
+        assert read_conclusion(TWO_POWER, deep).decision in {"mismatch", "undecided"}
     assert parse("((n^64)^64)^64") is not None
     assert parse("((n^64)^64)^64").at({"n": 11}) is None  # gives up rather than compute
 
