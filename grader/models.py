@@ -160,6 +160,18 @@ class Anchor(_Model):
         return data
 
 
+class Conclusion(_Model):
+    """What an answer must conclude (错误; 2^(n-1); O(1); 链式存储结构); a wrong one caps the
+    grade at ``cap`` of the points (engine.conclusion). ``gate: false``: shown, never caps."""
+
+    kind: Literal["verdict", "value", "formula", "complexity", "choice"]
+    expected: str = Field(min_length=1)
+    accepted: list[str] = Field(default_factory=list)  # equivalent wordings
+    wrong: list[str] = Field(default_factory=list)  # known wrong ones (a choice's other options)
+    cap: float | None = Field(default=None, ge=0, le=1)
+    gate: bool = True
+
+
 class Rubric(_Model):
     question_id: str
     points: float = Field(gt=0)
@@ -170,6 +182,7 @@ class Rubric(_Model):
         default=True, description="False for rubrics derived automatically, not by an instructor."
     )
     notes: str | None = None
+    conclusion: Conclusion | None = Field(default=None, exclude_if=lambda c: c is None)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -233,6 +246,7 @@ class ReviewCode(StrEnum):
     # the rubric and the question
     UNREVIEWED_RUBRIC = "unreviewed_rubric"
     INCOMPLETE_QUESTION = "incomplete_question"
+    CONCLUSION_UNDECIDED = "conclusion_undecided"  # the rules could not read the conclusion
 
 
 class ReviewReason(_Model):

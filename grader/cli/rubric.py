@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -11,6 +11,9 @@ from rich.table import Table
 
 from grader.cli.app import app, console, err, fail
 from grader.errors import GraderError
+
+if TYPE_CHECKING:
+    from grader.models import Conclusion
 
 rubric_app = typer.Typer(help="Check rubric files and draft new ones.", no_args_is_help=True)
 app.add_typer(rubric_app, name="rubric")
@@ -27,7 +30,7 @@ def rubric_check(
 ) -> None:
     """Validate every rubric file of the banks, and list subjective questions without one."""
     from grader.bank.files import load_bank
-    from grader.engine.rubrics import load_rubric, rubric_dir
+    from grader.engine.rubrics import derive_rubric, load_rubric, rubric_dir
 
     paths = banks or sorted(Path("rubrics").glob("*.yaml"))
     if not paths:
@@ -36,7 +39,7 @@ def rubric_check(
     failures = 0
     derived = 0
     table = Table(title="rubrics")
-    for column in ("question", "type", "points", "rubric", "version"):
+    for column in ("question", "type", "points", "rubric", "version", "conclusion"):
         table.add_column(column)
     for bank_path in paths:
         try:
@@ -61,6 +64,7 @@ def rubric_check(
                     f"{q.points or ''}",
                     "[yellow]none: derived from the reference — review this rubric[/]",
                     "",
+                    _conclusion(derive_rubric(q).conclusion),
                 )
                 continue
             try:
@@ -69,13 +73,18 @@ def rubric_check(
                 failures += 1
                 err.print(f"[red]invalid:[/] {escape(str(exc))}")
                 table.add_row(
-                    escape(q.id), q.type.value, f"{q.points or ''}", "[red]invalid[/]", ""
+                    escape(q.id), q.type.value, f"{q.points or ''}", "[red]invalid[/]", "", ""
                 )
                 continue
             derived += not rubric.reviewed
             state = "ok" if rubric.reviewed else "[yellow]ok, unreviewed — review this rubric[/]"
             table.add_row(
-                escape(q.id), q.type.value, f"{rubric.points:g}", state, escape(rubric.version)
+                escape(q.id),
+                q.type.value,
+                f"{rubric.points:g}",
+                state,
+                escape(rubric.version),
+                _conclusion(rubric.conclusion),
             )
     console.print(table)
     if derived:
@@ -86,6 +95,16 @@ def rubric_check(
         )
     if failures:
         raise typer.Exit(code=1)
+
+
+def _conclusion(conclusion: Conclusion | None) -> str:
+    """What the answer must conclude, and what a wrong one costs, for review."""
+    if conclusion is None:
+        return ""
+    from grader.engine.conclusion import cap_share
+
+    cost = f"cap {cap_share(conclusion):.0%}" if conclusion.gate else "gate off"
+    return escape(f"{conclusion.kind}: {conclusion.expected} ({cost})")
 
 
 @rubric_app.command("draft")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from grader.engine.conclusion_derive import derive_conclusion
 from grader.engine.prompts import load_prompt, reference_text
 from grader.engine.rubrics import (
     DEFAULT_SUBJECTIVE_POINTS,
@@ -85,10 +86,12 @@ def draft_rubric(question: Question, judge: Judge, max_tokens: int = 700) -> Rub
         )
         for i, (c, share) in enumerate(zip(proposed, shares, strict=True))
     ]
+    reference = question.answer if isinstance(question.answer, str) else None
     return Rubric(
         question_id=question.id,
         points=points,
         criteria=criteria,
+        conclusion=derive_conclusion(question.stem, reference, question.language),
         reviewed=False,
         notes=f"drafted by {judge.backend}:{judge.model} from the reference answer; "
         "edit the criteria, then set reviewed: true",

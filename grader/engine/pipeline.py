@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from grader.config import Settings
 from grader.engine.anchors import choose_anchors
+from grader.engine.conclusion import apply_conclusion
 from grader.engine.coverage import pastes_rubric
 from grader.engine.features import GradedPool
 from grader.engine.modes import MODES, Item
@@ -149,6 +150,10 @@ class Pipeline:
             grades.update(zip(work, judged, strict=True))
             self._calibrate(
                 grades, [(i, work[i][0]) for i in work], analyses, rubrics, scorer or self.scorer
+            )
+        for i, submission in subjective.items():  # the decisive part caps the final grade
+            grades[i] = apply_conclusion(
+                grades[i], rubrics[submission.question_id], submission.answer
             )
         return [grades[i] for i in range(len(submissions))]
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from grader.engine.conclusion import apply_conclusion
 from grader.engine.features import GradedPool
 from grader.engine.scorer import FEATURE_NAMES, NEIGHBOUR_FEATURES, AnswerFeatures, ScorerSet
 from grader.engine.scoring import Evidence, scored_grade
@@ -124,7 +125,7 @@ def rescored(
         "scorer_version": before.get("version"),
         "decided_by": before.get("decided_by"),
     }
-    return new.model_copy(update={"details": details})
+    return apply_conclusion(new.model_copy(update={"details": details}), rubric, answer)
 
 
 def judged(grade: Grade) -> Grade:

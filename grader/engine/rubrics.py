@@ -13,9 +13,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from grader.engine.conclusion_derive import derive_conclusion
+from grader.engine.conclusion_read import read_conclusion
 from grader.errors import RubricError
 from grader.files.yamlfile import read_yaml_mapping, write_yaml
-from grader.models import Anchor, Bank, Criterion, Level, Question, Rubric
+from grader.models import Anchor, Bank, Conclusion, Criterion, Level, Question, Rubric
 from grader.text import match_key
 
 DEFAULT_SUBJECTIVE_POINTS = 10.0
@@ -73,6 +75,10 @@ def rubric_problems(rubric: Rubric, question: Question | None) -> list[str]:
     for penalty in rubric.penalties:
         if penalty.criterion is not None and penalty.criterion not in by_id:
             problems.append(f"penalty names unknown criterion {penalty.criterion!r}")
+    if rubric.conclusion is not None and _unreadable(rubric.conclusion):
+        problems.append(
+            f"conclusion: {rubric.conclusion.expected!r} is not a readable {rubric.conclusion.kind}"
+        )
     for anchor in rubric.anchors:
         for cid, points in anchor.scores.items():
             if cid not in by_id:
@@ -80,6 +86,12 @@ def rubric_problems(rubric: Rubric, question: Question | None) -> list[str]:
             elif not 0 <= points <= by_id[cid].points:
                 problems.append(f"anchors.{anchor.id}: {cid} score {points:g} out of range")
     return problems
+
+
+def _unreadable(conclusion: Conclusion) -> bool:
+    """The expected conclusion does not read as its kind (a verdict that is no verdict, a
+    formula that does not parse): it would never match, so every answer would be capped."""
+    return read_conclusion(conclusion, conclusion.expected).decision != "match"
 
 
 def load_rubrics(bank_path: Path, bank: Bank) -> dict[str, Rubric]:
@@ -123,7 +135,7 @@ def rubric_for(question: Question, rubrics: dict[str, Rubric]) -> Rubric:
     if found is not None:
         return found
     reference = question.answer if isinstance(question.answer, str) else None
-    return _derived(question.id, question.points, reference, question.language)
+    return _derived(question.id, question.points, reference, question.language, question.stem)
 
 
 # --- derived rubrics -------------------------------------------------------------------------
@@ -150,19 +162,23 @@ def derive_rubric(question: Question) -> Rubric:
     allow, with the points the reference prints for it (``（2分）``) when every item has them
     and they add up, spread evenly otherwise. It is only a stand-in until an instructor
     writes one, so ``reviewed`` is False and the question is flagged once ("review this
-    rubric") rather than every grade.
+    rubric") rather than every grade. Where the stem asks for a verdict, one quantity or a
+    choice, the rubric also names the conclusion the reference draws (``conclusion_derive``).
     """
     reference = question.answer if isinstance(question.answer, str) else None
-    return _derive(question.id, question.points, reference, question.language)
+    return _derive(question.id, question.points, reference, question.language, question.stem)
 
 
-def _derive(question_id: str, points: float | None, reference: str | None, language: str) -> Rubric:
+def _derive(
+    question_id: str, points: float | None, reference: str | None, language: str, stem: str = ""
+) -> Rubric:
     """``derive_rubric`` on exactly what it reads of the question, so it can be cached."""
     points = points if points is not None else DEFAULT_SUBJECTIVE_POINTS
+    conclusion = derive_conclusion(stem, reference, language)
     key_points = key_points_of(reference or "")
     groups = min(len(key_points), MAX_DERIVED_CRITERIA, max(1, int(points)))
     if groups == 0:
-        return _rubric(question_id, points, [_whole_answer(points, language)])
+        return _rubric(question_id, points, [_whole_answer(points, language)], conclusion)
     if printed := _printed_points(key_points, points):
         shares, chunks = printed, [[_PRINTED_POINTS.sub("", k).strip()] for k in key_points]
     else:
@@ -184,7 +200,7 @@ def _derive(question_id: str, points: float | None, reference: str | None, langu
         )
         for i, (share, chunk) in enumerate(zip(shares, chunks, strict=True))
     ]
-    return _rubric(question_id, points, criteria)
+    return _rubric(question_id, points, criteria, conclusion)
 
 
 def _whole_answer(points: float, language: str) -> Criterion:
@@ -199,11 +215,14 @@ def _whole_answer(points: float, language: str) -> Criterion:
     )
 
 
-def _rubric(question_id: str, points: float, criteria: list[Criterion]) -> Rubric:
+def _rubric(
+    question_id: str, points: float, criteria: list[Criterion], conclusion: Conclusion | None
+) -> Rubric:
     return Rubric(
         question_id=question_id,
         points=points,
         criteria=criteria,
+        conclusion=conclusion,
         reviewed=False,
         notes="derived automatically from the reference answer; not reviewed by an instructor",
     )

@@ -1,0 +1,223 @@
+"""Issue 26's decisive part, measured: the shipped scorer's grades with and without the gate.
+
+The cheapest faithful replay: every ADS and Mohler answer's production features are in the
+scorer's feature table (``scorer_features.py``), so the shipped default scorer grades each one
+as ``Pipeline.grade_many`` would without a judge (the judge does not count on Chinese) — 0 for
+answers a rule scored 0, ``load_scorer("default").score`` of ``setting_features`` otherwise,
+the copy rule in the graded setting, half points. Settings: ``none`` (no graded answers) and
+``graded10`` (the question's first 10 answers by ``splits.graded_sample`` are graded and left
+out). Then ``engine.conclusion.apply_conclusion`` with the conclusion ``rubric_for`` derives
+from each question (derived rubrics, as for a freshly imported bank), under each design.
+
+The default scorer was fit on the development rows, so development grades are in-sample; the
+gate (a rule with a handful of choices) is chosen on the development part and the test part
+is reported once. Figures: Pearson and MAE against the course's grades, and the mean grade
+of the answers the course scored 0, on the data set's points.
+
+    python benchmarks/conclusion_gate.py          # writes results/conclusion_gate.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+from common import code_version
+from scorer_features import as_bank, load
+from splits import graded_sample
+
+from grader.calibrate.scorer_rows import ScorerRow, copy_shares, read_rows, setting_features
+from grader.engine.conclusion import apply_conclusion
+from grader.engine.conclusion_read import read_conclusion, verdict_of
+from grader.engine.rubrics import rubric_for
+from grader.engine.scorer import ScorerSet, load_scorer
+from grader.engine.scoring import to_points
+from grader.models import Conclusion, Grade, GradeStatus, Method, Rubric
+
+RESULTS = Path(__file__).resolve().parent / "results"
+TABLE = RESULTS / "scorer_features.jsonl.gz"
+SETTINGS = ("none", "graded10")
+# name -> (cap for a verdict, cap for the other kinds, kinds gated, verdict policy)
+DESIGNS: dict[str, tuple[float, float, tuple[str, ...], str]] = {
+    "no gate": (1.0, 1.0, (), "first"),
+    "verdict 0, others 0.2, first verdict (shipped)": (0.0, 0.2, ("all",), "first"),
+    "verdict 0.2, others 0.2, first verdict": (0.2, 0.2, ("all",), "first"),
+    "verdict 0, others 0, first verdict": (0.0, 0.0, ("all",), "first"),
+    "verdict 0 only, first verdict": (0.0, 1.0, ("verdict",), "first"),
+    "verdict 0, others 0.2, every sentence's verdict agrees": (0.0, 0.2, ("all",), "every"),
+    "verdict 0, others 0.2, an unread conclusion capped too": (0.0, 0.2, ("all",), "unread"),
+}
+SHIPPED = "verdict 0, others 0.2, first verdict (shipped)"
+HAND_SAMPLE = 40
+
+
+def shipped_grades(rows: list[ScorerRow], scorer: ScorerSet, setting: str) -> dict[str, float]:
+    """Production's grade of every answer the setting evaluates (graded answers left out)."""
+    shares = {r.id: r.share for r in rows}
+    base = {}
+    for r in rows:
+        try:
+            base[r.id] = scorer.base(r.own_features())[1]
+        except (ValueError, StopIteration):
+            continue
+    texts = {r.id: r.answer for r in rows}
+    grades = {}
+    for r in rows:
+        if r.rule is not None:
+            grades[r.id] = 0.0
+            continue
+        if not r.scored_in(setting):
+            continue
+        copies = copy_shares(r, setting, shares)
+        if copies:
+            share = sum(copies) / len(copies)
+        else:
+            features = setting_features(r, setting, shares, base, texts=texts)
+            share = scorer.score(features)[1]
+        grades[r.id] = to_points(share, r.points)
+    return grades
+
+
+def graded_ids(dataset: str, part: str, setting: str) -> set[str]:
+    """The answers an instructor graded in ``setting`` (not evaluated there)."""
+    if setting == "none":
+        return set()
+    items, parts, _ = load(dataset)
+    chosen = [i for i in items if parts[i.id] == part]
+    return {g.id for g in graded_sample(chosen, int(setting.removeprefix("graded")))[0]}
+
+
+def every_sentence_agrees(conclusion: Conclusion, answer: str) -> bool:
+    """The 'every' policy: cap only when no verdict anywhere in the answer matches."""
+    expected = verdict_of(conclusion.expected)
+    sentences = [s for s in answer.replace("\n", "。").split("。") if s.strip()]
+    verdicts = [v for v in map(verdict_of, sentences) if v is not None]
+    return expected is not None and all(v[0] != expected[0] for v in verdicts)
+
+
+def gated(
+    grade: float, row: ScorerRow, rubric: Rubric, design: tuple[float, float, tuple, str]
+) -> tuple[float, str | None]:
+    """(the grade under the design, the reading's decision) for one answer."""
+    verdict_cap, other_cap, kinds, policy = design
+    conclusion = rubric.conclusion
+    if conclusion is None or not kinds or row.answer is None:
+        return grade, None
+    if "all" not in kinds and conclusion.kind not in kinds:
+        return grade, None
+    cap = verdict_cap if conclusion.kind == "verdict" else other_cap
+    capped = rubric.model_copy(update={"conclusion": conclusion.model_copy(update={"cap": cap})})
+    before = Grade(submission_id=row.id, question_id=rubric.question_id,
+                   status=GradeStatus.GRADED, score=grade, max_score=row.points,
+                   method=Method.JUDGE)  # fmt: skip
+    after = apply_conclusion(before, capped, row.answer)
+    record = after.details["conclusion"]
+    if policy == "unread" and record["decision"] == "undecided":
+        limit = cap * row.points // 0.5 * 0.5
+        return min(grade, limit), record["decision"]
+    if (
+        policy == "every"
+        and conclusion.kind == "verdict"
+        and record["decision"] == "mismatch"
+        and not every_sentence_agrees(conclusion, row.answer)
+    ):
+        return grade, record["decision"]
+    return float(after.score or 0.0), record["decision"]
+
+
+def figures(human: list[float], grades: list[float]) -> dict:
+    h, g = np.array(human), np.array(grades)
+    zero = h == 0
+    return {
+        "n": len(h),
+        "pearson": round(float(np.corrcoef(h, g)[0, 1]), 4),
+        "mae": round(float(np.abs(h - g).mean()), 3),
+        "zero_answers": int(zero.sum()),
+        "mean_grade_of_zero_answers": round(float(g[zero].mean()), 3) if zero.any() else None,
+    }
+
+
+def evaluate(dataset: str, part: str, table: list[ScorerRow], scorer: ScorerSet) -> dict:
+    items, _, language = load(dataset)
+    bank = as_bank(dataset, items, language)
+    rubrics = {q.id: rubric_for(q, {}) for q in bank.questions}
+    rows = [r for r in table if r.dataset == dataset and r.part == part]
+    out: dict = {"conclusions": {q: r.conclusion.model_dump(mode="json")
+                                 for q, r in rubrics.items() if r.conclusion}}  # fmt: skip
+    for setting in SETTINGS:
+        grades = shipped_grades(rows, scorer, setting)
+        held = graded_ids(dataset, part, setting)
+        scored = [r for r in rows if r.id in grades and r.id not in held]
+        human = [r.share * r.points for r in scored]
+        results = {}
+        for name, design in DESIGNS.items():
+            pairs = [gated(grades[r.id], r, rubrics[r.question.split(":", 1)[1]], design)
+                     for r in scored]  # fmt: skip
+            result = figures(human, [p[0] for p in pairs])
+            result["capped"] = sum(p[0] < grades[r.id] for p, r in zip(pairs, scored, strict=True))
+            result["decisions"] = {d: sum(p[1] == d for p in pairs)
+                                   for d in ("match", "mismatch", "undecided")}  # fmt: skip
+            results[name] = result
+        out[setting] = results
+    return out
+
+
+def hand_sample(table: list[ScorerRow]) -> list[dict]:
+    """ADS development answers whose verdict the rules decided, a seeded sample to check by
+    hand: is a conclusion read as wrong really wrong?"""
+    items, _, language = load("ads")
+    bank = as_bank("ads", items, language)
+    rubrics = {q.id: rubric_for(q, {}) for q in bank.questions}
+    found = []
+    for r in table:
+        rubric = rubrics.get(r.question.split(":", 1)[1]) if r.dataset == "ads" else None
+        if r.part != "dev" or rubric is None or rubric.conclusion is None or r.answer is None:
+            continue
+        reading = read_conclusion(rubric.conclusion, r.answer)
+        if reading.decision == "undecided":
+            continue
+        key = hashlib.sha256(f"conclusion-hand:{r.id}".encode()).hexdigest()
+        found.append((key, {"id": r.id, "kind": rubric.conclusion.kind,
+                            "expected": rubric.conclusion.expected, "human": r.share * r.points,
+                            "decision": reading.decision, "read": reading.read,
+                            "answer": r.answer[:120]}))  # fmt: skip
+    return [f for _, f in sorted(found, key=lambda x: x[0])[:HAND_SAMPLE]]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=RESULTS / "conclusion_gate.json")
+    parser.add_argument("--test", action="store_true", help="also the test parts (once)")
+    args = parser.parse_args()
+    table = read_rows(TABLE)
+    scorer = load_scorer("default")
+    parts = ("dev", "test") if args.test else ("dev",)
+    result = {
+        "data": "ADS (sas-ads train.jsonl) and Mohler, splits.py parts; scorer_features table",
+        "scorer": scorer.version,
+        "designs": {k: list(v) for k, v in DESIGNS.items()},
+        "shipped": SHIPPED,
+        "results": {
+            f"{d}:{p}": evaluate(d, p, table, scorer) for d in ("ads", "mohler") for p in parts
+        },
+        "hand_sample_ads_dev": hand_sample(table),
+        "code": code_version(
+            __file__,
+            "grader/engine/conclusion.py",
+            "grader/engine/conclusion_read.py",
+            "grader/engine/formulas.py",
+        ),
+    }
+    args.out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    for key, found in result["results"].items():
+        for setting in SETTINGS:
+            for name, f in found[setting].items():
+                print(f"{key:12} {setting:9} {name:56} r={f['pearson']:.3f} mae={f['mae']:.2f} "
+                      f"zeros={f['mean_grade_of_zero_answers']} capped={f['capped']}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
