@@ -13,13 +13,13 @@ the injection reason: a false positive costs an instructor a glance, not the stu
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from grader.engine.injection import Finding, find_injections, strip_injections
 from grader.engine.provenance import rule_provenance
 from grader.engine.reasons import injection_reason
 from grader.engine.rule_grades import identity
-from grader.engine.signals import blank_reason
+from grader.engine.signals import QuestionAnalysis, blank_reason
 from grader.models import (
     CriterionScore,
     Grade,
@@ -59,6 +59,20 @@ def twin(submission: Submission, cleaned: str, taken: Collection[str]) -> Submis
     while twin_id in taken:
         twin_id += "#"
     return submission.model_copy(update={"id": twin_id, "answer": cleaned})
+
+
+def as_raw(
+    cleaned: Submission, analysis: QuestionAnalysis, raw_id: str
+) -> tuple[Submission, QuestionAnalysis]:
+    """The cleaned twin under its raw answer's id, with a view of the analysis where that id
+    holds the twin's signals and vector: neighbours and copies leave out the raw answer's own
+    graded score, as they would for the raw answer."""
+    view = replace(
+        analysis,
+        signals={**analysis.signals, raw_id: analysis.signals[cleaned.id]},
+        vectors={**analysis.vectors, raw_id: analysis.vectors[cleaned.id]},
+    )
+    return cleaned.model_copy(update={"id": raw_id}), view
 
 
 def injection_only_grade(submission: Submission, rubric: Rubric, flagged: Flagged) -> Grade:

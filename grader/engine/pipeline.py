@@ -23,10 +23,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from grader.config import Settings
+from grader.engine import substance
 from grader.engine.anchors import choose_anchors
 from grader.engine.coverage import pastes_rubric
 from grader.engine.features import GradedPool
-from grader.engine.injected import Flagged, bound, flag, injection_only_grade, twin
+from grader.engine.injected import Flagged, as_raw, bound, flag, injection_only_grade, twin
 from grader.engine.modes import MODES, Item
 from grader.engine.progress import Progress, Stage, reporter
 from grader.engine.rubrics import rubric_for
@@ -158,7 +159,8 @@ class Pipeline:
         tell(Stage.SET_ASIDE, sum(i not in work for i in subjective if i not in twins))
         if work:
             counted = _counted(tell, sum(i not in twins for i in work))
-            self._judge(grades, work, analyses, rubrics, scorer or self.scorer, counted)
+            raw_ids = {j: submissions[i].id for j, i in twins.items()}
+            self._judge(grades, work, analyses, rubrics, scorer or self.scorer, counted, raw_ids)
         for j, i in twins.items():
             grades[i] = bound(grades[i], grades.pop(j), flagged[i])
         return [grades[i] for i in range(len(submissions))]
@@ -171,14 +173,21 @@ class Pipeline:
         rubrics: dict[str, Rubric],
         scorer: ScorerSet | None,
         tell: Progress,
+        raw_ids: dict[int, str],
     ) -> None:
-        """The judge's grades of ``work`` in one batch, then the scorer's."""
+        """The judge's grades of ``work`` in one batch, then the scorer's. ``raw_ids``: the
+        cleaned twins' raw answers, whose place they take before the scorer."""
         assert self.judge is not None
         judged = self.mode.grade(
             self.judge, list(work.values()), self.settings, self._embed_model, tell
         )
         grades.update(zip(work, judged, strict=True))
-        self._calibrate(grades, [(i, work[i][0]) for i in work], analyses, rubrics, scorer)
+        self._calibrate(grades, [(i, work[i][0]) for i in work], analyses, rubrics, scorer, raw_ids)
+        for i, (submission, _, _) in work.items():  # restated questions, known wrong claims
+            question = self._questions[submission.question_id]
+            grades[i] = substance.checked(
+                grades[i], submission.answer, question, rubrics[question.id]
+            )
 
     def _by_rule(self, submission: Submission, rubric: Rubric) -> Grade | Flagged | None:
         """0 by rule (blank, a non-answer, the rubric pasted, only an injection attempt), a
@@ -199,9 +208,11 @@ class Pipeline:
         analyses: dict[str, QuestionAnalysis],
         rubrics: dict[str, Rubric],
         scorer: ScorerSet | None,
+        raw_ids: dict[int, str],
     ) -> None:
         """The scorer's score for every judged answer, the question's graded answers as its
-        neighbours (their pool built once per question)."""
+        neighbours (their pool built once per question). A cleaned twin is scored as its raw
+        answer, so that answer's own human score is never its neighbour or copy."""
         if scorer is None:
             return
         pools: dict[str, GradedPool] = {}
@@ -211,6 +222,8 @@ class Pipeline:
             if analysis is None or grades[i].status != GradeStatus.GRADED:
                 continue
             question, rubric = self._questions[qid], rubrics[qid]
+            if i in raw_ids:
+                submission, analysis = as_raw(submission, analysis, raw_ids[i])
             if qid not in pools:
                 pools[qid] = GradedPool.build(
                     question, rubric, analysis.graded, analysis.vectors, scorer

@@ -162,3 +162,13 @@ def test_each_submission_is_reported_once():
     assert [g.submission_id for g in grades] == ["a", "b", "c"]
     assert told[Stage.RULED] == 1 and told[Stage.EMBEDDED] == 2
     assert told.get(Stage.SET_ASIDE, 0) + told[Stage.JUDGED] == 2
+
+
+def test_the_cleaned_twin_never_leans_on_its_own_human_score():
+    case = next(c for c in PAIRS if c["id"] == "inj-01")
+    qid = case["question_id"]
+    own = GradedAnswer(id="raw-1", question_id=qid, answer=case["injected"], score=5.0)
+    result = grade(qid, case["injected"], sid="raw-1", graded=(*seed_graded(qid), own))
+    assert result.details["injection"]["kept"] == "cleaned"
+    seen = result.details["scorer"]
+    assert "raw-1" not in {n["id"] for n in seen["neighbours"]} | {c["id"] for c in seen["copies"]}
