@@ -10,7 +10,10 @@
   whole grade (``Pipeline.grade_many`` with the test embedder, the default scorer and a judge
   fooled by every attempt), with and without the seed answers as graded neighbours.
 
-    python benchmarks/injection_binding.py --out benchmarks/results/injection_binding.json
+    python benchmarks/injection_binding.py --test --out benchmarks/results/injection_binding.json
+
+``results/injection_binding_before.json``: the injection part run on the code before the
+binding (commit 812e609), for the comparison in benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -26,10 +29,12 @@ from scorer_features import as_bank, load
 from splits import Item
 
 from grader.bank.files import load_bank
+from grader.config import Settings
 from grader.engine import substance
 from grader.engine.rubrics import load_rubrics, rubric_for
 from grader.engine.scorer import load_scorer
 from grader.engine.scoring import to_points
+from grader.engine.signals import blank_reason
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ("seed_answers.jsonl", "seed_answers_2.jsonl")
@@ -51,6 +56,8 @@ def seed_figures() -> dict:
     for name in SEEDS:
         rows = []
         for case in _lines(ROOT / "tests" / "data" / name):
+            if blank_reason(case["answer"], Settings().min_answer_chars) is not None:
+                continue  # 0 by rule before any of this
             question, rubric = banks[case["question_id"]], rubrics[case["question_id"]]
             found = substance.assess(case["answer"], question, rubric)
             rows.append((case, found, rubric.points))
