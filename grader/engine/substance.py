@@ -52,9 +52,7 @@ FILLER = (
     *("具体情况具体分析", "具体问题具体分析", "视情况而定", "因情况而异", "根据实际情况"),
     *("根据具体情况", "需要综合考虑", "选择合适的", "合适的", "非常重要", "很重要", "产生影响"),
     *("效果更好", "训练得更好", "需要根据", "来确定", "所以要", "因为", "因此", "总之", "一般来说"),
-    *("itdepends", "dependsonthesituation", "casebycase", "ingeneral", "itisimportant"),
-    *("veryimportant", "appropriate", "accordingto", "thesituation"),
-)
+)  # Chinese only: English answers are not checked (see above)
 _FILLER_NGRAMS = frozenset().union(*(char_ngrams(f) for f in FILLER))
 NEGATIONS = (
     *("不是", "并非", "并不", "不一定", "不会", "不能", "不要", "不应", "不必", "不需要", "避免"),
