@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         Rubric,
         SourceRef,
         Submission,
+        WrongClaim,
     )
 
 # Where each public name is defined; the record models all live in ``grader.models``.
@@ -86,6 +87,7 @@ __all__ = [
     "Settings",
     "SourceRef",
     "Submission",
+    "WrongClaim",
     "__version__",
     "load_bank",
     "load_rubrics",

@@ -116,12 +116,28 @@ class Level(_Model):
     descriptor: str
 
 
+class WrongClaim(_Model):
+    """A known misconception ("学习率越大收敛越快"): an answer asserting it loses ``points``
+    (None: all its criterion's). Checked by wording (``engine.substance``)."""
+
+    claim: str = Field(min_length=2)
+    points: float | None = Field(default=None, gt=0)
+
+
 class Criterion(_Model):
     id: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,15}$", description="Short id, e.g. 'C1'.")
     description: str
     points: float = Field(gt=0)
     levels: list[Level] = Field(default_factory=list)
     key_points: list[str] = Field(default_factory=list)
+    wrong_claims: list[WrongClaim] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _without_absent_claims(self, handler: SerializerFunctionWrapHandler) -> dict:
+        data = handler(self)  # no key when empty: older rubrics keep their files and versions
+        if not data.get("wrong_claims", True):
+            del data["wrong_claims"]
+        return data
 
 
 class Penalty(_Model):
@@ -243,6 +259,8 @@ class ReviewCode(StrEnum):
     LOW_CONFIDENCE = "low_confidence"
     SCORER_DISAGREEMENT = "scorer_disagreement"  # the judge and the calibrated score far apart
     RUBRIC_COPY = "rubric_copy"  # the answer pastes the rubric's own wording
+    RESTATED_QUESTION = "restated_question"  # nothing checkable beyond the question's words
+    WRONG_CLAIM = "wrong_claim"  # asserts one of the rubric's known misconceptions
     # the rubric and the question
     UNREVIEWED_RUBRIC = "unreviewed_rubric"
     INCOMPLETE_QUESTION = "incomplete_question"

@@ -1,7 +1,9 @@
 """``Pipeline.grade_many``: the one entry point that turns submissions into grades, batch-first.
 
 1. objective questions are graded exactly; blank answers, non-answers ("不知道", a bare "满分")
-   and pastes of the rubric's own text score 0 by rule, before any model (``rule_grades``);
+   and pastes of the rubric's own text score 0 by rule, before any model (``rule_grades``),
+   and so does an answer that is only an injection attempt; any other flagged answer is
+   graded twice, raw and cleaned, through every step below, and keeps the lower (``injected``);
 2. with an embedder, each question's answers are compared with each other and with the
    reference (``signals``): off-topic answers score 0 by rule and go to review,
    near-duplicates are flagged, answers are grouped, and each group gets its closest anchors;
@@ -21,10 +23,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from grader.config import Settings
+from grader.engine import substance
 from grader.engine.anchors import choose_anchors
 from grader.engine.conclusion import apply_conclusion
 from grader.engine.coverage import pastes_rubric
 from grader.engine.features import GradedPool
+from grader.engine.injected import Flagged, as_raw, bound, flag, injection_only_grade, twin
 from grader.engine.modes import MODES, Item
 from grader.engine.progress import Progress, Stage, reporter
 from grader.engine.rubrics import rubric_for
@@ -108,6 +112,7 @@ class Pipeline:
         tell = reporter(progress)
         grades: dict[int, Grade] = {}
         subjective: dict[int, Submission] = {}
+        flagged: dict[int, Flagged] = {}  # suspected injections, by index
         rubrics: dict[str, Rubric] = {}  # one rubric per question for the whole call
         for i, submission in enumerate(submissions):
             question = self._questions[submission.question_id]
@@ -116,14 +121,22 @@ class Pipeline:
                 continue
             if question.id not in rubrics:
                 rubrics[question.id] = rubric_for(question, self.rubrics)
-            if why := blank_reason(submission.answer, self.settings.min_answer_chars):
-                grades[i] = blank_grade(submission, rubrics[question.id], why)
-            elif pastes_rubric(submission.answer, rubrics[question.id]):
-                grades[i] = rubric_copy_grade(submission, rubrics[question.id])
-            else:
-                subjective[i] = submission
+            ruled = self._by_rule(submission, rubrics[question.id])
+            if isinstance(ruled, Grade):
+                grades[i] = ruled
+                continue
+            subjective[i] = submission
+            if ruled is not None:
+                flagged[i] = ruled
         tell(Stage.RULED, len(grades))
-        analyses = self._analyze(list(subjective.values()), cohort, rubrics, graded, tell)
+        # A flagged answer's cleaned twin is graded beside it, end to end (``injected``).
+        taken = {s.id for s in (*submissions, *cohort, *graded)}
+        twins = {len(submissions) + k: i for k, i in enumerate(flagged)}
+        for j, i in twins.items():
+            subjective[j] = twin(submissions[i], flagged[i].cleaned, taken)
+        mine = [subjective[i] for i in subjective if i not in twins]
+        shadows = [subjective[j] for j in twins]
+        analyses = self._analyze(mine, cohort, rubrics, graded, tell, shadows)
         plans: dict[tuple[str, ...], object] = {}  # once per question and anchor set
         work: dict[int, Item] = {}
         for i, submission in subjective.items():
@@ -131,6 +144,9 @@ class Pipeline:
             rubric = rubrics[question.id]
             analysis = analyses.get(question.id)
             signals = analysis.signals[submission.id] if analysis else None
+            if i in twins and signals is not None and analysis is not None:
+                raw = analysis.signals[submissions[twins[i]].id]  # the raw answer's anchors
+                signals = signals.model_copy(update={"group": raw.group})
             if zero_off_topic(signals, self.settings):
                 grades[i] = off_topic_grade(submission, rubric, signals, self._embed_model)
             elif self.judge is None:
@@ -141,21 +157,54 @@ class Pipeline:
                     self._plan(plans, question, rubric, signals, analysis),
                     signals,
                 )
-        tell(Stage.SET_ASIDE, len(subjective) - len(work))
+        tell(Stage.SET_ASIDE, sum(i not in work for i in subjective if i not in twins))
         if work:
-            assert self.judge is not None
-            judged = self.mode.grade(
-                self.judge, list(work.values()), self.settings, self._embed_model, tell
-            )
-            grades.update(zip(work, judged, strict=True))
-            self._calibrate(
-                grades, [(i, work[i][0]) for i in work], analyses, rubrics, scorer or self.scorer
-            )
-        for i, submission in subjective.items():  # the decisive part caps the final grade
+            counted = _counted(tell, sum(i not in twins for i in work))
+            raw_ids = {j: submissions[i].id for j, i in twins.items()}
+            self._judge(grades, work, analyses, rubrics, scorer or self.scorer, counted, raw_ids)
+        for i, submission in subjective.items():  # the decisive part caps each final grade
             grades[i] = apply_conclusion(
                 grades[i], rubrics[submission.question_id], submission.answer
             )
+        for j, i in twins.items():
+            grades[i] = bound(grades[i], grades.pop(j), flagged[i])
         return [grades[i] for i in range(len(submissions))]
+
+    def _judge(
+        self,
+        grades: dict[int, Grade],
+        work: dict[int, Item],
+        analyses: dict[str, QuestionAnalysis],
+        rubrics: dict[str, Rubric],
+        scorer: ScorerSet | None,
+        tell: Progress,
+        raw_ids: dict[int, str],
+    ) -> None:
+        """The judge's grades of ``work`` in one batch, then the scorer's. ``raw_ids``: the
+        cleaned twins' raw answers, whose place they take before the scorer."""
+        assert self.judge is not None
+        judged = self.mode.grade(
+            self.judge, list(work.values()), self.settings, self._embed_model, tell
+        )
+        grades.update(zip(work, judged, strict=True))
+        self._calibrate(grades, [(i, work[i][0]) for i in work], analyses, rubrics, scorer, raw_ids)
+        for i, (submission, _, _) in work.items():  # restated questions, known wrong claims
+            question = self._questions[submission.question_id]
+            grades[i] = substance.checked(
+                grades[i], submission.answer, question, rubrics[question.id]
+            )
+
+    def _by_rule(self, submission: Submission, rubric: Rubric) -> Grade | Flagged | None:
+        """0 by rule (blank, a non-answer, the rubric pasted, only an injection attempt), a
+        suspected injection to grade raw and cleaned, or None for an ordinary answer."""
+        if why := blank_reason(submission.answer, self.settings.min_answer_chars):
+            return blank_grade(submission, rubric, why)
+        if pastes_rubric(submission.answer, rubric):
+            return rubric_copy_grade(submission, rubric)
+        found = flag(submission.answer)
+        if found is not None and found.nothing_left(self.settings.min_answer_chars):
+            return injection_only_grade(submission, rubric, found)
+        return found
 
     def _calibrate(
         self,
@@ -164,9 +213,11 @@ class Pipeline:
         analyses: dict[str, QuestionAnalysis],
         rubrics: dict[str, Rubric],
         scorer: ScorerSet | None,
+        raw_ids: dict[int, str],
     ) -> None:
         """The scorer's score for every judged answer, the question's graded answers as its
-        neighbours (their pool built once per question)."""
+        neighbours (their pool built once per question). A cleaned twin is scored as its raw
+        answer, so that answer's own human score is never its neighbour or copy."""
         if scorer is None:
             return
         pools: dict[str, GradedPool] = {}
@@ -176,6 +227,8 @@ class Pipeline:
             if analysis is None or grades[i].status != GradeStatus.GRADED:
                 continue
             question, rubric = self._questions[qid], rubrics[qid]
+            if i in raw_ids:
+                submission, analysis = as_raw(submission, analysis, raw_ids[i])
             if qid not in pools:
                 pools[qid] = GradedPool.build(
                     question, rubric, analysis.graded, analysis.vectors, scorer
@@ -215,9 +268,11 @@ class Pipeline:
         rubrics: dict[str, Rubric],
         graded: Sequence[GradedAnswer],
         tell: Progress,
+        twins: Sequence[Submission] = (),
     ) -> dict[str, QuestionAnalysis]:
         """Per question, the signals of the batch's answers within their whole cohort: the
-        cohort's vectors and groups are computed once per question per call."""
+        cohort's vectors and groups are computed once per question per call. ``twins`` (cleaned
+        answers) get signals beside their raw answers, in no one else's cohort."""
         if self.embedder is None or not submissions:
             return {}
         batch: dict[str, list[Submission]] = {}
@@ -240,9 +295,24 @@ class Pipeline:
                 self.settings,
                 cohort=others[qid],
                 graded=_graded_answers(rubrics[qid], [g for g in graded if g.question_id == qid]),
+                twins=[t for t in twins if t.question_id == qid],
             )
             tell(Stage.EMBEDDED, len(mine))
         return analyses
+
+
+def _counted(tell: Progress, limit: int) -> Progress:
+    """``tell`` with at most ``limit`` answers reported judged in all: cleaned twins are
+    judged too, but each submission is reported once."""
+    left = [limit]
+
+    def capped(stage: Stage, count: int) -> None:
+        if stage == Stage.JUDGED:
+            count = min(count, left[0])
+            left[0] -= count
+        tell(stage, count)
+
+    return capped
 
 
 def _graded_answers(rubric: Rubric, graded: list[GradedAnswer]) -> list[GradedAnswer]:

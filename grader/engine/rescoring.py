@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from grader.engine import substance
 from grader.engine.conclusion import apply_conclusion
 from grader.engine.features import GradedPool
 from grader.engine.scorer import FEATURE_NAMES, NEIGHBOUR_FEATURES, AnswerFeatures, ScorerSet
@@ -118,6 +119,7 @@ def rescored(
         seen,
         review_below,
     )
+    new = substance.reapply(new, _rubric(grade, rubric))  # the recorded restatement/claim rules
     before = grade.details["scorer"]
     details = dict(new.details)
     details["rescored_from"] = {

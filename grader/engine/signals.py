@@ -160,12 +160,13 @@ def analyze_question(
     settings: Settings,
     cohort: Sequence[Submission] = (),
     graded: Sequence[GradedAnswer] = (),
+    twins: Sequence[Submission] = (),
 ) -> QuestionAnalysis:
     """Signals for ``submissions``; the ``cohort`` (other answers to the question) joins only
     the near-duplicate and group comparisons, which need nothing but its answer vectors.
     ``graded`` answers get signals too (the scorer compares its own view of them with the
     human scores); those that are not students' answers here (rubric anchors) take no part
-    in duplicates or groups.
+    in duplicates or groups; nor do ``twins`` (answers with an injection cut out).
 
     Everything is embedded in one batch. Groups are formed over all answers in id order, so
     the same answers get the same group ids whichever batch asks.
@@ -178,12 +179,15 @@ def analyze_question(
         if g.id not in index:  # an anchor: analysed, but not one of the students' answers
             index[g.id] = len(everyone)
             everyone.append(Submission(id=g.id, question_id=g.question_id, answer=g.answer))
-    own = sorted({index[i] for i in mine} | {index[g.id] for g in graded})
+    for t in twins:
+        index[t.id] = len(everyone)
+        everyone.append(t)
+    own = sorted({index[s.id] for s in (*submissions, *graded, *twins)})
     space = _embed(question, rubric, everyone, own, embedder, settings, students)
     analysed = {
         everyone[i].id: _answer_signals(everyone[i], i, space, rubric, settings) for i in own
     }
-    signals = {sid: analysed[sid] for sid in mine}
+    signals = {sid: analysed[sid] for sid in (*mine, *(t.id for t in twins))}
     students_v = space.answers[:students]
     for pair in copied_pairs(everyone[:students], students_v, settings, question.stem):
         for me, other in ((pair.first, pair.second), (pair.second, pair.first)):

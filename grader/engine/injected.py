@@ -1,0 +1,126 @@
+"""Injections bind the final grade, not only the judge's points.
+
+The judge already scores a flagged answer on its raw and its cleaned text and keeps the lower,
+but the calibrated scorer, which decides the grade, read the raw text: an answer that was
+nothing but an attempt got 5.5 of 10 and an appended "给满分" lifted a grade above its clean
+twin (issue 26). So ``Pipeline.grade_many`` grades a flagged answer's cleaned twin as one more
+internal answer of the same call — signals, neighbours, judge and scorer alike — and keeps the
+lower of the two final grades (``bound``). An answer with nothing left once the attempt is cut
+out (or only a non-answer) scores 0 by rule (``injection_only_grade``). Both go to review with
+the injection reason: a false positive costs an instructor a glance, not the student points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, replace
+
+from grader.engine.injection import Finding, find_injections, strip_injections
+from grader.engine.provenance import rule_provenance
+from grader.engine.reasons import injection_reason
+from grader.engine.rule_grades import identity
+from grader.engine.signals import QuestionAnalysis, blank_reason
+from grader.models import (
+    CriterionScore,
+    Grade,
+    GradeStatus,
+    Method,
+    ReviewCode,
+    Rubric,
+    Submission,
+)
+
+TWIN_SUFFIX = "#cleaned"
+
+
+@dataclass(frozen=True)
+class Flagged:
+    """A suspected injection: what was found and the answer without it."""
+
+    findings: list[Finding]
+    cleaned: str
+
+    def nothing_left(self, min_chars: int) -> bool:
+        """Whether the cleaned answer is blank or a non-answer: the attempt was all of it."""
+        return blank_reason(self.cleaned, min_chars) is not None
+
+
+def flag(answer: str) -> Flagged | None:
+    """The answer's suspected injection, or None for an ordinary answer."""
+    findings = find_injections(answer)
+    if not findings:
+        return None
+    return Flagged(findings, strip_injections(answer, findings))
+
+
+def twin(submission: Submission, cleaned: str, taken: Collection[str]) -> Submission:
+    """The cleaned answer as a submission of its own, under an id no other answer has."""
+    twin_id = submission.id + TWIN_SUFFIX
+    while twin_id in taken:
+        twin_id += "#"
+    return submission.model_copy(update={"id": twin_id, "answer": cleaned})
+
+
+def as_raw(
+    cleaned: Submission, analysis: QuestionAnalysis, raw_id: str
+) -> tuple[Submission, QuestionAnalysis]:
+    """The cleaned twin under its raw answer's id, with a view of the analysis where that id
+    holds the twin's signals and vector: neighbours and copies leave out the raw answer's own
+    graded score, as they would for the raw answer."""
+    view = replace(
+        analysis,
+        signals={**analysis.signals, raw_id: analysis.signals[cleaned.id]},
+        vectors={**analysis.vectors, raw_id: analysis.vectors[cleaned.id]},
+    )
+    return cleaned.model_copy(update={"id": raw_id}), view
+
+
+def injection_only_grade(submission: Submission, rubric: Rubric, flagged: Flagged) -> Grade:
+    """0 by rule for an answer that is only an injection attempt, and to review."""
+    return Grade(
+        **identity(submission),
+        status=GradeStatus.GRADED,
+        score=0.0,
+        max_score=rubric.points,
+        method=Method.RULE,
+        criteria=[
+            CriterionScore(
+                id=c.id, points=0.0, max_points=c.points, rationale="only an injection attempt"
+            )
+            for c in rubric.criteria
+        ],
+        confidence=0.9,
+        needs_review=True,
+        review_reasons=[injection_reason(flagged.findings)],
+        details={
+            "injection": {"raw_score": None, "cleaned_score": 0.0, "kept": "cleaned"},
+        },
+        provenance=rule_provenance(rubric, None),
+    )
+
+
+def bound(raw: Grade, cleaned: Grade, flagged: Flagged) -> Grade:
+    """The lower of the raw and the cleaned answer's final grades, as the raw answer's grade,
+    with both scores in ``details["injection"]`` and the injection reason. A cleaned twin
+    without a score (the judge failed on it) leaves the raw grade, still to review."""
+    scored = cleaned.status == GradeStatus.GRADED and cleaned.score is not None
+    lower = scored and (raw.score is None or cleaned.score < raw.score)
+    kept = cleaned if lower and raw.status == GradeStatus.GRADED else raw
+    reasons = list(kept.review_reasons)
+    if not any(r.code == ReviewCode.SUSPECTED_INJECTION for r in reasons):
+        reasons.insert(0, injection_reason(flagged.findings))
+    details = dict(kept.details)
+    details["injection"] = {
+        "raw_score": raw.score,
+        "cleaned_score": cleaned.score,
+        "kept": "cleaned" if kept is cleaned else "raw",
+    }
+    return kept.model_copy(
+        update={
+            "submission_id": raw.submission_id,
+            "student": raw.student,
+            "needs_review": True,
+            "review_reasons": reasons,
+            "details": details,
+        }
+    )
