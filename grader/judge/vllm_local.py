@@ -28,6 +28,13 @@ from grader.judge.base import (
     renormalise,
 )
 from grader.judge.block_align import pad_to_block, shared_cut
+from grader.judge.engine_death import (
+    MemoryBudget,
+    available_gib,
+    death_message,
+    exited_process,
+    weights_gib,
+)
 
 TOP_LOGPROBS = 20  # vLLM's default cap on returned logprobs per position
 
@@ -161,6 +168,15 @@ def label_prompt_ids(
     return ids, len(ids) - len(rest)
 
 
+def _budget(model_path: str, options: VllmOptions, cuda: bool) -> MemoryBudget:
+    """Memory free before loading and, on CPU, what the engine takes of it (weights in the
+    engine's dtype and the KV cache), for the line that names a kill for memory."""
+    needed = None
+    if not cuda and (weights := weights_gib(model_path, engine_dtype(options.dtype, cuda))):
+        needed = weights + options.kv_cache_gib
+    return MemoryBudget(needed_gib=needed, free_gib=available_gib())
+
+
 class VllmJudge(Judge):
     backend = "vllm"
 
@@ -195,6 +211,7 @@ class VllmJudge(Judge):
         self.model = model_name or Path(model_path).name
         self.options = options
         self._label_cache: dict[tuple[str, ...], dict[str, int]] = {}
+        self._budget = _budget(model_path, options, cuda)
         try:
             self.llm = LLM(**options.engine_arguments(model_path, cuda))
         except Exception as exc:  # vLLM raises many kinds; the caller needs one
@@ -242,13 +259,19 @@ class VllmJudge(Judge):
                 # One bad item (a prompt longer than max_model_len, say) must not fail the
                 # batch: find it by running the items one at a time.
                 return [c for r in requests for c in self.complete([r])]
-            return [
-                Completion(
-                    error=f"vLLM rejected the request: {exc}", transient=not _is_client_error(exc)
-                )
-            ]
+            return [Completion(error=self._rejected(exc), transient=not _is_client_error(exc))]
         per_item = (time.monotonic() - started) / len(requests)
         return [self._completion(out, per_item) for out in outputs]
+
+    def failure(self) -> str | None:
+        """How the engine's process ended, once it has (killed for memory, say), else None."""
+        exited = exited_process(getattr(self, "llm", None))
+        return death_message(exited[1], self._budget) if exited else None
+
+    def _rejected(self, exc: Exception) -> str:
+        """What an answer's grade keeps: a dead engine's cause (vLLM's own error then says
+        only "see stack trace (above)"), else vLLM's words."""
+        return self.failure() or f"vLLM rejected the request: {exc}"
 
     def _prime(self, requests: Sequence[JudgeRequest]) -> None:
         """One prefill step for each request's prompt, nothing kept but the prefix cache: the
@@ -287,11 +310,7 @@ class VllmJudge(Judge):
         except Exception as exc:
             if len(requests) > 1:
                 return [s for r in requests for s in self.score_labels([r])]
-            return [
-                LabelScores(
-                    error=f"vLLM rejected the request: {exc}", transient=not _is_client_error(exc)
-                )
-            ]
+            return [LabelScores(error=self._rejected(exc), transient=not _is_client_error(exc))]
         per_item = (time.monotonic() - started) / len(requests)
         return [
             self._label_scores(out, r.labels, per_item)
