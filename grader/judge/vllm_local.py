@@ -28,13 +28,7 @@ from grader.judge.base import (
     renormalise,
 )
 from grader.judge.block_align import pad_to_block, shared_cut
-from grader.judge.engine_death import (
-    MemoryBudget,
-    available_gib,
-    death_message,
-    exited_process,
-    weights_gib,
-)
+from grader.judge.engine_death import EngineWatch, death_message, endings, memory_budget
 
 TOP_LOGPROBS = 20  # vLLM's default cap on returned logprobs per position
 
@@ -168,15 +162,6 @@ def label_prompt_ids(
     return ids, len(ids) - len(rest)
 
 
-def _budget(model_path: str, options: VllmOptions, cuda: bool) -> MemoryBudget:
-    """Memory free before loading and, on CPU, what the engine takes of it (weights in the
-    engine's dtype and the KV cache), for the line that names a kill for memory."""
-    needed = None
-    if not cuda and (weights := weights_gib(model_path, engine_dtype(options.dtype, cuda))):
-        needed = weights + options.kv_cache_gib
-    return MemoryBudget(needed_gib=needed, free_gib=available_gib())
-
-
 class VllmJudge(Judge):
     backend = "vllm"
 
@@ -211,11 +196,16 @@ class VllmJudge(Judge):
         self.model = model_name or Path(model_path).name
         self.options = options
         self._label_cache: dict[tuple[str, ...], dict[str, int]] = {}
-        self._budget = _budget(model_path, options, cuda)
+        dtype = engine_dtype(options.dtype, cuda)
+        self._budget = memory_budget(model_path, dtype, options.kv_cache_gib, cuda)
+        self._watch = EngineWatch()
         try:
             self.llm = LLM(**options.engine_arguments(model_path, cuda))
         except Exception as exc:  # vLLM raises many kinds; the caller needs one
-            raise ConfigError(f"vLLM could not load {model_path}: {exc}") from exc
+            raise ConfigError(
+                f"vLLM could not load {model_path}: {self._load_failure(exc)}"
+            ) from exc
+        self._watch.loaded()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> VllmJudge:
@@ -264,9 +254,14 @@ class VllmJudge(Judge):
         return [self._completion(out, per_item) for out in outputs]
 
     def failure(self) -> str | None:
-        """How the engine's process ended, once it has (killed for memory, say), else None."""
-        exited = exited_process(getattr(self, "llm", None))
-        return death_message(exited[1], self._budget) if exited else None
+        """How the engine's processes ended, once one has (killed for memory, say), else None."""
+        ended = endings(getattr(self, "llm", None), self._watch)
+        return death_message(ended, self._watch.oom_kills_since() if ended else 0, self._budget)
+
+    def _load_failure(self, exc: Exception) -> str:
+        """vLLM's words, unless the kernel killed a process for memory while it loaded."""
+        killed = self._watch.oom_kills_since()
+        return death_message([], killed, self._budget, loading=True) or str(exc)
 
     def _rejected(self, exc: Exception) -> str:
         """What an answer's grade keeps: a dead engine's cause (vLLM's own error then says
