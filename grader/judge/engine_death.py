@@ -96,18 +96,11 @@ class EngineWatch:
     def __init__(self) -> None:
         self.oom_kills = oom_kills()
         self.processes: dict[int, tuple[str, float]] = {}
+        self._before = {pid for pid, _ in _descendants()}  # not the engine's
 
     def loaded(self) -> None:
-        """Note the engine's processes, now that they run."""
-        try:
-            import psutil
-        except ImportError:  # vLLM depends on it; without it only direct children are seen
-            return
-        for child in psutil.Process().children(recursive=True):
-            try:
-                self.processes[child.pid] = (child.name(), child.create_time())
-            except psutil.Error:
-                continue
+        """Note the engine's processes, now that they run: those started while it loaded."""
+        self.processes = {pid: about for pid, about in _descendants() if pid not in self._before}
 
     def oom_kills_since(self) -> int:
         now = oom_kills()
@@ -131,6 +124,21 @@ class EngineWatch:
             if not running:
                 ended.append(Ending(name, None, pid))
         return ended
+
+
+def _descendants() -> list[tuple[int, tuple[str, float]]]:
+    """This process's descendants: pid, and name and start time (a pid can be reused)."""
+    try:
+        import psutil
+    except ImportError:  # vLLM depends on it; without it only direct children are seen
+        return []
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            found.append((child.pid, (child.name(), child.create_time())))
+        except psutil.Error:
+            continue
+    return found
 
 
 def exited_processes(llm: object) -> list[Ending]:

@@ -63,10 +63,14 @@ def test_a_killed_engine_process_is_found_with_its_signal():
 
 def test_a_process_that_is_not_a_vllm_child_is_seen_by_its_disappearance():
     """vLLM's worker is the engine core's child, not ours: no exit status, only its end."""
-    worker = _started("VLLM::Worker")
+    before = _started("unrelated")
     watch = EngineWatch()
+    worker = _started("VLLM::Worker")  # started while the engine loaded
     watch.loaded()
-    assert worker.pid in watch.processes and watch.gone() == []
+    assert worker.pid in watch.processes and before.pid not in watch.processes
+    assert watch.gone() == []
+    _kill(before)  # a process that is not the engine's ending says nothing about it
+    assert watch.gone() == []
     _kill(worker)
     gone = watch.gone()
     assert [e.pid for e in gone] == [worker.pid] and gone[0].status is None
