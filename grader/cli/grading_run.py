@@ -204,12 +204,13 @@ class _SubjectiveCounters:
 def unscored_cause(grades: Sequence[Grade]) -> str | None:
     """The first line of why the first unscored grade has no score (the judge's error: a
     killed worker, an unreachable server, no valid verdict), or None when all have one."""
-    from grader.models import GradeStatus
+    from grader.models import GradeStatus, ReviewCode
 
+    judge = (ReviewCode.JUDGE_UNAVAILABLE, ReviewCode.JUDGE_FAILED)
     for grade in grades:
         if grade.status is GradeStatus.UNSCORED:
-            reasons = [r.message for r in grade.review_reasons] or ["no reason recorded"]
-            return _first_line(reasons[0])
+            reasons = sorted(grade.review_reasons, key=lambda r: r.code not in judge)
+            return _first_line(reasons[0].message) if reasons else "no reason recorded"
     return None
 
 
