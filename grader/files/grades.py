@@ -25,8 +25,12 @@ from grader.models import Grade
 def read_grades(path: Path) -> list[Grade]:
     """One grade per submission: its last record in the file, in the order the submissions
     first appear (a rerun's record of an answer supersedes the unscored one before it)."""
+    return _latest(_records(path))
+
+
+def _latest(records: Iterable[Grade]) -> list[Grade]:
     latest: dict[str, Grade] = {}
-    for grade in _records(path):
+    for grade in records:
         latest[grade.submission_id] = grade  # a dict keeps the first position of a key
     return list(latest.values())
 
@@ -54,7 +58,7 @@ def compact_grades(path: Path) -> int:
     to a temporary file beside it, synced, then moved over it. Returns how many superseded
     records were dropped; a file without any is left as it is."""
     records = _records(path)
-    grades = read_grades(path)
+    grades = _latest(records)
     if len(grades) == len(records):
         return 0
     tmp = path.with_name(f".{path.name}.compacting")
