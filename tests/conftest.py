@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.databases import BACKENDS, fresh_database
+from tests.databases import BACKENDS, fresh_database, stop_own_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "examples" / "papers"  # the seed papers, kept in the repository
@@ -53,3 +53,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The throwaway PostgreSQL cluster, if a test started one, stops with the session."""
+    stop_own_cluster()

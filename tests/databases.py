@@ -1,9 +1,11 @@
 """The service's databases for tests: a SQLite file, or a fresh database on a real PostgreSQL.
 
 ``GRADER_TEST_POSTGRES_URL`` names a server (``.ci/run`` starts a throwaway cluster and sets it,
-e.g. ``postgresql+psycopg://postgres@127.0.0.1:PORT/postgres``); each test gets a database of its
-own on it, dropped afterwards. Without a URL the PostgreSQL cases skip, unless
-``GRADER_REQUIRE_POSTGRES=1`` (CI), which turns the skip into a failure.
+e.g. ``postgresql+psycopg://postgres@127.0.0.1:PORT/postgres``). Without it, the first test that
+needs PostgreSQL starts a throwaway cluster of its own (``tests/postgres_cluster.py``) when the
+server's binaries are installed (Debian's ``postgresql``), stopped at the end of the session. Each
+test gets a database of its own, dropped afterwards. With neither the PostgreSQL cases skip,
+unless ``GRADER_REQUIRE_POSTGRES=1`` (CI), which turns the skip into a failure.
 """
 
 from __future__ import annotations
@@ -16,16 +18,51 @@ from pathlib import Path
 
 import pytest
 
+from tests.postgres_cluster import Cluster, ClusterError, server_binaries
+
 BACKENDS = ("sqlite", "postgresql")
 
+_cluster: Cluster | None = None  # the session's own cluster, started by the first test needing it
+_cluster_error: str | None = None  # why it could not start: said once per test, tried once
 
-def postgres_admin_url() -> str | None:
+
+def postgres_admin_url() -> str:
     url = os.environ.get("GRADER_TEST_POSTGRES_URL")
     if url:
         return url
+    url = _own_cluster_url()
+    if url:
+        return url
+    why = _cluster_error or (
+        "no PostgreSQL server: set GRADER_TEST_POSTGRES_URL or install the server "
+        "(Debian package postgresql) for a throwaway cluster"
+    )
     if os.environ.get("GRADER_REQUIRE_POSTGRES") == "1":
-        pytest.fail("GRADER_REQUIRE_POSTGRES=1 but GRADER_TEST_POSTGRES_URL is not set")
-    pytest.skip("no PostgreSQL server: set GRADER_TEST_POSTGRES_URL (.ci/run starts one)")
+        pytest.fail(f"GRADER_REQUIRE_POSTGRES=1 but {why}")
+    pytest.skip(why)
+
+
+def _own_cluster_url() -> str | None:
+    """The URL of this session's throwaway cluster, started on first use; None where the
+    binaries are not installed or the cluster failed to start (``_cluster_error`` says why)."""
+    global _cluster, _cluster_error
+    if _cluster is None and _cluster_error is None:
+        binaries = server_binaries()
+        if binaries is None:
+            return None
+        try:
+            _cluster = Cluster.start(binaries)
+        except ClusterError as exc:
+            _cluster_error = f"the throwaway PostgreSQL cluster did not start: {exc}"
+    return _cluster.url if _cluster is not None else None
+
+
+def stop_own_cluster() -> None:
+    """Stop and remove the session's throwaway cluster, if one was started."""
+    global _cluster
+    if _cluster is not None:
+        _cluster.stop()
+        _cluster = None
 
 
 @contextmanager

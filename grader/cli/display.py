@@ -1,6 +1,7 @@
 """One progress display for a whole ``grader grade`` run: steps with a spinner and the time
 they took (preparing and loading models), counters with a bar and an estimate of the time
-left (objective answers, signals, judging), and one-line notes above them.
+left (objective answers, signals, judging), and one-line notes above them. A counter whose answers failed (left unscored)
+turns red and ends with a red ✗, never a green ✓.
 
 ``rich`` draws it live on a terminal; ``plain`` prints a line when a step starts and ends and
 one per advance, which is what a log, CI or a test can read (and what ``-v`` uses, where the
@@ -45,6 +46,8 @@ class Step(Protocol):
 
 class Counter(Protocol):
     def advance(self, n: int) -> None: ...
+    def fail(self, n: int) -> None:
+        """``n`` of the answers counted ended without a score: the counter shows them, red."""
 
 
 class Display(Protocol):
@@ -74,6 +77,20 @@ def _left(elapsed: float, done: float, total: float) -> str | None:
     return _clock(left) if left >= 1 else None
 
 
+def _failed(description: str, failed: int) -> str:
+    """A counter's description once some of its answers failed (markup: data is escaped)."""
+    return f"[red]{escape(description)} ({failed} failed)[/]"
+
+
+class _Status(SpinnerColumn):
+    """The spinner, then a green ✓ when a task ends, or a red ✗ when some of it failed."""
+
+    def render(self, task: Task):
+        if task.finished and task.fields.get("failed"):
+            return Text("✗", style="red")
+        return super().render(task)
+
+
 class _Bar(BarColumn):
     def render(self, task: Task):
         return Text("") if task.fields.get("step") else super().render(task)
@@ -100,7 +117,7 @@ class RichDisplay:
 
     def __init__(self, console: Console):
         self.progress = Progress(
-            SpinnerColumn(finished_text="[green]✓[/]"),
+            _Status(finished_text="[green]✓[/]"),
             TextColumn("{task.description}"),
             _Bar(bar_width=28),
             _Count(),
@@ -131,8 +148,8 @@ class RichDisplay:
         self.progress.update(task, description=escape(description), total=1, completed=1)
 
     def counter(self, description: str, total: int, unit: str) -> Counter:
-        task = self.progress.add_task(escape(description), total=total, unit=unit)
-        return _RichCounter(self.progress, task)
+        task = self.progress.add_task(escape(description), total=total, unit=unit, failed=0)
+        return _RichCounter(self.progress, task, description)
 
     def note(self, message: str) -> None:
         self.progress.console.print(message, highlight=False)
@@ -147,11 +164,17 @@ class _RichStep:
 
 
 class _RichCounter:
-    def __init__(self, progress: Progress, task: TaskID):
-        self.progress, self.task = progress, task
+    def __init__(self, progress: Progress, task: TaskID, description: str):
+        self.progress, self.task, self.description = progress, task, description
+        self.failed = 0
 
     def advance(self, n: int) -> None:
         self.progress.advance(self.task, n)
+
+    def fail(self, n: int) -> None:
+        self.failed += n
+        description = _failed(self.description, self.failed)
+        self.progress.update(self.task, description=description, failed=self.failed)
 
 
 class PlainDisplay:
@@ -195,7 +218,7 @@ class _PlainStep:
 class _PlainCounter:
     def __init__(self, display: PlainDisplay, description: str, total: int, unit: str):
         self.display, self.description, self.total, self.unit = display, description, total, unit
-        self.done = 0
+        self.done = self.failed = 0
         self.started = time.monotonic()
 
     def advance(self, n: int) -> None:
@@ -205,3 +228,10 @@ class _PlainCounter:
         if left := _left(elapsed, self.done, self.total):
             line += f", about {left} left"
         self.display.note(escape(line))
+
+    def fail(self, n: int) -> None:
+        self.failed += n
+        self.display.note(
+            f"[red]{escape(self.description)}: {self.failed} of {self.done} {escape(self.unit)} "
+            "failed[/]"
+        )

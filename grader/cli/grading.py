@@ -1,7 +1,9 @@
 """``grader grade``: a submissions file into a grades file, resumably, with a summary.
 
 The run is quiet by default: the libraries' output goes to a log file (``quiet``) and one
-display (``display``) shows the steps of the run (``grading_run``).
+display (``display``) shows the steps of the run (``grading_run``). A run that leaves answers
+unscored says why and exits ``EXIT_UNSCORED``, so a script or a scheduler sees the failure; a
+rerun grades those answers again, and the grades file keeps one record per answer.
 """
 
 from __future__ import annotations
@@ -16,9 +18,13 @@ from rich.table import Table
 
 from grader.cli.app import app, console, err, fail
 from grader.cli.display import ProgressMode, make_display
-from grader.cli.grading_run import CLI_JUDGE_CHUNK, Run
+from grader.cli.grading_run import CLI_JUDGE_CHUNK, Run, unscored_cause
 from grader.cli.quiet import libraries_to, log_path
 from grader.errors import GraderError
+
+# The exit status of a run that finished but left answers unscored (the judge failed on them):
+# 2 stays a usage or input error, before anything is graded.
+EXIT_UNSCORED = 3
 
 JudgeChunkOption = Annotated[
     int | None,
@@ -56,6 +62,16 @@ ScorerOption = Annotated[
     ),
 ]
 
+OutOption = Annotated[
+    Path,
+    typer.Option(
+        "--out",
+        "-o",
+        help="Grades JSONL: appended as graded, one record per answer at the end; a rerun "
+        "skips graded answers and grades unscored ones again.",
+    ),
+]
+
 GradedOption = Annotated[
     Path | None,
     typer.Option(
@@ -73,9 +89,7 @@ def grade(
     bank_path: Annotated[
         Path, typer.Option("--bank", "-b", help="Bank YAML the submissions answer.")
     ],
-    out: Annotated[
-        Path, typer.Option("--out", "-o", help="Grades JSONL (appended; reruns skip graded ids).")
-    ],
+    out: OutOption,
     judge: Annotated[
         str | None,
         typer.Option(
@@ -102,7 +116,8 @@ def grade(
 
     Objective questions are graded exactly; the judge and the embedding model are loaded only
     when there are subjective answers to grade. Blank and off-topic answers score 0 without
-    the judge; off-topic ones and near-duplicates go to the review queue.
+    the judge; off-topic ones and near-duplicates go to the review queue. Exits 3 when
+    answers are left unscored (the judge failed on them): run the command again to grade them.
     """
     from grader.files.grades import read_grades
 
@@ -132,18 +147,50 @@ def grade(
     run = Run(
         out, bank, rubrics, settings, cohort, batch_size, _scorer(settings, bank_path), scored
     )
+    _grade_all(run, objective, subjective, progress, verbose)
+    ids = {s.id for s in pending}
+    grades = [g for g in read_grades(out) if g.submission_id in ids]
+    _summary(grades)
+    _fail_if_unscored(grades, run.trouble)
+
+
+def _grade_all(run: Run, objective: list, subjective: list, progress, verbose: bool) -> None:
+    """The run's answers graded on one display, the grades file left with one record per
+    answer however the run ends (a rerun's records supersede the unscored ones)."""
+    from grader.files.grades import compact_grades
+
     # The libraries are loaded only for subjective answers: only then is there a log to keep.
-    log = _log_file(settings) if subjective and not verbose else None
-    with (
-        libraries_to(log, (console, err)),
-        make_display(progress, err, verbose) as display,
-    ):
-        if log is not None:
-            display.note(f"library logs: {escape(str(log))}")
-        run.objective(objective, display)
-        if subjective:
-            run.subjective(subjective, display, log)
-    _summary(read_grades(out), {s.id for s in pending})
+    log = _log_file(run.settings) if subjective and not verbose else None
+    try:
+        with (
+            libraries_to(log, (console, err)),
+            make_display(progress, err, verbose) as display,
+        ):
+            if log is not None:
+                display.note(f"library logs: {escape(str(log))}")
+            run.objective(objective, display)
+            if subjective:
+                run.subjective(subjective, display, log)
+    finally:
+        compact_grades(run.out)
+
+
+def _fail_if_unscored(grades: list, trouble: str | None) -> None:
+    """Exit ``EXIT_UNSCORED`` naming the cause when answers have no score because the judge
+    failed on them (this run's first cause, else the first such grade's)."""
+    from grader.models import GradeStatus
+
+    unscored = sum(g.status is GradeStatus.UNSCORED for g in grades)
+    if not unscored:
+        return
+    cause = trouble or unscored_cause(grades)
+    err.print(
+        f"[bold red]error:[/] {unscored} of {len(grades)} answers left unscored: "
+        f"{escape((cause or 'see review_reasons').rstrip('.'))}. Run the same command again to grade them "
+        f"(exit status {EXIT_UNSCORED}).",
+        highlight=False,
+    )
+    raise typer.Exit(code=EXIT_UNSCORED)
 
 
 def _load(bank_path: Path, submissions: Path, out: Path, overrides: dict):
@@ -153,6 +200,7 @@ def _load(bank_path: Path, submissions: Path, out: Path, overrides: dict):
     from grader.engine.rubrics import load_rubrics
     from grader.files.grades import read_grades
     from grader.files.submissions import read_submissions
+    from grader.models import GradeStatus
 
     try:
         settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
@@ -161,8 +209,8 @@ def _load(bank_path: Path, submissions: Path, out: Path, overrides: dict):
         bank = load_bank(bank_path)
         rubrics = load_rubrics(bank_path, bank)
         pending = read_submissions(submissions, bank)
-        # A grade left unscored because the judge was unreachable is tried again.
-        done = {g.submission_id for g in read_grades(out) if not g.retryable}
+        # An answer left unscored (the judge failed on it) is graded again.
+        done = {g.submission_id for g in read_grades(out) if g.status is not GradeStatus.UNSCORED}
     except GraderError as exc:
         raise fail(exc) from exc
     except ValueError as exc:  # settings validation
@@ -212,9 +260,7 @@ def _graded(path: Path, bank, rubrics, pending: list) -> list:
     return found
 
 
-def _summary(grades: list, submission_ids: set[str]) -> None:
-    latest = {g.submission_id: g for g in grades if g.submission_id in submission_ids}
-    grades = list(latest.values())  # a retried submission: its last record counts
+def _summary(grades: list) -> None:
     by_question: dict[str, list] = defaultdict(list)
     by_student: dict[str, list] = defaultdict(list)
     for g in grades:

@@ -4,6 +4,8 @@ batches, their signals and their judging counted from the engine's progress even
 
 Trouble the user must know about — a model that cannot load, a judge that stops answering —
 is one line on the terminal that names the log; the libraries' own account is in the log.
+Answers the judge could not score turn the judging counter red, and the run keeps the cause
+(``Run.trouble``) for the error ``grader grade`` ends with.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class Run:
         self.cohort, self.batch_size = list(cohort), batch_size
         # The scorer reads embedding signals: without an embedder the judge's points stand.
         self.scorer, self.graded = scorer, list(graded)
+        self.trouble: str | None = None  # why the judge left answers unscored, first seen
 
     def objective(self, items: list[Submission], display: Display) -> None:
         """Graded exactly, without a model: instant, and kept even if a model fails later."""
@@ -75,10 +78,15 @@ class Run:
             pipeline = Pipeline(
                 self.bank, self.rubrics, judge, self.settings, embedder, scorer=scorer
             )
-            progress = _subjective_progress(
+            counters = _SubjectiveCounters(
                 display, len(items), embedder is not None, judge is not None
             )
-            self._batches(pipeline, items, progress, lambda g: _warn_judge(display, g, log))
+            self._batches(
+                pipeline,
+                items,
+                counters.on,
+                lambda g: self._judge_trouble(display, counters, g, log),
+            )
         finally:
             if judge is not None:
                 judge.close()
@@ -101,6 +109,25 @@ class Run:
                 writer.write(grades)
                 if check is not None:
                     check(grades)
+
+    def _judge_trouble(
+        self, display: Display, counters: _SubjectiveCounters, grades: list[Grade], log
+    ) -> None:
+        """A red line when the judge left answers of a batch unscored (killed for memory, a
+        dead engine, an unreachable server), the judging counter red; the cause kept."""
+        from grader.models import GradeStatus
+
+        failed = sum(g.status is GradeStatus.UNSCORED for g in grades)
+        if not failed:
+            return
+        counters.fail(failed)
+        cause = unscored_cause(grades) or ""
+        self.trouble = self.trouble or cause
+        display.note(
+            f"[bold red]error:[/] the judge could not score {failed} answer(s): "
+            f"{escape(cause)} — left unscored; run the same command again to grade them"
+            f"{escape(_log_hint(log))}"
+        )
 
     def _embedder(self, display: Display):
         from grader.embed import make_embedder
@@ -138,15 +165,11 @@ class Run:
             return make_judge(self.settings)
 
 
-def _subjective_progress(display: Display, total: int, signals: bool, judge: bool) -> Progress:
+class _SubjectiveCounters:
     """The engine's events as two counters: signals (answers scored by rule need none) and
     judging (every answer ends there, judged or not). The judging counter starts when the
     signals are done (or the judge reports first), so its estimate leaves their time out."""
-    counters = _SubjectiveCounters(display, total, signals, judge)
-    return counters.on
 
-
-class _SubjectiveCounters:
     def __init__(self, display: Display, total: int, signals: bool, judge: bool):
         self.display, self.total, self.judge = display, total, judge
         self.signals = display.counter("embedding signals", total, "answers") if signals else None
@@ -171,22 +194,24 @@ class _SubjectiveCounters:
             self.judging.advance(self.waiting)
             self.waiting = 0
 
+    def fail(self, n: int) -> None:
+        """``n`` answers of the batch just reported were left unscored."""
+        if self.judging is None:  # every answer of a batch has ended by now
+            self.judging = self._judging()
+        self.judging.fail(n)
 
-def _warn_judge(display: Display, grades: list[Grade], log: Path | None) -> None:
-    """One line when the judge failed on answers of a batch (out of memory, a dead engine,
-    an unreachable server): they stay unscored, and a rerun tries the unreachable ones."""
-    from grader.models import ReviewCode
 
-    trouble = {ReviewCode.JUDGE_UNAVAILABLE, ReviewCode.JUDGE_FAILED}
-    failed = [g for g in grades if any(r.code in trouble for r in g.review_reasons)]
-    if not failed:
-        return
-    reason = next(r.message for r in failed[0].review_reasons if r.code in trouble)
-    display.note(
-        f"[yellow]warning:[/] the judge could not score {len(failed)} answer(s): "
-        f"{escape(_first_line(reason))} — left unscored; a rerun retries those it could not "
-        f"reach{escape(_log_hint(log))}"
-    )
+def unscored_cause(grades: Sequence[Grade]) -> str | None:
+    """The first line of why the first unscored grade has no score (the judge's error: a
+    killed worker, an unreachable server, no valid verdict), or None when all have one."""
+    from grader.models import GradeStatus, ReviewCode
+
+    judge = (ReviewCode.JUDGE_UNAVAILABLE, ReviewCode.JUDGE_FAILED)
+    for grade in grades:
+        if grade.status is GradeStatus.UNSCORED:
+            reasons = sorted(grade.review_reasons, key=lambda r: r.code not in judge)
+            return _first_line(reasons[0].message) if reasons else "no reason recorded"
+    return None
 
 
 def _error_line(exc: Exception, log: Path | None) -> str:

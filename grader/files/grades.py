@@ -1,7 +1,12 @@
-"""The grades file (JSONL): append-only, one Grade per line, resumable.
+"""The grades file (JSONL): one Grade per line, appended as graded, resumable.
 
 Each grade is flushed as soon as it exists, so an interrupted run keeps everything graded so
-far, and a rerun skips the submission ids already in the file.
+far, and a rerun skips the submission ids already graded. A rerun grades an unscored answer
+again and appends its new record; a record later in the file supersedes an earlier one of the
+same submission, so every reader takes the last (``read_grades`` does). At the end of a run
+``compact_grades`` rewrites the file with one record per answer (a temporary file, then
+``os.replace``: a reader sees the old file or the new one, never half of one), so the
+superseded records live only as long as a run that was interrupted.
 """
 
 from __future__ import annotations
@@ -18,9 +23,23 @@ from grader.models import Grade
 
 
 def read_grades(path: Path) -> list[Grade]:
-    """Grades already written. A torn last line (killed mid-write, cut at any byte) is left
-    out, and ``GradeWriter`` drops it; a complete last line that only lacks its newline counts,
-    and ``GradeWriter`` keeps it. Anything wrong before the last line names its line."""
+    """One grade per submission: its last record in the file, in the order the submissions
+    first appear (a rerun's record of an answer supersedes the unscored one before it)."""
+    return _latest(_records(path))
+
+
+def _latest(records: Iterable[Grade]) -> list[Grade]:
+    latest: dict[str, Grade] = {}
+    for grade in records:
+        latest[grade.submission_id] = grade  # a dict keeps the first position of a key
+    return list(latest.values())
+
+
+def _records(path: Path) -> list[Grade]:
+    """Every record in the file, superseded ones included. A torn last line (killed
+    mid-write, cut at any byte) is left out, and ``GradeWriter`` drops it; a complete last line
+    that only lacks its newline counts, and ``GradeWriter`` keeps it. Anything wrong before the
+    last line names its line."""
     if not path.exists():
         return []
     lines = path.read_bytes().split(b"\n")
@@ -32,6 +51,37 @@ def read_grades(path: Path) -> list[Grade]:
         if grade is not None:
             grades.append(grade)
     return grades
+
+
+def compact_grades(path: Path) -> int:
+    """Rewrite ``path`` with one record per submission (``read_grades``), atomically: written
+    to a temporary file beside it, synced, then moved over it. Returns how many superseded
+    records were dropped; a file without any is left as it is."""
+    records = _records(path)
+    grades = _latest(records)
+    if len(grades) == len(records):
+        return 0
+    tmp = path.with_name(f".{path.name}.compacting")
+    tmp.unlink(missing_ok=True)
+    with GradeWriter(tmp) as writer:
+        writer.write(grades)
+    os.replace(tmp, path)
+    _sync_folder(path.parent)
+    return len(records) - len(grades)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (POSIX); a no-op where folders cannot be opened."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _grade(raw: bytes, path: Path, number: int, torn_ok: bool) -> Grade | None:

@@ -28,6 +28,7 @@ from grader.judge.base import (
     renormalise,
 )
 from grader.judge.block_align import pad_to_block, shared_cut
+from grader.judge.engine_death import EngineWatch, death_message, endings, memory_budget
 
 TOP_LOGPROBS = 20  # vLLM's default cap on returned logprobs per position
 
@@ -195,10 +196,16 @@ class VllmJudge(Judge):
         self.model = model_name or Path(model_path).name
         self.options = options
         self._label_cache: dict[tuple[str, ...], dict[str, int]] = {}
+        dtype = engine_dtype(options.dtype, cuda)
+        self._budget = memory_budget(model_path, dtype, options.kv_cache_gib, cuda)
+        self._watch = EngineWatch()
         try:
             self.llm = LLM(**options.engine_arguments(model_path, cuda))
         except Exception as exc:  # vLLM raises many kinds; the caller needs one
-            raise ConfigError(f"vLLM could not load {model_path}: {exc}") from exc
+            raise ConfigError(
+                f"vLLM could not load {model_path}: {self._load_failure(exc)}"
+            ) from exc
+        self._watch.loaded()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> VllmJudge:
@@ -242,13 +249,24 @@ class VllmJudge(Judge):
                 # One bad item (a prompt longer than max_model_len, say) must not fail the
                 # batch: find it by running the items one at a time.
                 return [c for r in requests for c in self.complete([r])]
-            return [
-                Completion(
-                    error=f"vLLM rejected the request: {exc}", transient=not _is_client_error(exc)
-                )
-            ]
+            return [Completion(error=self._rejected(exc), transient=not _is_client_error(exc))]
         per_item = (time.monotonic() - started) / len(requests)
         return [self._completion(out, per_item) for out in outputs]
+
+    def failure(self) -> str | None:
+        """How the engine's processes ended, once one has (killed for memory, say), else None."""
+        ended = endings(getattr(self, "llm", None), self._watch)
+        return death_message(ended, self._watch.oom_kills_since() if ended else 0, self._budget)
+
+    def _load_failure(self, exc: Exception) -> str:
+        """vLLM's words, unless the kernel killed a process for memory while it loaded."""
+        killed = self._watch.oom_kills_since()
+        return death_message([], killed, self._budget, loading=True) or str(exc)
+
+    def _rejected(self, exc: Exception) -> str:
+        """What an answer's grade keeps: a dead engine's cause (vLLM's own error then says
+        only "see stack trace (above)"), else vLLM's words."""
+        return self.failure() or f"vLLM rejected the request: {exc}"
 
     def _prime(self, requests: Sequence[JudgeRequest]) -> None:
         """One prefill step for each request's prompt, nothing kept but the prefix cache: the
@@ -287,11 +305,7 @@ class VllmJudge(Judge):
         except Exception as exc:
             if len(requests) > 1:
                 return [s for r in requests for s in self.score_labels([r])]
-            return [
-                LabelScores(
-                    error=f"vLLM rejected the request: {exc}", transient=not _is_client_error(exc)
-                )
-            ]
+            return [LabelScores(error=self._rejected(exc), transient=not _is_client_error(exc))]
         per_item = (time.monotonic() - started) / len(requests)
         return [
             self._label_scores(out, r.labels, per_item)

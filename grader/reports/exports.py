@@ -5,24 +5,35 @@ or not scored), one per section (the subtotal), ``total``, ``answered``, ``unsco
 ``needs_review``. A subtotal or total that contains an unscored answer is empty, never a
 guess; a question not answered counts 0 in them (see ``grader.reports.scores``).
 
-Text that platforms or students supply can start like a spreadsheet formula (``=HYPERLINK(…)``).
-CSV quotes it with a leading ``'`` (``spreadsheet_text``, shared with the service's CSV export);
-xlsx stores it as a string cell with Excel's quote prefix, so it is shown as typed and never
-evaluated. Numbers stay numbers. Only the standard library here, and openpyxl when xlsx is
-asked for, so the service can offer these formats without the report dependencies.
+Text that platforms or students supply can start like a spreadsheet formula (``=HYPERLINK(…)``),
+or like one after a spreadsheet's own clean-up: leading blanks and line breaks trimmed, full-width
+``＝＋－＠｜`` read as their ASCII forms, ``|`` starting a DDE call. CSV quotes such text with a
+leading ``'`` (``spreadsheet_text``, shared with the service's CSV export); xlsx stores it as a
+string cell with Excel's quote prefix, so it is shown as typed and never evaluated. The sheet's
+name (the bank's name) loses the characters Excel refuses there and is cut to 31. Numbers stay
+numbers. Only the standard library here, and openpyxl when xlsx is asked for, so the service
+can offer these formats without the report dependencies.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from grader.reports.scores import ExamScores, natural_key
 
 Value = str | float | int | bool | None
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# A cell starting with one of these (after NFKC: full-width forms count) is quoted: the formula
+# characters, DDE's "|", and the blanks and control characters a spreadsheet may trim first.
+FORMULA_START = frozenset("=+-@|")
+_BLANK_CATEGORIES = ("Zs", "Zl", "Zp", "Cc", "Cf")
+# Excel refuses these in a sheet name, and a name longer than 31 characters.
+_SHEET_NAME_REFUSED = re.compile(r"[\\/?*\[\]:]")
+SHEET_NAME_MAX = 31
 
 LONG_COLUMNS = [
     "submission_id", "student", "question_id", "section", "number", "status", "score",
@@ -33,7 +44,31 @@ LONG_COLUMNS = [
 def spreadsheet_text(text: str | None) -> str:
     """Supplied text that a spreadsheet would run as a formula, quoted with ``'``."""
     text = text or ""
-    return "'" + text if text.startswith(FORMULA_START) else text
+    return "'" + text if formula_like(text) else text
+
+
+def formula_like(text: str) -> bool:
+    """Whether a spreadsheet might read ``text`` as a formula: its first character is a
+    formula character (full-width ones too), or a blank or control character (space, tab,
+    CR, LF, a zero-width one) that a spreadsheet may trim before reading the rest."""
+    if not text:
+        return False
+    first = text[0]
+    if unicodedata.category(first) in _BLANK_CATEGORIES:
+        return True
+    return unicodedata.normalize("NFKC", first)[:1] in FORMULA_START
+
+
+def sheet_title(name: str) -> str:
+    """``name`` as an xlsx sheet name: ``/ \\ ? * [ ] :`` become ``_``, at most 31 characters,
+    never empty, without control characters, and not starting or ending with ``'`` (Excel
+    refuses those too)."""
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+
+    title = ILLEGAL_CHARACTERS_RE.sub("_", _SHEET_NAME_REFUSED.sub("_", name))
+    title = title[:SHEET_NAME_MAX].strip("'")
+    # Empty, or Excel's own "History" sheet: a name Excel refuses.
+    return title if title and title.casefold() != "history" else f"grades {title}".strip()
 
 
 def wide_table(scores: ExamScores) -> tuple[list[str], list[list[Value]]]:
@@ -105,16 +140,14 @@ def write_xlsx(
 
     book = Workbook()
     sheet = book.active
-    sheet.title = title[:31]  # Excel's limit
+    sheet.title = sheet_title(title)
     for values in [header, *rows]:
         sheet.append(
             [ILLEGAL_CHARACTERS_RE.sub("\ufffd", v) if isinstance(v, str) else v for v in values]
         )
     for row in sheet.iter_rows():
         for cell in row:
-            if isinstance(cell.value, str) and (
-                cell.data_type == "f" or cell.value.startswith(FORMULA_START)
-            ):
+            if isinstance(cell.value, str) and (cell.data_type == "f" or formula_like(cell.value)):
                 cell.data_type = "s"  # openpyxl made "=..." a formula: make it text again
                 cell.quotePrefix = True  # and keep Excel from reading it as one on edit
     for cell in sheet[1]:

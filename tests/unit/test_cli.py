@@ -284,7 +284,11 @@ def test_unreachable_judge_is_unscored_and_retried_on_rerun(tmp_path, monkeypatc
             "--judge",
             "openai",
         )
-        assert result.exit_code == 0, result.output
+        # Not a success: exit 3, and the cause on screen.
+        assert result.exit_code == 3, result.output
+        assert "1 of 1 answers left unscored" in result.output
+        assert "Connection error" in result.output
+        assert "already graded" not in result.output  # tried again
     records = [json.loads(x) for x in out.read_text().splitlines()]
-    assert [r["status"] for r in records] == ["unscored", "unscored"]  # tried again, nothing lost
+    assert [r["status"] for r in records] == ["unscored"]  # one record per answer
     assert records[0]["review_reasons"][0]["code"] == "judge_unavailable"
