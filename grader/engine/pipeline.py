@@ -41,7 +41,6 @@ from grader.engine.signals import QuestionAnalysis, analyze_question, blank_reas
 from grader.judge.base import Judge
 from grader.models import (
     Anchor,
-    AnswerSignals,
     Bank,
     Grade,
     GradedAnswer,
@@ -137,7 +136,7 @@ class Pipeline:
             else:
                 work[i] = (
                     submission,
-                    self._plan(plans, question, rubric, signals, analysis),
+                    self._plan(plans, question, rubric, submission, analysis),
                     signals,
                 )
         tell(Stage.SET_ASIDE, len(subjective) - len(work))
@@ -189,15 +188,15 @@ class Pipeline:
         plans: dict[tuple[str, ...], object],
         question: Question,
         rubric: Rubric,
-        signals: AnswerSignals | None,
+        submission: Submission,
         analysis: QuestionAnalysis | None,
     ) -> object:
-        """The mode's plan for this answer's question and anchors, made once: answer groups
-        shown the same anchors share it."""
-        if analysis is None or signals is None or signals.group is None:
+        """The mode's plan for this answer's question and anchors, made once: answers shown
+        the same anchors share it."""
+        if analysis is None or submission.id not in analysis.anchors:
             anchors = choose_anchors(rubric.anchors, self.settings.anchors_k)
         else:
-            anchors = analysis.anchors[signals.group]
+            anchors = analysis.anchors[submission.id]
         key = (question.id, *(a.id for a in anchors))
         if key not in plans:
             plans[key] = self.mode.plan(question, rubric, anchors, self.settings)
