@@ -161,8 +161,8 @@ def analyze_question(
     cohort: Sequence[Submission] = (),
     graded: Sequence[GradedAnswer] = (),
 ) -> QuestionAnalysis:
-    """Signals for ``submissions``; the ``cohort`` (other answers to the question) joins only
-    the near-duplicate and group comparisons, which need nothing but its answer vectors.
+    """Signals for ``submissions``; the ``cohort`` (other answers to the question) joins the
+    comparisons among answers (duplicates, groups, peer margin, z-score): only its vectors.
     ``graded`` answers get signals too (the scorer compares its own view of them with the
     human scores); those that are not students' answers here (rubric anchors) take no part
     in duplicates or groups.
@@ -201,10 +201,8 @@ def analyze_question(
                 signals[everyone[member].id].group = group.id
     # The anchors nearest the answer itself, not its group's centre: groups form among whoever
     # shares the run, and the judge's points must not depend on that (issue 27).
-    anchors = {
-        sid: choose_anchors(rubric.anchors, settings.anchors_k, space.anchors, space.answers[i])
-        for sid, i in ((sid, index[sid]) for sid in mine)
-    }
+    k, near = settings.anchors_k, space.anchors
+    anchors = {s: choose_anchors(rubric.anchors, k, near, space.answers[index[s]]) for s in mine}
     return QuestionAnalysis(
         question.id,
         signals,
