@@ -4,7 +4,7 @@
    and pastes of the rubric's own text score 0 by rule, before any model (``rule_grades``);
 2. with an embedder, each question's answers are compared with each other and with the
    reference (``signals``): off-topic answers score 0 by rule and go to review,
-   near-duplicates are flagged, answers are grouped, and each group gets its closest anchors;
+   near-duplicates are flagged, answers are grouped, and each gets its closest anchors;
 3. every other answer is scored by the judge in the configured mode (``modes``): in the
    probability mode one forward step per rubric check, in the verdict mode a JSON verdict —
    each on its question and anchor group's shared prefix, the whole batch in one judge call
