@@ -1,9 +1,10 @@
 """Which instructor-graded anchor answers the judge sees with an answer.
 
 A rubric may hold more anchors than a prompt should: the judge gets the ``k`` most similar to
-the answer's group (its centre), so a paraphrase is shown the anchors that read like it. The
-chosen anchors keep their rubric order, so every answer in a group — and every group that
-picks the same anchors — shares one byte-identical prompt prefix for the cache.
+the answer itself, so a paraphrase is shown the anchors that read like it. Not its group's
+centre: groups form among whoever shares the run, and an answer's grade must not depend on
+that (issue 27). The chosen anchors keep their rubric order, so every answer that picks the
+same anchors shares one byte-identical prompt prefix for the cache.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ def choose_anchors(
     anchor_vectors: np.ndarray | None = None,
     centre: np.ndarray | None = None,
 ) -> list[Anchor]:
-    """At most ``k`` anchors: all when they fit, else the closest to ``centre`` (else the first)."""
+    """At most ``k`` anchors: all when they fit, else the closest to ``centre`` (the answer's
+    vector; else the first)."""
     if len(anchors) <= k:
         return list(anchors)
     if anchor_vectors is None or centre is None:

@@ -6,7 +6,7 @@
    graded twice, raw and cleaned, through every step below, and keeps the lower (``injected``);
 2. with an embedder, each question's answers are compared with each other and with the
    reference (``signals``): off-topic answers score 0 by rule and go to review,
-   near-duplicates are flagged, answers are grouped, and each group gets its closest anchors;
+   near-duplicates are flagged, answers are grouped, and each gets its closest anchors;
 3. every other answer is scored by the judge in the configured mode (``modes``): in the
    probability mode one forward step per rubric check, in the verdict mode a JSON verdict —
    each on its question and anchor group's shared prefix, the whole batch in one judge call
@@ -46,7 +46,6 @@ from grader.engine.signals import QuestionAnalysis, analyze_question, blank_reas
 from grader.judge.base import Judge
 from grader.models import (
     Anchor,
-    AnswerSignals,
     Bank,
     Grade,
     GradedAnswer,
@@ -154,7 +153,7 @@ class Pipeline:
             else:
                 work[i] = (
                     submission,
-                    self._plan(plans, question, rubric, signals, analysis),
+                    self._plan(plans, question, rubric, submission, analysis),
                     signals,
                 )
         tell(Stage.SET_ASIDE, sum(i not in work for i in subjective if i not in twins))
@@ -247,15 +246,15 @@ class Pipeline:
         plans: dict[tuple[str, ...], object],
         question: Question,
         rubric: Rubric,
-        signals: AnswerSignals | None,
+        submission: Submission,
         analysis: QuestionAnalysis | None,
     ) -> object:
-        """The mode's plan for this answer's question and anchors, made once: answer groups
-        shown the same anchors share it."""
-        if analysis is None or signals is None or signals.group is None:
+        """The mode's plan for this answer's question and anchors, made once: answers shown
+        the same anchors share it."""
+        if analysis is None or submission.id not in analysis.anchors:
             anchors = choose_anchors(rubric.anchors, self.settings.anchors_k)
         else:
-            anchors = analysis.anchors[signals.group]
+            anchors = analysis.anchors[submission.id]
         key = (question.id, *(a.id for a in anchors))
         if key not in plans:
             plans[key] = self.mode.plan(question, rubric, anchors, self.settings)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from grader.config import Settings
 from grader.engine.anchors import choose_anchors
-from grader.engine.cohort import DuplicatePair, centroid, group_answers, near_duplicates
+from grader.engine.cohort import DuplicatePair, group_answers, near_duplicates
 from grader.engine.review_rules import is_copy
 from grader.models import (
     Anchor,
@@ -138,7 +138,7 @@ def copied_pairs(
 
 @dataclass
 class QuestionAnalysis:
-    """Signals for a cohort of answers to one question, and the anchors each group is shown.
+    """Signals for a cohort of answers to one question, and the anchors each answer is shown.
 
     ``graded`` are the question's human-scored answers with their signals, and ``vectors``
     holds the answer vectors of the batch and of the graded answers, so neighbours are found
@@ -147,7 +147,7 @@ class QuestionAnalysis:
 
     question_id: str
     signals: dict[str, AnswerSignals]  # by submission id
-    anchors: dict[str, list[Anchor]]  # by group id
+    anchors: dict[str, list[Anchor]]  # by submission id: the rubric's nearest the answer
     graded: list[tuple[GradedAnswer, AnswerSignals]] = field(default_factory=list)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)  # batch and graded, by id
 
@@ -162,8 +162,8 @@ def analyze_question(
     graded: Sequence[GradedAnswer] = (),
     twins: Sequence[Submission] = (),
 ) -> QuestionAnalysis:
-    """Signals for ``submissions``; the ``cohort`` (other answers to the question) joins only
-    the near-duplicate and group comparisons, which need nothing but its answer vectors.
+    """Signals for ``submissions``; the ``cohort`` (other answers to the question) joins the
+    comparisons among answers (duplicates, groups, peer margin, z-score): only its vectors.
     ``graded`` answers get signals too (the scorer compares its own view of them with the
     human scores); those that are not students' answers here (rubric anchors) take no part
     in duplicates or groups; nor do ``twins`` (answers with an injection cut out).
@@ -199,15 +199,14 @@ def analyze_question(
                         similarity=pair.similarity,
                     )
                 )
-    anchors = {}
     for group in group_answers(students_v, settings.group_cosine):
         for member in group.members:
             if everyone[member].id in signals:
                 signals[everyone[member].id].group = group.id
-        centre = centroid(students_v[group.members])
-        anchors[group.id] = choose_anchors(
-            rubric.anchors, settings.anchors_k, space.anchors, centre
-        )
+    # The anchors nearest the answer itself, not its group's centre: groups form among whoever
+    # shares the run, and the judge's points must not depend on that (issue 27).
+    k, near = settings.anchors_k, space.anchors
+    anchors = {s: choose_anchors(rubric.anchors, k, near, space.answers[index[s]]) for s in mine}
     return QuestionAnalysis(
         question.id,
         signals,
