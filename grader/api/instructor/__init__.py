@@ -8,6 +8,7 @@ platforms. Every template autoescapes: answers are untrusted text.
 - ``context``: what handlers share (``Pages`` on the app), the signed-in instructor, CSRF;
 - ``session``: the signed cookie; ``auth``: log in and out;
 - ``pages``: what instructors read; ``actions``: the forms they post; ``forms``: their fields;
+- ``rubric_edits``: a known wrong claim from an answer, the conclusion's gate on or off;
 - ``refit``: the exam's scorer refit, proposed, compared before/after, applied;
 - ``views``: points, summaries and the question page both use.
 """
@@ -20,7 +21,7 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from grader.api.instructor import actions, auth, pages, refit
+from grader.api.instructor import actions, auth, pages, refit, rubric_edits
 from grader.api.instructor.context import LoginRequired, Pages
 from grader.api.instructor.session import new_secret
 
@@ -47,7 +48,8 @@ def install(app: FastAPI) -> None:
         warn_key_in_database()
         secret = store.accounts.secret("session_key", new_secret)
     app.state.instructor_pages = Pages.build(settings, store, services.exams, secret)
-    for module in (auth, pages, actions, refit):  # each under /instructor, none in the OpenAPI docs
+    # each under /instructor, none in the OpenAPI docs
+    for module in (auth, pages, actions, refit, rubric_edits):
         app.include_router(module.router)
 
     @app.exception_handler(LoginRequired)

@@ -10,9 +10,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from grader.models import Criterion
+from grader.models import Criterion, Rubric, WrongClaim
+from grader.text import match_key
 
 MAX_REASON_CHARS = 1000
+# A wrong claim counts when one or two adjacent sentences of an answer hold most of its
+# wording (``engine.substance``): a longer claim would rarely match an answer at all.
+MAX_CLAIM_CHARS = 200
 
 
 class FormError(ValueError):
@@ -33,6 +37,12 @@ class HumanScoreForm:
 class OverrideForm:
     score: float
     reason: str
+
+
+@dataclass(frozen=True)
+class WrongClaimForm:
+    criterion: str
+    claim: WrongClaim
 
 
 def criterion_field(criterion_id: str) -> str:
@@ -74,6 +84,32 @@ def parse_override(form: Mapping[str, str], max_score: float) -> OverrideForm:
     if len(reason) > MAX_REASON_CHARS:
         raise FormError("reason", f"{len(reason)} characters; the limit is {MAX_REASON_CHARS}")
     return OverrideForm(score, reason)
+
+
+def parse_wrong_claim(form: Mapping[str, str], rubric: Rubric) -> WrongClaimForm:
+    """A known wrong claim for one criterion: the typed ``claim``, else the picked
+    ``sentence``; ``points`` blank for all the criterion's. Refused when the rubric already
+    lists the claim, under any criterion (it would be taken twice)."""
+    text = " ".join(((form.get("claim") or "").strip() or form.get("sentence") or "").split())
+    if not text:
+        raise FormError("claim", "required: pick a sentence of the answer or type the claim")
+    if len(text) > MAX_CLAIM_CHARS:
+        raise FormError("claim", f"{len(text)} characters; the limit is {MAX_CLAIM_CHARS}")
+    if len(match_key(text)) < 2:
+        raise FormError("claim", f"{text!r} is too short to recognise in an answer")
+    by_id = {c.id: c for c in rubric.criteria}
+    criterion = by_id.get(form.get("criterion") or "")
+    if criterion is None:
+        raise FormError("criterion", f"pick one of {', '.join(by_id)}")
+    for c in rubric.criteria:
+        if any(match_key(w.claim) == match_key(text) for w in c.wrong_claims):
+            raise FormError("claim", f"already a wrong claim of {c.id}")
+    points = None
+    if (form.get("points") or "").strip():
+        points = _points(form, "points", criterion.points)
+        if points == 0:
+            raise FormError("points", "must be more than 0 (blank: all the criterion's)")
+    return WrongClaimForm(criterion.id, WrongClaim(claim=text, points=points))
 
 
 def _points(form: Mapping[str, str], field: str, maximum: float) -> float:

@@ -10,11 +10,13 @@ from fastapi import HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from grader.api.instructor.context import Pages, SignedIn
-from grader.api.instructor.forms import FormError, criterion_field
+from grader.api.instructor.forms import MAX_CLAIM_CHARS, FormError, criterion_field
+from grader.engine.conclusion import cap_share
 from grader.engine.rubrics import is_anchor, rubric_for
 from grader.models import Criterion, GradeStatus, Question
 from grader.service.exams import Exam
 from grader.service.store import AnswerCounts, AnswerRow
+from grader.text import sentences_of
 
 if TYPE_CHECKING:
     from grader.calibrate import Agreement
@@ -24,6 +26,10 @@ DONE = {
     "override": "Grade overridden.",
     "anchor": "Answer promoted to an anchor.",
     "accept": "Judge's grade accepted.",
+    "claim": "Wrong claim added: a new rubric version; new grades take its points from an "
+    "answer asserting it (stored grades keep theirs).",
+    "gate_off": "Gate switched off: a wrong conclusion is shown, not capped, in new grades.",
+    "gate_on": "Gate switched on: a wrong conclusion caps new grades.",
 }
 
 
@@ -169,10 +175,18 @@ def question_page(
         pager=pager,
         summary=summary(question, counts, scored, points),
         criterion_field=criterion_field,
+        claim_choices={r.submission.id: claim_choices(r.submission.answer) for r in rows},
+        max_claim_chars=MAX_CLAIM_CHARS,
+        conclusion_cap=cap_share(rubric.conclusion) if rubric and rubric.conclusion else None,
         error=str(error) if error else None,
         error_answer=error_answer,
         done=DONE.get(request.query_params.get("done", "")),
     )
+
+
+def claim_choices(answer: str) -> list[str]:
+    """The answer's sentences an instructor may mark as a wrong claim (short enough to be one)."""
+    return list(dict.fromkeys(s for s in sentences_of(answer) if len(s) <= MAX_CLAIM_CHARS))
 
 
 def back_to(row: AnswerRow, form: dict[str, str], done: str) -> RedirectResponse:

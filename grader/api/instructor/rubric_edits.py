@@ -1,0 +1,84 @@
+"""The forms that change a question's rubric from its page (issue 26): mark a sentence of a
+graded answer as a known wrong claim of one criterion, and switch the conclusion's gate off or
+on. Each writes a new rubric version the way promoting an anchor does: checked, written to the
+bank's rubric folder and put in the exam's rubrics, which the pipeline reads on every call, so
+this process grades new answers with it at once (workers after a restart). Stored grades keep
+the rubric they were graded with."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import RedirectResponse
+
+from grader.api.instructor.context import Ctx, Who, checked_form
+from grader.api.instructor.forms import FormError, parse_wrong_claim
+from grader.api.instructor.views import back_to, question_page
+from grader.engine.rubrics import rubric_dir, rubric_for, rubric_problems, save_rubric
+from grader.models import Question, Rubric
+from grader.service.exams import Exam
+
+router = APIRouter(prefix="/instructor", include_in_schema=False)
+
+
+@router.post("/answers/{submission_id}/wrong-claim")
+async def add_wrong_claim(request: Request, submission_id: int, who: Who, ctx: Ctx):
+    """A new rubric version whose criterion lists the claim; the answer it came from keeps
+    its grade (re-grading it would not be a new answer's grade)."""
+    form = await checked_form(request, who)
+    exam, row = ctx.answer_of(who.instructor, submission_id)
+    s = row.submission
+    question = exam.bank.get(s.question_id)
+    try:
+        rubric = _subjective_rubric(exam, question, "claim")
+        entry = parse_wrong_claim(form, rubric)
+        criteria = [
+            c.model_copy(update={"wrong_claims": [*c.wrong_claims, entry.claim]})
+            if c.id == entry.criterion
+            else c
+            for c in rubric.criteria
+        ]
+        _save(exam, question, rubric.model_copy(update={"criteria": criteria}), "claim")
+    except FormError as exc:
+        return question_page(request, ctx, who, exam, s.question_id, error=exc, error_answer=s.id)
+    return back_to(row, form, "claim")
+
+
+@router.post("/exams/{exam}/questions/{question_id}/gate")
+async def switch_gate(request: Request, exam: str, question_id: str, who: Who, ctx: Ctx):
+    """Set the gate of the rubric's conclusion to the form's ``gate`` (``on`` or ``off``): the
+    state asked for, not a flip, so a form sent twice does not undo itself."""
+    form = await checked_form(request, who)
+    found = ctx.exam_of(who.instructor, exam)
+    question = found.bank.get(question_id)
+    if question is None:
+        raise HTTPException(404, f"no question {question_id!r} in {exam}")
+    try:
+        rubric = _subjective_rubric(found, question, "gate")
+        if rubric.conclusion is None:
+            raise FormError("gate", "this rubric names no conclusion")
+        wanted = form.get("gate")
+        if wanted not in ("on", "off"):
+            raise FormError("gate", "must be on or off")
+        gate = wanted == "on"
+        if rubric.conclusion.gate != gate:
+            conclusion = rubric.conclusion.model_copy(update={"gate": gate})
+            _save(found, question, rubric.model_copy(update={"conclusion": conclusion}), "gate")
+    except FormError as exc:
+        return question_page(request, ctx, who, found, question_id, error=exc)
+    url = f"/instructor/exams/{exam}/questions/{question_id}?done=gate_{wanted}#rubric"
+    return RedirectResponse(url, status_code=303)
+
+
+def _subjective_rubric(exam: Exam, question: Question | None, field: str) -> Rubric:
+    if question is None or question.type.objective:
+        raise FormError(field, "objective questions are graded exactly, without a rubric")
+    return rubric_for(question, exam.rubrics)
+
+
+def _save(exam: Exam, question: Question, rubric: Rubric, field: str) -> None:
+    """Check the new version, write it next to the bank, and grade with it from now on."""
+    problems = rubric_problems(rubric, question)
+    if problems:
+        raise FormError(field, "; ".join(problems))
+    save_rubric(rubric, rubric_dir(exam.path))
+    exam.rubrics[question.id] = rubric
