@@ -87,6 +87,7 @@ def test_a_wrong_claim_marked_on_an_answer_takes_its_points_from_the_next_grade(
         ({"claim": CLAIM, "criterion": "C9"}, "criterion: pick one of C1, C2, C3, C4, C5"),
         ({"claim": CLAIM, "points": "3"}, "points: 3 is outside 0..1"),
         ({"claim": CLAIM, "points": "0"}, "points: must be more than 0"),
+        ({"claim": CLAIM, "points": "0.3"}, "points: whole or half points"),
     ],
 )  # fmt: skip
 def test_a_bad_wrong_claim_is_refused_naming_the_field(service, data, message):

@@ -109,6 +109,8 @@ def parse_wrong_claim(form: Mapping[str, str], rubric: Rubric) -> WrongClaimForm
         points = _points(form, "points", criterion.points)
         if points == 0:
             raise FormError("points", "must be more than 0 (blank: all the criterion's)")
+        if points * 2 != int(points * 2):
+            raise FormError("points", "whole or half points")
     return WrongClaimForm(criterion.id, WrongClaim(claim=text, points=points))
 
 

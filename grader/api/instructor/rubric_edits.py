@@ -7,6 +7,8 @@ the rubric they were graded with."""
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse
 
@@ -65,7 +67,8 @@ async def switch_gate(request: Request, exam: str, question_id: str, who: Who, c
             _save(found, question, rubric.model_copy(update={"conclusion": conclusion}), "gate")
     except FormError as exc:
         return question_page(request, ctx, who, found, question_id, error=exc)
-    url = f"/instructor/exams/{exam}/questions/{question_id}?done=gate_{wanted}#rubric"
+    page = f"/instructor/exams/{quote(exam, safe='')}/questions/{quote(question_id, safe='')}"
+    url = f"{page}?done=gate_{wanted}#rubric"
     return RedirectResponse(url, status_code=303)
 
 
