@@ -5,14 +5,15 @@ accepted submission is never lost. Errors name the field: ``{"detail": [{"loc": 
 "question_id"], "msg": ...}]}``; nothing of a rejected request is stored.
 """
 
-import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import TypeAdapter, ValidationError
 
-from grader.api.deps import Caller, Svc
+from grader.api.bodies import TooManyItems, parse_body
+from grader.api.deps import Caller, Services, Svc
 from grader.api.exports import csv_rows, jsonl, submission_out, wide_csv_rows
 from grader.api.quotas import queue_full
 from grader.api.schemas import (
@@ -63,8 +64,15 @@ async def submit(request: Request, caller: Caller, svc: Svc) -> SubmitResponse:
     different body it is a 409 and nothing of the request is stored. A post that would
     queue more than GRADER_MAX_QUEUED_PER_PLATFORM is a 429 and stores nothing.
     """
+    body = await request.body()  # bounded by BodyLimit (GRADER_MAX_BODY_BYTES)
+    # Decoding and checking up to 8 MiB, then the database: in a worker thread, so one large
+    # post never holds the event loop other platforms' requests are served on.
+    return await run_in_threadpool(_accept, body, caller, svc)
+
+
+def _accept(body: bytes, caller: Platform, svc: Services) -> SubmitResponse:
     settings = svc.settings
-    items = _validate(await _read_json(request), settings, svc.exams, caller)
+    items = _validate(_parse(body, settings.bulk_limit), settings, svc.exams, caller)
     try:
         stored = svc.store.intake.submit(caller.id, items, settings.max_queued_per_platform)
     except IdConflict as exc:
@@ -138,10 +146,11 @@ def export(exam: str, caller: Caller, svc: Svc, format: str = "jsonl") -> Stream
     )
 
 
-async def _read_json(request: Request) -> Any:
-    body = await request.body()  # bounded by BodyLimit (GRADER_MAX_BODY_BYTES)
+def _parse(body: bytes, bulk_limit: int) -> Any:
     try:
-        return json.loads(body)
+        return parse_body(body, bulk_limit)
+    except TooManyItems as exc:
+        raise HTTPException(413, str(exc)) from exc
     except (ValueError, RecursionError) as exc:
         raise HTTPException(
             422, [{"loc": ["body"], "msg": json_problem(exc), "type": "json_invalid"}]

@@ -1,15 +1,22 @@
 """One body limit for every route, enforced before the body is read, and limits on forms:
-how many fields, how large each, and no file parts."""
+how many fields, how large each, and no file parts; a bulk post decoded element by element
+(bounded work past the bulk limit) in a worker thread."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from types import SimpleNamespace
+from unittest.mock import patch
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given
+from hypothesis import strategies as st
 
+from grader.api import bodies, intake
 from grader.api.app import create_app
+from grader.api.bodies import TooManyItems, parse_body
 from grader.api.keys import new_key
 from grader.config import Settings
 from grader.service.dispatch import InlineDispatcher
@@ -134,3 +141,74 @@ def test_forms_refuse_files_too_many_fields_and_large_fields(client, name, reque
 def test_an_ordinary_login_form_still_works(client):
     response = client.post("/instructor/login", data={"key": "ik_0123456789abcdef_x"})
     assert response.status_code == 401 and "not a valid key" in response.text
+
+
+# --- a bulk post is decoded element by element, off the event loop ---------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"id": "a"}', "[]", " [ ] ", '[{"a": 1}, 2, "x" ,[3]]\n', '\ufeff[{"a": "é"}]', "7", "null"],
+)
+def test_a_body_reads_as_json_loads_reads_it(text):
+    body = text.encode()  # a leading U+FEFF is the UTF-8 byte order mark
+    assert parse_body(body, 10) == json.loads(body)
+
+
+@pytest.mark.parametrize("text", ["[", "[1,]", "[1 2]", "[1] x", "[,1]", "{", "", "[01]"])
+def test_a_malformed_body_is_refused_as_json_loads_refuses_it(text):
+    with pytest.raises(ValueError):
+        json.loads(text)
+    with pytest.raises(ValueError):
+        parse_body(text.encode(), 10)
+
+
+@given(
+    st.lists(st.one_of(st.integers(), st.text(max_size=5), st.lists(st.booleans(), max_size=3))),
+    st.sampled_from(["", " ", "\n", " \t\r\n "]),
+)
+def test_any_list_within_the_limit_reads_as_json_loads(items, space):
+    text = json.dumps(items, separators=(space + "," + space, ":"))
+    assert parse_body(f"{space}{text}{space}".encode(), len(items)) == items
+
+
+def test_a_long_list_is_refused_at_the_first_element_past_the_limit():
+    """Bounded work: the body ends in a syntax error, which a parser that read it all would
+    report (422); stopping at element limit + 1 it never gets there."""
+    tail = b"[" + b"[]," * 100_000 + b"{"
+    with pytest.raises(TooManyItems, match="more than 1000 submissions"):
+        parse_body(tail, 1000)
+    decoded = []
+    real = bodies._DECODER.raw_decode
+
+    def counted(text, at):
+        decoded.append(at)
+        return real(text, at)
+
+    for size in (10_000, 40_000):  # 1x and 4x the elements: the same decodes
+        decoded.clear()
+        counting = patch.object(bodies, "_DECODER", SimpleNamespace(raw_decode=counted))
+        with counting, pytest.raises(TooManyItems):
+            parse_body(b"[" + b"[]," * size + b"[]]", 1000)
+        assert len(decoded) == 1000
+
+
+def test_a_bulk_post_past_the_limit_is_413_and_parsed_off_the_event_loop(client, app_and_key):
+    threads = []
+    real = intake.parse_body
+
+    def watched(body, limit):
+        try:
+            asyncio.get_running_loop()
+            threads.append("event loop")
+        except RuntimeError:
+            threads.append("worker thread")
+        return real(body, limit)
+
+    headers = {"Authorization": f"Bearer {app_and_key[1]}", "Content-Type": "application/json"}
+    with patch.object(intake, "parse_body", watched):
+        response = client.post("/v1/submissions", content=b"[" + b"[]," * 20_000 + b"{",
+                               headers=headers)  # fmt: skip
+    assert response.status_code == 413, response.text
+    assert "more than 1000 submissions" in response.json()["detail"]
+    assert threads == ["worker thread"]

@@ -1,0 +1,55 @@
+"""Reading a posted JSON body with bounded work: a list of submissions is decoded one element
+at a time and given up at the first element past the bulk limit, so a body of millions of
+tiny elements (``[[],[],…]``, 8 MiB) costs no more than ``bulk_limit`` decodes before its
+413. The intake runs this in a worker thread, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace; one character class: linear
+
+
+class TooManyItems(ValueError):
+    """The body is a list longer than the limit (how much longer is not read)."""
+
+    def __init__(self, limit: int):
+        super().__init__(f"more than {limit} submissions in one request; the limit is {limit}")
+        self.limit = limit
+
+
+def parse_body(body: bytes, max_items: int) -> Any:
+    """The body's JSON value, as ``json.loads`` reads it, except that a top-level list with
+    more than ``max_items`` elements raises ``TooManyItems`` after decoding ``max_items`` of
+    them. Raises ``ValueError`` (``json.JSONDecodeError``, ``UnicodeDecodeError``) or
+    ``RecursionError`` for a body that is not JSON."""
+    text = body.decode(json.detect_encoding(body), "surrogatepass")
+    start = _SPACE.match(text).end()
+    if not text.startswith("[", start):
+        return json.loads(text)  # one object (or a value the intake refuses): one decode
+    items: list[Any] = []
+    at = _SPACE.match(text, start + 1).end()
+    if text.startswith("]", at):
+        return _end(text, at + 1, items)
+    while True:
+        if len(items) == max_items:
+            raise TooManyItems(max_items)
+        item, at = _DECODER.raw_decode(text, at)
+        items.append(item)
+        at = _SPACE.match(text, at).end()
+        if text.startswith("]", at):
+            return _end(text, at + 1, items)
+        if not text.startswith(",", at):
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+        at = _SPACE.match(text, at + 1).end()
+
+
+def _end(text: str, at: int, items: list[Any]) -> list[Any]:
+    at = _SPACE.match(text, at).end()
+    if at != len(text):
+        raise json.JSONDecodeError("Extra data", text, at)
+    return items
