@@ -165,6 +165,7 @@ def serve(
     import uvicorn
 
     from grader.api.app import create_app
+    from grader.api.server import server_config
     from grader.config import Settings
     from grader.service.dispatch import InlineDispatcher
     from grader.service.exams import Graders, load_exams
@@ -185,7 +186,8 @@ def serve(
         + f" ({'inline' if inline else 'workers'})"
     )
     try:
-        uvicorn.run(create_app(settings, store, exams, dispatcher), host=host, port=port)
+        app = create_app(settings, store, exams, dispatcher)
+        uvicorn.Server(server_config(settings, app, host, port)).run()
     finally:
         dispatcher.close()
 
