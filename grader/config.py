@@ -175,6 +175,12 @@ class Settings(BaseSettings):
     visibility_timeout_s: int = Field(
         3600, ge=1, description="an unacknowledged task is redelivered after this (Redis)"
     )
+    worker_start_timeout_s: float = Field(
+        600.0,
+        gt=0,
+        description="how long a worker's pool process may take to start (the judge loads in it) "
+        "before Celery kills it",
+    )
     sweep_interval_s: float = Field(30.0, gt=0, description="how often workers look for lost work")
     sweep_after_s: float = Field(
         600.0, gt=0, description="a submission queued this long is enqueued again"
