@@ -207,6 +207,31 @@ def test_a_name_that_rebinds_to_loopback_never_reaches_the_loopback_listener(tmp
     assert loopback.hosts == [] and len(dialled.calls) == 1
 
 
+def test_https_keeps_the_host_name_for_sni_and_the_certificate_check(tmp_path):
+    """Only the socket is pinned: TLS is started with the URL's host name, so the server's
+    certificate is checked against the name, not against the address."""
+    hostnames = []
+
+    class Stream(httpcore.NetworkStream):
+        def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+            hostnames.append((server_hostname, ssl_context.check_hostname))
+            raise httpcore.ConnectError("the test stops at the handshake")
+
+        def close(self):
+            pass
+
+    class Network(Dialled):
+        def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+            self.calls.append((host, port))
+            return Stream()
+
+    network = Network()
+    store, delivery_id = _delivery(tmp_path, "https://hooks.example/hook")
+    service = webhook_client(5, False, resolve=answers("8.8.8.8"), network=network)
+    assert deliver(store, delivery_id, retries=3, backoff_s=1, client=service) == 1
+    assert network.calls == [("8.8.8.8", 443)] and hostnames == [("hooks.example", True)]
+
+
 def test_a_public_address_is_dialled_and_the_flag_allows_private_ones(tmp_path, listeners):
     local, public = listeners
     store, delivery_id = _delivery(tmp_path, "http://8.8.8.8/hook")
