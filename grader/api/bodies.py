@@ -14,6 +14,14 @@ _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace; one character class: linear
 
 
+class ObjectTooLarge(ValueError):
+    """A body of one submission (an object) larger than any valid one can be."""
+
+    def __init__(self, limit: int):
+        super().__init__(f"a body of one submission is at most {limit} bytes")
+        self.limit = limit
+
+
 class TooManyItems(ValueError):
     """The body is a list longer than the limit (how much longer is not read)."""
 
@@ -22,14 +30,17 @@ class TooManyItems(ValueError):
         self.limit = limit
 
 
-def parse_body(body: bytes, max_items: int) -> Any:
+def parse_body(body: bytes, max_items: int, max_object_bytes: int | None = None) -> Any:
     """The body's JSON value, as ``json.loads`` reads it, except that a top-level list with
     more than ``max_items`` elements raises ``TooManyItems`` after decoding ``max_items`` of
-    them. Raises ``ValueError`` (``json.JSONDecodeError``, ``UnicodeDecodeError``) or
+    them, and a body that is not a list and is over ``max_object_bytes`` raises
+    ``ObjectTooLarge`` without being decoded (an object of a million keys costs seconds). Raises ``ValueError`` (``json.JSONDecodeError``, ``UnicodeDecodeError``) or
     ``RecursionError`` for a body that is not JSON."""
     text = body.decode(json.detect_encoding(body), "surrogatepass")
     start = _SPACE.match(text).end()
     if not text.startswith("[", start):
+        if max_object_bytes is not None and len(body) > max_object_bytes:
+            raise ObjectTooLarge(max_object_bytes)
         return json.loads(text)  # one object (or a value the intake refuses): one decode
     items: list[Any] = []
     at = _SPACE.match(text, start + 1).end()

@@ -12,7 +12,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import TypeAdapter, ValidationError
 
-from grader.api.bodies import TooManyItems, parse_body
+from grader.api.bodies import ObjectTooLarge, TooManyItems, parse_body
 from grader.api.deps import Caller, Services, Svc
 from grader.api.exports import csv_rows, jsonl, submission_out, wide_csv_rows
 from grader.api.quotas import queue_full
@@ -28,6 +28,11 @@ from grader.config import Settings
 from grader.files.jsonl import json_problem
 from grader.service.exams import Exam
 from grader.service.store import IdConflict, NewSubmission, Platform, QueueFull
+
+FIELDS = tuple(SubmissionIn.model_fields)
+# An object with more keys than this is refused whole; fewer, each unknown key is named.
+MAX_KEYS = 32
+MAX_ERRORS = 100  # listed in a 422; the rest are counted
 
 
 def intake_router(bulk_limit: int) -> APIRouter:
@@ -72,7 +77,7 @@ async def submit(request: Request, caller: Caller, svc: Svc) -> SubmitResponse:
 
 def _accept(body: bytes, caller: Platform, svc: Services) -> SubmitResponse:
     settings = svc.settings
-    items = _validate(_parse(body, settings.bulk_limit), settings, svc.exams, caller)
+    items = _validate(_parse(body, settings), settings, svc.exams, caller)
     try:
         stored = svc.store.intake.submit(caller.id, items, settings.max_queued_per_platform)
     except IdConflict as exc:
@@ -146,10 +151,13 @@ def export(exam: str, caller: Caller, svc: Svc, format: str = "jsonl") -> Stream
     )
 
 
-def _parse(body: bytes, bulk_limit: int) -> Any:
+def _parse(body: bytes, settings: Settings) -> Any:
+    # The largest valid submission: its answer at 12 bytes a character (an escaped surrogate
+    # pair), plus room for the other fields and whitespace.
+    most = 12 * settings.max_answer_chars + 64 * 1024
     try:
-        return parse_body(body, bulk_limit)
-    except TooManyItems as exc:
+        return parse_body(body, settings.bulk_limit, most)
+    except (TooManyItems, ObjectTooLarge) as exc:
         raise HTTPException(413, str(exc)) from exc
     except (ValueError, RecursionError) as exc:
         raise HTTPException(
@@ -187,6 +195,16 @@ def _validate(
     items = []
     for i, entry in enumerate(raw):
         loc = prefix or ["body", i]
+        if isinstance(entry, dict) and len(entry) > MAX_KEYS:
+            # one error, not one per unknown key (an object of a million keys: seconds)
+            errors.append(
+                {
+                    "loc": loc,
+                    "msg": f"{len(entry)} fields; a submission has at most: {', '.join(FIELDS)}",
+                    "type": "too_many_fields",
+                }
+            )
+            continue
         try:
             item = SubmissionIn.model_validate(entry)
         except ValidationError as exc:
@@ -228,6 +246,10 @@ def _validate(
         raise HTTPException(
             403, f"this platform may not post to exam(s): {', '.join(sorted(forbidden))}"
         )
+    if len(errors) > MAX_ERRORS:
+        more = {"loc": ["body"], "msg": f"and {len(errors) - MAX_ERRORS} more errors",
+                "type": "too_many_errors"}  # fmt: skip
+        errors = [*errors[:MAX_ERRORS], more]
     if errors:
         raise HTTPException(422, errors)
     return items

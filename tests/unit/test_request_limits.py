@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from grader.api import bodies, intake
 from grader.api.app import create_app
-from grader.api.bodies import TooManyItems, parse_body
+from grader.api.bodies import ObjectTooLarge, TooManyItems, parse_body
 from grader.api.keys import new_key
 from grader.config import Settings
 from grader.service.dispatch import InlineDispatcher
@@ -197,13 +197,13 @@ def test_a_bulk_post_past_the_limit_is_413_and_parsed_off_the_event_loop(client,
     threads = []
     real = intake.parse_body
 
-    def watched(body, limit):
+    def watched(*args):
         try:
             asyncio.get_running_loop()
             threads.append("event loop")
         except RuntimeError:
             threads.append("worker thread")
-        return real(body, limit)
+        return real(*args)
 
     headers = {"Authorization": f"Bearer {app_and_key[1]}", "Content-Type": "application/json"}
     with patch.object(intake, "parse_body", watched):
@@ -212,3 +212,25 @@ def test_a_bulk_post_past_the_limit_is_413_and_parsed_off_the_event_loop(client,
     assert response.status_code == 413, response.text
     assert "more than 1000 submissions" in response.json()["detail"]
     assert threads == ["worker thread"]
+
+
+def test_one_object_larger_than_any_submission_is_refused_undecoded():
+    """The body ends in a syntax error: refused 413 for its size, it was never decoded."""
+    huge = b'{"k0":0' + b',"k":0' * 100_000
+    with pytest.raises(ObjectTooLarge, match="at most 1000 bytes"):
+        parse_body(huge, 10, max_object_bytes=1000)
+    assert parse_body(b'{"id": "a"}', 10, max_object_bytes=1000) == {"id": "a"}
+
+
+def test_an_object_of_many_keys_is_one_error_and_errors_are_capped(client, app_and_key):
+    headers = {"Authorization": f"Bearer {app_and_key[1]}"}
+    many_keys = {f"k{i}": 0 for i in range(5000)}
+    response = client.post("/v1/submissions", json=[many_keys], headers=headers)
+    assert response.status_code == 422
+    (error,) = response.json()["detail"]
+    assert error["type"] == "too_many_fields" and error["loc"] == ["body", 0]
+    assert error["msg"].startswith("5000 fields; a submission has at most: id, exam")
+    bad = [{"id": f"s{i}"} for i in range(300)]  # 3 missing fields each: 900 errors
+    detail = client.post("/v1/submissions", json=bad, headers=headers).json()["detail"]
+    assert len(detail) == intake.MAX_ERRORS + 1
+    assert detail[-1] == {"loc": ["body"], "msg": "and 800 more errors", "type": "too_many_errors"}
