@@ -1,7 +1,8 @@
 """Reading a posted JSON body with bounded work: a list of submissions is decoded one element
 at a time and given up at the first element past the bulk limit, so a body of millions of
 tiny elements (``[[],[],…]``, 8 MiB) costs no more than ``bulk_limit`` decodes before its
-413. The intake runs this in a worker thread, never on the event loop.
+413, and the intake stops reading such a body once its first bytes show it. The intake runs
+the decoding in a worker thread, never on the event loop.
 """
 
 from __future__ import annotations
@@ -57,6 +58,18 @@ def parse_body(body: bytes, max_items: int, max_object_bytes: int | None = None)
         if not text.startswith(",", at):
             raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
         at = _SPACE.match(text, at + 1).end()
+
+
+def too_many_in_prefix(prefix: bytes, max_items: int) -> bool:
+    """Whether the first bytes of a body already hold a list of more than ``max_items``
+    complete elements, so the rest need not be read (``[[],[],…]`` shows it in 3 KB)."""
+    try:
+        parse_body(prefix.decode("utf-8", "ignore").encode(), max_items)
+    except TooManyItems:
+        return True
+    except (ValueError, RecursionError):  # cut off mid-element, or not a list we can read
+        return False
+    return False
 
 
 def _end(text: str, at: int, items: list[Any]) -> list[Any]:

@@ -12,7 +12,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import TypeAdapter, ValidationError
 
-from grader.api.bodies import ObjectTooLarge, TooManyItems, parse_body
+from grader.api.bodies import ObjectTooLarge, TooManyItems, parse_body, too_many_in_prefix
 from grader.api.deps import Caller, Services, Svc
 from grader.api.exports import csv_rows, jsonl, submission_out, wide_csv_rows
 from grader.api.quotas import queue_full
@@ -33,6 +33,7 @@ FIELDS = tuple(SubmissionIn.model_fields)
 # An object with more keys than this is refused whole; fewer, each unknown key is named.
 MAX_KEYS = 32
 MAX_ERRORS = 100  # listed in a 422; the rest are counted
+PREFIX_BYTES = 64 * 1024  # what is read of a body before its list is counted
 
 
 def intake_router(bulk_limit: int) -> APIRouter:
@@ -69,10 +70,25 @@ async def submit(request: Request, caller: Caller, svc: Svc) -> SubmitResponse:
     different body it is a 409 and nothing of the request is stored. A post that would
     queue more than GRADER_MAX_QUEUED_PER_PLATFORM is a 429 and stores nothing.
     """
-    body = await request.body()  # bounded by BodyLimit (GRADER_MAX_BODY_BYTES)
+    body = await _read_body(request, svc.settings.bulk_limit)
     # Decoding and checking up to 8 MiB, then the database: in a worker thread, so one large
     # post never holds the event loop other platforms' requests are served on.
     return await run_in_threadpool(_accept, body, caller, svc)
+
+
+async def _read_body(request: Request, bulk_limit: int) -> bytes:
+    """The body (bounded by BodyLimit, GRADER_MAX_BODY_BYTES); a list whose first
+    ``PREFIX_BYTES`` already hold more than ``bulk_limit`` elements is refused (413) there,
+    without reading the rest."""
+    body, checked = bytearray(), False
+    async for chunk in request.stream():
+        body += chunk
+        if not checked and len(body) >= PREFIX_BYTES:
+            checked = True
+            prefix = bytes(body[:PREFIX_BYTES])
+            if await run_in_threadpool(too_many_in_prefix, prefix, bulk_limit):
+                raise HTTPException(413, str(TooManyItems(bulk_limit)))
+    return bytes(body)
 
 
 def _accept(body: bytes, caller: Platform, svc: Services) -> SubmitResponse:

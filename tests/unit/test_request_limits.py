@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from grader.api import bodies, intake
 from grader.api.app import create_app
-from grader.api.bodies import ObjectTooLarge, TooManyItems, parse_body
+from grader.api.bodies import ObjectTooLarge, TooManyItems, parse_body, too_many_in_prefix
 from grader.api.keys import new_key
 from grader.config import Settings
 from grader.service.dispatch import InlineDispatcher
@@ -234,3 +234,46 @@ def test_an_object_of_many_keys_is_one_error_and_errors_are_capped(client, app_a
     detail = client.post("/v1/submissions", json=bad, headers=headers).json()["detail"]
     assert len(detail) == intake.MAX_ERRORS + 1
     assert detail[-1] == {"loc": ["body"], "msg": "and 800 more errors", "type": "too_many_errors"}
+
+
+class Elements(Upload):
+    """An 8 MiB ``[[],[],…]`` body, one 64 KiB chunk per ``receive``, counting what is pulled."""
+
+    def __iter__(self):
+        chunk = b"[" + b"[]," * (self.chunk // 3 - 1)
+        while self.pulled < self.total:
+            self.pulled += len(chunk)
+            yield chunk
+            chunk = b"[]," * (self.chunk // 3)
+
+
+def test_a_long_list_is_refused_without_reading_the_rest_of_its_body(tmp_path):
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'grader.db'}",
+        banks=[RUBRICS / "grad_accum_engineer.yaml"],
+        judge="scripted",
+        max_body_bytes=8 * 1024 * 1024,
+        secret_key="k" * 32,
+    )
+    store = Store(settings.database_url)
+    store.migrate()
+    key = new_key()
+    store.accounts.add_platform("a", ["grad_accum_engineer"], key.key_id, key.key_hash, "s")
+    graders = Graders.load(settings)
+    dispatcher = InlineDispatcher(settings, store, graders, poll_s=0.05)
+    try:
+        app = create_app(settings, store, graders.exams, dispatcher)
+        body = Elements(total=8 * 1024 * 1024)
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {key.key}"}
+        status, text = post_streamed(app, "/v1/submissions", body, headers)
+    finally:
+        dispatcher.close()
+    assert status == 413 and "more than 1000 submissions" in json.loads(text)["detail"]
+    assert body.pulled <= intake.PREFIX_BYTES + body.chunk  # of 8 MiB
+
+
+def test_a_prefix_is_counted_only_over_complete_elements():
+    assert too_many_in_prefix(b"[" + b"1," * 11, 10)
+    assert not too_many_in_prefix(b"[" + b"1," * 9 + b"12", 10)  # the 10th may go on: 123…
+    assert not too_many_in_prefix(b'[{"answer": "' + b"x" * 100, 10)
+    assert not too_many_in_prefix(b'{"id": "a", ' + b" " * 100, 10)
