@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from contextlib import contextmanager
 from types import SimpleNamespace
 from unittest.mock import patch
 
@@ -247,13 +248,16 @@ class Elements(Upload):
             chunk = b"[]," * (self.chunk // 3)
 
 
-def test_a_long_list_is_refused_without_reading_the_rest_of_its_body(tmp_path):
+@contextmanager
+def posting_app(tmp_path, **overrides):
+    """An app with 8 MiB bodies allowed (and ``overrides``), and a platform's headers."""
     settings = Settings(
         database_url=f"sqlite:///{tmp_path / 'grader.db'}",
         banks=[RUBRICS / "grad_accum_engineer.yaml"],
         judge="scripted",
         max_body_bytes=8 * 1024 * 1024,
         secret_key="k" * 32,
+        **overrides,
     )
     store = Store(settings.database_url)
     store.migrate()
@@ -261,15 +265,39 @@ def test_a_long_list_is_refused_without_reading_the_rest_of_its_body(tmp_path):
     store.accounts.add_platform("a", ["grad_accum_engineer"], key.key_id, key.key_hash, "s")
     graders = Graders.load(settings)
     dispatcher = InlineDispatcher(settings, store, graders, poll_s=0.05)
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {key.key}"}
     try:
-        app = create_app(settings, store, graders.exams, dispatcher)
-        body = Elements(total=8 * 1024 * 1024)
-        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {key.key}"}
-        status, text = post_streamed(app, "/v1/submissions", body, headers)
+        yield create_app(settings, store, graders.exams, dispatcher), headers
     finally:
         dispatcher.close()
+
+
+def test_a_long_list_is_refused_without_reading_the_rest_of_its_body(tmp_path):
+    body = Elements(total=8 * 1024 * 1024)
+    with posting_app(tmp_path) as (app, headers):
+        status, text = post_streamed(app, "/v1/submissions", body, headers)
     assert status == 413 and "more than 1000 submissions" in json.loads(text)["detail"]
     assert body.pulled <= intake.PREFIX_BYTES + body.chunk  # of 8 MiB
+
+
+class Keys(Upload):
+    """An 8 MiB object ``{"k0":0,…}`` (after some whitespace), one chunk per ``receive``."""
+
+    def __iter__(self):
+        yield b' \n {"k":0'
+        while self.pulled < self.total:
+            self.pulled += self.chunk
+            yield b',"k":0' * (self.chunk // 6)
+
+
+def test_an_object_too_large_is_refused_without_reading_the_rest_of_its_body(tmp_path):
+    body = Keys(total=8 * 1024 * 1024)
+    with posting_app(tmp_path, max_answer_chars=1000) as (app, headers):
+        status, text = post_streamed(app, "/v1/submissions", body, headers)
+    most = 12 * 1000 + 64 * 1024  # the largest valid submission, in bytes
+    assert status == 413
+    assert json.loads(text)["detail"] == f"a body of one submission is at most {most} bytes"
+    assert body.pulled <= most + body.chunk
 
 
 def test_a_prefix_is_counted_only_over_complete_elements():
