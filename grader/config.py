@@ -155,6 +155,17 @@ class Settings(BaseSettings):
     max_queued_per_platform: int = Field(
         10000, ge=1, description="queued submissions of one platform; a post past it: 429"
     )
+    request_header_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        description="a connection that has not sent a whole request head by then is closed",
+    )
+    request_body_timeout_s: float = Field(
+        60.0, gt=0, description="a request whose body has not all arrived by then is closed"
+    )
+    keep_alive_timeout_s: int = Field(
+        5, ge=1, description="an idle keep-alive connection is closed after this"
+    )
     rate_limit_per_minute: int = Field(
         6000, ge=0, description="requests per minute with one API key (429 past it); 0: no limit"
     )
@@ -163,6 +174,12 @@ class Settings(BaseSettings):
     )
     visibility_timeout_s: int = Field(
         3600, ge=1, description="an unacknowledged task is redelivered after this (Redis)"
+    )
+    worker_start_timeout_s: float = Field(
+        600.0,
+        gt=0,
+        description="how long a worker's pool process may take to start (the judge loads in it) "
+        "before Celery kills it",
     )
     sweep_interval_s: float = Field(30.0, gt=0, description="how often workers look for lost work")
     sweep_after_s: float = Field(

@@ -61,6 +61,10 @@ def create_app(settings: Settings) -> Celery:
         # again stores nothing new.
         worker_cancel_long_running_tasks_on_connection_loss=False,
         worker_hijack_root_logger=False,
+        # Each pool process loads the judge before it reports up; Celery kills one that takes
+        # longer than this (its default, 4 s, is shorter than any model judge's load) and kills
+        # its replacement too, so a worker whose child died would never grade again.
+        worker_proc_alive_timeout=settings.worker_start_timeout_s,
     )
     tasks.register(app, settings)
     return app

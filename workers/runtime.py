@@ -14,6 +14,7 @@ import httpx
 from grader.config import Settings
 from grader.service.exams import Graders
 from grader.service.store import Store
+from grader.service.webhook_transport import webhook_client
 
 
 class Runtime:
@@ -28,7 +29,7 @@ class Runtime:
     @cached_property
     def http(self) -> httpx.Client:
         """One client per process for webhooks: building one costs tens of milliseconds."""
-        return httpx.Client(timeout=self.settings.webhook_timeout_s)
+        return webhook_client(self.settings.webhook_timeout_s, self.settings.webhook_allow_private)
 
 
 _runtime: Runtime | None = None

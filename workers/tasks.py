@@ -12,6 +12,7 @@ from celery import Celery, Task
 
 from grader.config import Settings
 from grader.service.batches import grade_stored
+from grader.service.outages import database_unavailable
 from grader.service.webhooks import backoff, deliver
 from workers.queues import GRADE_TASK, IO_QUEUE, WEBHOOK_TASK
 from workers.runtime import runtime
@@ -35,7 +36,9 @@ def register(app: Celery, settings: Settings) -> None:
         max_retries=settings.task_retries,
         shared=False,
     )(grade_batch)
-    app.task(name=WEBHOOK_TASK, bind=True, shared=False)(deliver_webhook)
+    app.task(name=WEBHOOK_TASK, bind=True, max_retries=settings.task_retries, shared=False)(
+        deliver_webhook
+    )
 
 
 def grade_batch(task: Task, ids: list[int]) -> int:
@@ -57,18 +60,27 @@ def grade_batch(task: Task, ids: list[int]) -> int:
 
 
 def deliver_webhook(task: Task, delivery_id: int) -> None:
-    """One attempt; a failure schedules the next with backoff (the store keeps the count)."""
+    """One attempt; a failure schedules the next with backoff (the store keeps the count).
+
+    The database being away is retried too, with backoff, rather than leaving the delivery
+    to the sweeper (``GRADER_SWEEP_AFTER_S`` late); after ``GRADER_TASK_RETRIES`` the task
+    fails and the sweeper is the last resort.
+    """
     rt = runtime()
     settings = rt.settings
-    wait = deliver(
-        rt.store,
-        delivery_id,
-        retries=settings.webhook_retries,
-        timeout_s=settings.webhook_timeout_s,
-        backoff_s=settings.retry_backoff_s,
-        client=rt.http,
-        allow_private=settings.webhook_allow_private,
-    )
+    try:
+        wait = deliver(
+            rt.store,
+            delivery_id,
+            client=rt.http,
+            retries=settings.webhook_retries,
+            backoff_s=settings.retry_backoff_s,
+        )
+    except Exception as exc:
+        if not database_unavailable(exc):
+            raise
+        log.warning("webhook %d: the database is unavailable (%s); retrying", delivery_id, exc)
+        raise task.retry(exc=exc, countdown=_retry_in(task.request.retries)) from exc
     if wait is not None:
         task.app.send_task(
             WEBHOOK_TASK, args=[delivery_id], countdown=min(wait, _retry_in(99)), queue=IO_QUEUE

@@ -1,9 +1,16 @@
 """The service's HTTP app: the platforms' ``/v1`` intake, health and metrics, and the
-instructor pages, over one store, the exams served and a dispatcher; OpenAPI at /docs."""
+instructor pages, over one store, the exams served and a dispatcher; OpenAPI at /docs.
+
+While the database is away every route answers 503 with ``Retry-After`` (and a one-line
+warning in the log), not a 500 with a traceback: a platform's client retries a 503.
+"""
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 
 from grader.api.deps import Services
 from grader.api.instructor import install as install_instructor_pages
@@ -14,8 +21,12 @@ from grader.api.page_headers import PageHeaders
 from grader.config import Settings
 from grader.service.dispatch import Dispatcher
 from grader.service.exams import Exam
+from grader.service.outages import OUTAGE_ERRORS
 from grader.service.store import Store
 from grader.version import __version__
+
+log = logging.getLogger(__name__)
+RETRY_AFTER_S = 5
 
 
 def create_app(
@@ -32,4 +43,22 @@ def create_app(
     install_instructor_pages(app)
     app.add_middleware(PageHeaders)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes, form_limit=settings.max_form_bytes)
+    for error in OUTAGE_ERRORS:
+        app.add_exception_handler(error, database_away)
     return app
+
+
+async def database_away(request: Request, exc: Exception) -> JSONResponse:
+    """503 + Retry-After for an error that means the database cannot be reached now."""
+    log.warning(
+        "%s %s: the database is unavailable (%s: %s)",
+        request.method,
+        request.url.path,
+        type(exc).__name__,
+        str(exc).splitlines()[0] if str(exc) else "",
+    )
+    return JSONResponse(
+        {"detail": "the database is unavailable; retry later"},
+        status_code=503,
+        headers={"Retry-After": str(RETRY_AFTER_S)},
+    )

@@ -5,14 +5,16 @@ accepted submission is never lost. Errors name the field: ``{"detail": [{"loc": 
 "question_id"], "msg": ...}]}``; nothing of a rejected request is stored.
 """
 
-import json
+import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import TypeAdapter, ValidationError
 
-from grader.api.deps import Caller, Svc
+from grader.api.bodies import ObjectTooLarge, TooManyItems, parse_body, too_many_in_prefix
+from grader.api.deps import Caller, Services, Svc
 from grader.api.exports import csv_rows, jsonl, submission_out, wide_csv_rows
 from grader.api.quotas import queue_full
 from grader.api.schemas import (
@@ -27,6 +29,13 @@ from grader.config import Settings
 from grader.files.jsonl import json_problem
 from grader.service.exams import Exam
 from grader.service.store import IdConflict, NewSubmission, Platform, QueueFull
+
+FIELDS = tuple(SubmissionIn.model_fields)
+# An object with more keys than this is refused whole; fewer, each unknown key is named.
+MAX_KEYS = 32
+MAX_ERRORS = 100  # listed in a 422; the rest are counted
+PREFIX_BYTES = 64 * 1024  # what is read of a body before its list is counted
+_SPACE = re.compile(rb"[ \t\n\r]*")
 
 
 def intake_router(bulk_limit: int) -> APIRouter:
@@ -63,8 +72,41 @@ async def submit(request: Request, caller: Caller, svc: Svc) -> SubmitResponse:
     different body it is a 409 and nothing of the request is stored. A post that would
     queue more than GRADER_MAX_QUEUED_PER_PLATFORM is a 429 and stores nothing.
     """
+    body = await _read_body(request, svc.settings)
+    # Decoding and checking up to 8 MiB, then the database: in a worker thread, so one large
+    # post never holds the event loop other platforms' requests are served on.
+    return await run_in_threadpool(_accept, body, caller, svc)
+
+
+async def _read_body(request: Request, settings: Settings) -> bytes:
+    """The body (bounded by BodyLimit, GRADER_MAX_BODY_BYTES), refused (413) as soon as what
+    has arrived shows it too large: an object past any valid submission's size, or a list
+    whose first ``PREFIX_BYTES`` hold more than GRADER_BULK_LIMIT elements. The rest of such a
+    body is never read."""
+    body, checked, most = bytearray(), False, _most_object_bytes(settings)
+    blank = 0  # the leading whitespace scanned so far
+    async for chunk in request.stream():
+        body += chunk
+        blank = _SPACE.match(body, blank).end()
+        if len(body) > most and body[blank : blank + 1] == b"{":
+            raise HTTPException(413, str(ObjectTooLarge(most)))
+        if not checked and len(body) >= PREFIX_BYTES:
+            checked = True
+            prefix = bytes(body[:PREFIX_BYTES])
+            if await run_in_threadpool(too_many_in_prefix, prefix, settings.bulk_limit):
+                raise HTTPException(413, str(TooManyItems(settings.bulk_limit)))
+    return bytes(body)
+
+
+def _most_object_bytes(settings: Settings) -> int:
+    """The largest valid submission: its answer at 12 bytes a character (an escaped surrogate
+    pair), plus room for the other fields and whitespace."""
+    return 12 * settings.max_answer_chars + 64 * 1024
+
+
+def _accept(body: bytes, caller: Platform, svc: Services) -> SubmitResponse:
     settings = svc.settings
-    items = _validate(await _read_json(request), settings, svc.exams, caller)
+    items = _validate(_parse(body, settings), settings, svc.exams, caller)
     try:
         stored = svc.store.intake.submit(caller.id, items, settings.max_queued_per_platform)
     except IdConflict as exc:
@@ -138,10 +180,11 @@ def export(exam: str, caller: Caller, svc: Svc, format: str = "jsonl") -> Stream
     )
 
 
-async def _read_json(request: Request) -> Any:
-    body = await request.body()  # bounded by BodyLimit (GRADER_MAX_BODY_BYTES)
+def _parse(body: bytes, settings: Settings) -> Any:
     try:
-        return json.loads(body)
+        return parse_body(body, settings.bulk_limit, _most_object_bytes(settings))
+    except (TooManyItems, ObjectTooLarge) as exc:
+        raise HTTPException(413, str(exc)) from exc
     except (ValueError, RecursionError) as exc:
         raise HTTPException(
             422, [{"loc": ["body"], "msg": json_problem(exc), "type": "json_invalid"}]
@@ -178,13 +221,8 @@ def _validate(
     items = []
     for i, entry in enumerate(raw):
         loc = prefix or ["body", i]
-        try:
-            item = SubmissionIn.model_validate(entry)
-        except ValidationError as exc:
-            errors += [
-                {"loc": [*loc, *e["loc"]], "msg": e["msg"], "type": e["type"]}
-                for e in exc.errors(include_url=False, include_input=False)
-            ]
+        item = _submission_in(entry, loc, errors)
+        if item is None:
             continue
         if item.exam not in caller.exams:
             forbidden.add(item.exam)
@@ -219,9 +257,35 @@ def _validate(
         raise HTTPException(
             403, f"this platform may not post to exam(s): {', '.join(sorted(forbidden))}"
         )
+    if len(errors) > MAX_ERRORS:
+        more = {"loc": ["body"], "msg": f"and {len(errors) - MAX_ERRORS} more errors",
+                "type": "too_many_errors"}  # fmt: skip
+        errors = [*errors[:MAX_ERRORS], more]
     if errors:
         raise HTTPException(422, errors)
     return items
+
+
+def _submission_in(entry: Any, loc: list, errors: list[dict]) -> SubmissionIn | None:
+    """``entry`` as a submission, or None with its problems added to ``errors``."""
+    if isinstance(entry, dict) and len(entry) > MAX_KEYS:
+        # one error, not one per unknown key (an object of a million keys: seconds)
+        errors.append(
+            {
+                "loc": loc,
+                "msg": f"{len(entry)} fields; a submission has at most: {', '.join(FIELDS)}",
+                "type": "too_many_fields",
+            }
+        )
+        return None
+    try:
+        return SubmissionIn.model_validate(entry)
+    except ValidationError as exc:
+        errors += [
+            {"loc": [*loc, *e["loc"]], "msg": e["msg"], "type": e["type"]}
+            for e in exc.errors(include_url=False, include_input=False)
+        ]
+        return None
 
 
 def _request_body_doc(bulk_limit: int) -> dict:

@@ -165,6 +165,7 @@ def serve(
     import uvicorn
 
     from grader.api.app import create_app
+    from grader.api.server import server_config
     from grader.config import Settings
     from grader.service.dispatch import InlineDispatcher
     from grader.service.exams import Graders, load_exams
@@ -185,7 +186,8 @@ def serve(
         + f" ({'inline' if inline else 'workers'})"
     )
     try:
-        uvicorn.run(create_app(settings, store, exams, dispatcher), host=host, port=port)
+        app = create_app(settings, store, exams, dispatcher)
+        uvicorn.Server(server_config(settings, app, host, port)).run()
     finally:
         dispatcher.close()
 
@@ -205,7 +207,9 @@ def worker(
     pool: Annotated[str, typer.Option(help="Celery pool: prefork or solo.")] = "prefork",
     loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
 ) -> None:
-    """Start a Celery worker on GRADER_REDIS_URL with the service's defaults."""
+    """Start a Celery worker on GRADER_REDIS_URL with the service's defaults. It exits non-zero
+    when it stops on an error (such as Redis going away under it): run it under a supervisor
+    that restarts it on failure (workers/deploy/)."""
     import os
 
     from grader.config import Settings
@@ -214,8 +218,15 @@ def worker(
     if concurrency is None:
         concurrency = 1 if settings.judge == "vllm" else (os.cpu_count() or 1)
     os.environ["GRADER_WORKER_LOADS_JUDGE"] = "1" if GRADE_QUEUE in queues.split(",") else "0"
+    from celery.signals import worker_init
+
     from workers.app import get_app
 
+    # ``worker_main`` drops the worker's exit status (celery 5.7): read it off the worker. One
+    # that stops on an unrecoverable error (Redis killed under it) must exit non-zero, so a
+    # supervisor restarting on failure brings it back (workers/deploy/).
+    started = []
+    worker_init.connect(lambda sender=None, **_: started.append(sender), weak=False)
     get_app().worker_main(
         [
             "worker",
@@ -231,6 +242,13 @@ def worker(
             "--without-gossip",
         ]
     )
+    status = started[0].exitcode if started else None
+    if status:
+        err.print(
+            f"[bold red]error:[/] the worker stopped on an error (exit status {status}; the "
+            "cause is logged above): restart it, or let its supervisor do so"
+        )
+        raise typer.Exit(code=status if isinstance(status, int) else 1)
 
 
 # --- instructors ---------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import httpx
 
 from grader.config import Settings
 from grader.service.store import Store
+from grader.service.webhook_transport import webhook_client
 from grader.service.webhooks import deliver
 
 log = logging.getLogger(__name__)
@@ -38,8 +39,9 @@ class Courier:
     def __init__(self, settings: Settings, store: Store):
         self.settings, self.store = settings, store
         self._limit, self._per_host = settings.webhook_concurrency, settings.webhook_per_host
-        self._http = httpx.Client(
-            timeout=settings.webhook_timeout_s,
+        self._http = webhook_client(
+            settings.webhook_timeout_s,
+            settings.webhook_allow_private,
             limits=httpx.Limits(max_connections=self._limit, max_keepalive_connections=self._limit),
         )
         self._pool = ThreadPoolExecutor(self._limit, thread_name_prefix="webhook")
@@ -84,11 +86,9 @@ class Courier:
                 delivery_id,
                 client=self._http,
                 retries=self.settings.webhook_retries,
-                timeout_s=self.settings.webhook_timeout_s,
                 backoff_s=self.settings.retry_backoff_s,
-                allow_private=self.settings.webhook_allow_private,
             )
-        except Exception:  # the delivery stays pending in the outbox: it is offered again
+        except Exception:  # the store failed: the delivery stays pending, offered again
             log.exception("webhook delivery %d failed; it stays in the outbox", delivery_id)
         finally:
             with self._lock:

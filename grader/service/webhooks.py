@@ -20,7 +20,7 @@ import httpx
 
 from grader.models import DeliveryStatus
 from grader.service.store import Delivery, Store
-from grader.service.webhook_urls import address_problem
+from grader.service.webhook_urls import AddressRefused, url_problem
 
 SIGNATURE_HEADER = "X-Grader-Signature"
 TIMESTAMP_HEADER = "X-Grader-Timestamp"
@@ -72,51 +72,50 @@ def deliver(
     store: Store,
     delivery_id: int,
     *,
+    client: httpx.Client,
     retries: int,
-    timeout_s: float,
     backoff_s: float = 2.0,
-    client: httpx.Client | None = None,
-    allow_private: bool = False,
 ) -> float | None:
     """Try one delivery. Returns the seconds until the next try, or None when it is settled
     (delivered, given up, refused, or nothing to do).
 
-    The URL's host is resolved and checked first (``webhook_urls``): an address inside the
-    service's network fails the delivery for good unless ``allow_private``.
+    ``client`` is ``webhook_transport.webhook_client``'s in service: its connections check
+    the addresses they dial, and one inside the service's network fails the delivery for good
+    (``AddressRefused``), as does a URL of a form no client can send to. Any other error,
+    whatever its type, is a failed try, retried with backoff until ``retries`` run out: no
+    error leaves a delivery pending and untried. Errors of the store itself propagate.
     """
     outbox = store.outbox
     delivery = outbox.delivery(delivery_id)
     if delivery is None or delivery.status != DeliveryStatus.PENDING or not delivery.url:
         return None
-    try:
-        refused = address_problem(delivery.url, allow_private)
-    except OSError as exc:  # the name does not resolve now: tried again like a failed post
-        return _failed(store, delivery, f"cannot resolve the webhook's host: {exc}", retries,
-                       backoff_s)  # fmt: skip
-    if refused:
-        outbox.delivery_failed(delivery.id, f"refused: {refused}", None)
+    malformed = url_problem(delivery.url)
+    if malformed:
+        outbox.delivery_failed(delivery.id, f"refused: {malformed}", None)
         return None
-    body = json.dumps(payload(delivery), ensure_ascii=False, separators=(",", ":")).encode()
-    timestamp = int(time.time())
-    headers = {
-        "Content-Type": "application/json",
-        SIGNATURE_HEADER: sign(delivery.secret, timestamp, body),
-        TIMESTAMP_HEADER: str(timestamp),
-        DELIVERY_HEADER: str(delivery.id),
-    }
     try:
-        if client is None:
-            with httpx.Client(timeout=timeout_s) as own:
-                status = _post(own, delivery.url, body, headers)
-        else:
-            status = _post(client, delivery.url, body, headers)
+        status = _post(client, delivery.url, _signed(delivery))
         error = None if 200 <= status < 300 else f"HTTP {status}"
-    except httpx.HTTPError as exc:
+    except AddressRefused as exc:
+        outbox.delivery_failed(delivery.id, f"refused: {exc}", None)
+        return None
+    except Exception as exc:  # a timeout, a reset, a URL httpx will not send to, a bug
         error = f"{type(exc).__name__}: {exc}"
     if error is None:
         outbox.delivery_succeeded(delivery.id)
         return None
     return _failed(store, delivery, error, retries, backoff_s)
+
+
+def _signed(delivery: Delivery) -> tuple[bytes, dict[str, str]]:
+    body = json.dumps(payload(delivery), ensure_ascii=False, separators=(",", ":")).encode()
+    timestamp = int(time.time())
+    return body, {
+        "Content-Type": "application/json",
+        SIGNATURE_HEADER: sign(delivery.secret, timestamp, body),
+        TIMESTAMP_HEADER: str(timestamp),
+        DELIVERY_HEADER: str(delivery.id),
+    }
 
 
 def _failed(
@@ -132,7 +131,8 @@ def _failed(
     return wait
 
 
-def _post(client: httpx.Client, url: str, body: bytes, headers: dict[str, str]) -> int:
+def _post(client: httpx.Client, url: str, signed: tuple[bytes, dict[str, str]]) -> int:
     """The answer's status; its body is never read (a platform's reply may be any size)."""
+    body, headers = signed
     with client.stream("POST", url, content=body, headers=headers) as response:
         return response.status_code

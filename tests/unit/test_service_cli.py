@@ -90,6 +90,9 @@ def test_platform_add_refuses_webhooks_into_the_network_unless_allowed(tmp_path,
         ("http://localhost:8000/hook", "a loopback address"),
         ("http://169.254.169.254/latest", "a link-local address"),
         ("https://192.168.1.20/hook", "a private address"),
+        # forms the address check once let through and httpx then refused at every delivery
+        ("http://１.１.１.１/hook", "not a URL (Invalid IDNA hostname"),
+        ("http://acme.example/h\r\nX-Injected: 1", "not a URL (Invalid non-printable"),
     ]:
         result = runner.invoke(app, [*add, hook])
         assert result.exit_code == 2, (hook, result.output)

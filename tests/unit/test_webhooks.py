@@ -1,8 +1,13 @@
-"""Webhook signatures and delivery attempts, against httpx's MockTransport."""
+"""Webhook signatures and delivery attempts, against httpx's MockTransport, and the address
+checks of the service's own client against a scripted resolver and local listeners."""
 
 import json
+import socket
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpcore
 import httpx
 import pytest
 import sqlalchemy as sa
@@ -10,6 +15,7 @@ import sqlalchemy as sa
 from grader.models import Grade, GradeStatus, Method
 from grader.service.store import NewSubmission, Store
 from grader.service.store.schema import webhook_deliveries
+from grader.service.webhook_transport import webhook_client
 from grader.service.webhooks import (
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
@@ -19,9 +25,8 @@ from grader.service.webhooks import (
     verify,
 )
 
-# The mock platform's host ("platform") is no public address: these tests run as an operator
-# with GRADER_WEBHOOK_ALLOW_PRIVATE=true would (the URL checks have their own tests below).
-PRIVATE = {"allow_private": True}
+# A client on httpx's MockTransport sends nowhere, so it checks no address: the address
+# checks are made by the service's own client (``webhook_client``), tested below.
 
 
 def test_signature_round_trip_and_tampering():
@@ -66,17 +71,14 @@ def client(status, seen):
 def test_a_delivered_webhook_is_signed_and_not_sent_again(delivery):
     store, delivery_id = delivery
     seen = []
-    assert (
-        deliver(store, delivery_id, retries=3, timeout_s=1, client=client(204, seen), **PRIVATE)
-        is None
-    )
+    assert deliver(store, delivery_id, retries=3, client=client(204, seen)) is None
     request = seen[0]
     assert verify("s3cret", request.headers[TIMESTAMP_HEADER], request.content,
                   request.headers[SIGNATURE_HEADER])  # fmt: skip
     payload = json.loads(request.content)
     assert payload["submission_id"] == "x1" and payload["grade"]["score"] == 1.0
     assert store.outbox.delivery(delivery_id).status == "delivered"
-    deliver(store, delivery_id, retries=3, timeout_s=1, client=client(204, seen), **PRIVATE)
+    deliver(store, delivery_id, retries=3, client=client(204, seen))
     assert len(seen) == 1
 
 
@@ -88,10 +90,8 @@ def test_a_refused_webhook_is_retried_with_backoff_then_given_up(delivery):
             store,
             delivery_id,
             retries=2,
-            timeout_s=1,
             backoff_s=1,
             client=client(500, seen),
-            **PRIVATE,
         )
         for _ in range(3)
     ]
@@ -115,9 +115,10 @@ def test_a_refused_webhook_is_retried_with_backoff_then_given_up(delivery):
 )
 def test_a_webhook_to_an_address_inside_the_network_is_refused_at_delivery(tmp_path, url, why):
     store, delivery_id = _delivery(tmp_path, url)
-    seen = []
-    assert deliver(store, delivery_id, retries=3, timeout_s=1, client=client(204, seen)) is None
-    assert seen == []  # nothing was sent
+    dialled = Dialled()
+    service = webhook_client(1, allow_private=False, network=dialled)
+    assert deliver(store, delivery_id, retries=3, client=service) is None
+    assert dialled.calls == []  # nothing was sent
     final = store.outbox.delivery(delivery_id)
     assert final.status == "failed" and store.outbox.due_destinations() == []
     assert _last_error(store, delivery_id).startswith("refused: ") and why in _last_error(
@@ -125,26 +126,162 @@ def test_a_webhook_to_an_address_inside_the_network_is_refused_at_delivery(tmp_p
     )
 
 
-def test_a_public_address_is_delivered_and_the_flag_allows_private_ones(tmp_path):
+class Dialled(httpcore.NetworkBackend):
+    """The sockets under ``webhook_client``: records every address dialled; ``routes`` sends a
+    (public) address to a local listener instead, the rest cannot be reached."""
+
+    def __init__(self, routes: dict[str, int] | None = None):
+        self.routes, self.calls = routes or {}, []
+        self.sockets = httpcore.SyncBackend()
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        self.calls.append((host, port))
+        if host not in self.routes:
+            raise httpcore.ConnectError(f"{host} is unreachable from the tests")
+        return self.sockets.connect_tcp("127.0.0.1", self.routes[host], timeout)
+
+
+class Listener:
+    """An HTTP endpoint on 127.0.0.1 that records the Host header of every POST."""
+
+    def __init__(self):
+        self.hosts: list[str] = []
+        listener = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                listener.hosts.append(self.headers["Host"])
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_port
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def listeners():
+    made = [Listener(), Listener()]
+    yield made
+    for listener in made:
+        listener.close()
+
+
+def answers(*addresses: str):
+    """A resolver that gives ``addresses[0]`` to the first lookup, ``[1]`` to the next..."""
+    left = list(addresses)
+
+    def resolve(host, port, **_):
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (left.pop(0), port))]
+
+    return resolve
+
+
+def test_a_name_that_rebinds_to_loopback_never_reaches_the_loopback_listener(tmp_path, listeners):
+    """DNS rebinding: the name answers a public address to the check, then 127.0.0.1. The
+    connection goes to the address that was checked, and the next lookup is refused."""
+    loopback, public = listeners
+    url = f"http://localhost:{loopback.port}/hook"  # what the system resolves: 127.0.0.1
+    dialled = Dialled(routes={"8.8.8.8": public.port})
+    service = webhook_client(5, False, resolve=answers("8.8.8.8", "127.0.0.1"), network=dialled)
+    store, first = _delivery(tmp_path, url)
+    assert deliver(store, first, retries=3, client=service) is None
+    assert store.outbox.delivery(first).status == "delivered"
+    assert dialled.calls == [("8.8.8.8", loopback.port)]  # the checked address, nothing else
+    assert public.hosts == [f"localhost:{loopback.port}"]  # the Host header is the URL's
+    service.close()  # a new connection for the next delivery: resolved and checked again
+    service = webhook_client(5, False, resolve=answers("127.0.0.1"), network=dialled)
+    (tmp_path / "again").mkdir()
+    store, second = _delivery(tmp_path / "again", url)
+    assert deliver(store, second, retries=3, client=service) is None
+    assert "127.0.0.1, a loopback address" in _last_error(store, second)
+    assert store.outbox.delivery(second).status == "failed"
+    assert loopback.hosts == [] and len(dialled.calls) == 1
+
+
+def test_https_keeps_the_host_name_for_sni_and_the_certificate_check(tmp_path):
+    """Only the socket is pinned: TLS is started with the URL's host name, so the server's
+    certificate is checked against the name, not against the address."""
+    hostnames = []
+
+    class Stream(httpcore.NetworkStream):
+        def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+            hostnames.append((server_hostname, ssl_context.check_hostname))
+            raise httpcore.ConnectError("the test stops at the handshake")
+
+        def close(self):
+            pass
+
+    class Network(Dialled):
+        def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+            self.calls.append((host, port))
+            return Stream()
+
+    network = Network()
+    store, delivery_id = _delivery(tmp_path, "https://hooks.example/hook")
+    service = webhook_client(5, False, resolve=answers("8.8.8.8"), network=network)
+    assert deliver(store, delivery_id, retries=3, backoff_s=1, client=service) == 1
+    assert network.calls == [("8.8.8.8", 443)] and hostnames == [("hooks.example", True)]
+
+
+def test_a_public_address_is_dialled_and_the_flag_allows_private_ones(tmp_path, listeners):
+    local, public = listeners
     store, delivery_id = _delivery(tmp_path, "http://8.8.8.8/hook")
-    seen = []
-    assert deliver(store, delivery_id, retries=3, timeout_s=1, client=client(204, seen)) is None
-    assert len(seen) == 1 and store.outbox.delivery(delivery_id).status == "delivered"
+    dialled = Dialled(routes={"8.8.8.8": public.port})
+    assert (
+        deliver(store, delivery_id, retries=3, client=webhook_client(5, False, network=dialled))
+        is None
+    )
+    assert store.outbox.delivery(delivery_id).status == "delivered" and public.hosts == ["8.8.8.8"]
     (tmp_path / "allowed").mkdir()
-    store, delivery_id = _delivery(tmp_path / "allowed", "http://127.0.0.1:9/hook")
-    deliver(store, delivery_id, retries=3, timeout_s=1, client=client(204, seen), **PRIVATE)
-    assert len(seen) == 2 and store.outbox.delivery(delivery_id).status == "delivered"
+    store, delivery_id = _delivery(tmp_path / "allowed", f"http://127.0.0.1:{local.port}/hook")
+    deliver(store, delivery_id, retries=3, client=webhook_client(5, allow_private=True))
+    assert store.outbox.delivery(delivery_id).status == "delivered"
+    assert local.hosts == [f"127.0.0.1:{local.port}"]
 
 
 def test_a_host_that_does_not_resolve_is_retried_like_a_failed_post(tmp_path):
     store, delivery_id = _delivery(tmp_path, "http://no-such-host.invalid/hook")
-    seen = []
-    wait = deliver(
-        store, delivery_id, retries=3, timeout_s=1, backoff_s=1, client=client(204, seen)
-    )
-    assert wait == 1 and seen == []
+    dialled = Dialled()
+    service = webhook_client(1, allow_private=False, network=dialled)
+    assert deliver(store, delivery_id, retries=3, backoff_s=1, client=service) == 1
+    assert dialled.calls == []
     pending = store.outbox.delivery(delivery_id)
     assert pending.status == "pending" and "cannot resolve" in _last_error(store, delivery_id)
+
+
+@pytest.mark.parametrize("url", ["http://１.１.１.１/hook", "http://platform/h\r\nX-Injected: 1"])
+def test_a_url_no_client_can_send_to_is_refused_not_left_pending(tmp_path, url):
+    """Stored before the check refused such forms: failed for good at the first try."""
+    store, delivery_id = _delivery(tmp_path, url)
+    seen = []
+    assert deliver(store, delivery_id, retries=3, client=client(204, seen)) is None
+    final = store.outbox.delivery(delivery_id)
+    assert (final.status, final.attempts, seen) == ("failed", 1, [])
+    assert _last_error(store, delivery_id).startswith("refused: not a URL")
+
+
+def test_any_error_while_sending_is_a_failed_try_with_backoff(delivery):
+    """Not only httpx's own errors: whatever the client raises counts as a try."""
+    store, delivery_id = delivery
+
+    def broken(request):
+        raise RuntimeError("a bug in a transport")
+
+    raising = httpx.Client(transport=httpx.MockTransport(broken))
+    waits = [deliver(store, delivery_id, retries=1, backoff_s=1, client=raising) for _ in range(3)]
+    assert waits == [1, None, None]
+    final = store.outbox.delivery(delivery_id)
+    assert (final.status, final.attempts) == ("failed", 2)
+    assert _last_error(store, delivery_id) == "RuntimeError: a bug in a transport"
 
 
 def _last_error(store, delivery_id: int) -> str:

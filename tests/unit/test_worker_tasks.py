@@ -86,3 +86,64 @@ def test_the_dispatcher_sends_gathered_batches_by_task_name():
         (GRADE_TASK, [[0, 2]], GRADE_QUEUE),
         (GRADE_TASK, [[1]], GRADE_QUEUE),
     ]
+
+
+def test_a_webhook_task_retries_a_database_outage_with_backoff(worker_store, monkeypatch):
+    """The database away for two tries: the task retries (with its countdown) and delivers,
+    instead of leaving the webhook to the sweeper."""
+    import httpx
+    from sqlalchemy.exc import OperationalError
+
+    from grader.config import Settings
+    from grader.models import Grade, GradeStatus, Method
+    from workers.app import create_app
+    from workers.queues import WEBHOOK_TASK
+    from workers.runtime import runtime
+
+    platform = worker_store.accounts.add_platform(
+        "p", ["e"], "kid", "hash", "secret", "http://platform/hook"
+    )
+    ((stored, _),) = worker_store.intake.submit(platform, [NewSubmission("s1", "e", "q", "A")])
+    grade = Grade(submission_id="s1", question_id="q", status=GradeStatus.GRADED, score=1.0,
+                  max_score=1.0, method=Method.EXACT)  # fmt: skip
+    (delivery_id,) = worker_store.queue.record([(stored, grade)])
+
+    rt = runtime()
+    sent = []
+    rt.__dict__["http"] = httpx.Client(
+        transport=httpx.MockTransport(lambda request: sent.append(request) or httpx.Response(204))
+    )
+    real, tries = rt.store.outbox.delivery, []
+
+    def away_twice(i):
+        tries.append(i)
+        if len(tries) <= 2:
+            raise OperationalError("SELECT", {}, ConnectionRefusedError("database is down"))
+        return real(i)
+
+    monkeypatch.setattr(rt.store.outbox, "delivery", away_twice)
+    countdowns = []
+    task = create_app(Settings()).tasks[WEBHOOK_TASK]
+    original_retry = task.retry
+    monkeypatch.setattr(
+        task, "retry", lambda **kw: countdowns.append(kw["countdown"]) or original_retry(**kw)
+    )
+    result = task.apply(args=[delivery_id])
+    assert result.successful(), result.traceback
+    assert len(tries) == 3 and len(sent) == 1
+    assert countdowns[0] > 0 and countdowns[1] > countdowns[0]  # backoff, doubling
+    assert worker_store.outbox.delivery(delivery_id).status == "delivered"
+
+
+def test_a_webhook_task_does_not_retry_a_bug(worker_store, monkeypatch):
+    from grader.config import Settings
+    from workers.app import create_app
+    from workers.queues import WEBHOOK_TASK
+    from workers.runtime import runtime
+
+    def broken(i):
+        raise KeyError("a bug, not an outage")
+
+    monkeypatch.setattr(runtime().store.outbox, "delivery", broken)
+    result = create_app(Settings()).tasks[WEBHOOK_TASK].apply(args=[1])
+    assert isinstance(result.result, KeyError)
