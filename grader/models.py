@@ -229,6 +229,7 @@ class ReviewCode(StrEnum):
     SEMANTIC_DISAGREEMENT = "semantic_disagreement"
     LOW_CONFIDENCE = "low_confidence"
     SCORER_DISAGREEMENT = "scorer_disagreement"  # the judge and the calibrated score far apart
+    EXPECTED_ERROR = "expected_error"  # in the top of its question's ranking (review_queue)
     RUBRIC_COPY = "rubric_copy"  # the answer pastes the rubric's own wording
     # the rubric and the question
     UNREVIEWED_RUBRIC = "unreviewed_rubric"

@@ -10,7 +10,9 @@
    each on its question and anchor group's shared prefix, the whole batch in one judge call
    (or sub-batches of ``GRADER_JUDGE_CHUNK`` requests), sorted by that prefix;
 4. the judge's points are turned into criteria with evidence, confidence and review flags,
-   with provenance on every grade.
+   with provenance on every grade;
+5. per question, review keeps the hard reasons and the answers with the largest expected
+   error, at most ``GRADER_REVIEW_SHARE`` of them (``review_queue``).
 
 A judge that fails yields ``unscored`` with a reason, never a silent 0.
 """
@@ -26,6 +28,7 @@ from grader.engine.coverage import pastes_rubric
 from grader.engine.features import GradedPool
 from grader.engine.modes import MODES, Item
 from grader.engine.progress import Progress, Stage, reporter
+from grader.engine.review_queue import rank_grades
 from grader.engine.rubrics import rubric_for
 from grader.engine.rule_grades import (
     blank_grade,
@@ -150,7 +153,8 @@ class Pipeline:
             self._calibrate(
                 grades, [(i, work[i][0]) for i in work], analyses, rubrics, scorer or self.scorer
             )
-        return [grades[i] for i in range(len(submissions))]
+        # review: hard reasons, then the top of each question's ranking by expected error
+        return rank_grades([grades[i] for i in range(len(submissions))], self.settings.review_share)
 
     def _calibrate(
         self,
