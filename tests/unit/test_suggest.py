@@ -1,0 +1,89 @@
+"""`grader suggest`: the answers to grade first cover the answers, skip near-copies, and the
+filled-in file feeds `grader grade --graded` (end to end on the CLI runner, the 126 seed
+answers of grad_accum_engineer, the CountingEmbedder standing in for e5)."""
+
+import csv
+import json
+import shutil
+from collections import Counter
+
+import numpy as np
+
+from grader.engine.suggest import choose
+from grader.files.grades import read_grades
+from tests.conftest import RUBRICS
+from tests.unit.test_refit_cli import EXAM, counting, invoke, seed_answers
+
+
+def test_choose_covers_the_groups_and_skips_near_copies():
+    # two tight groups in meaning (0-3 and 4-6), 0 and 1 the same text
+    vectors = np.array(
+        [[1, 0], [1, 0], [0.99, 0.14], [0.98, 0.2], [0, 1], [0.1, 0.99], [0.2, 0.98]]
+    )
+    vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    shares = np.array([0.8, 0.8, 0.7, 0.6, 0.1, 0.2, 0.3])
+    sure = np.full(7, 0.8)
+    two = choose(vectors @ vectors.T, shares, sure, 2)
+    assert {i < 4 for i in two} == {True, False}  # one from each group
+    assert not {0, 1} <= set(choose(vectors @ vectors.T, shares, sure, 4))
+    assert sorted(choose(vectors @ vectors.T, shares, sure, 9)) == list(range(7))
+
+
+def test_choose_prefers_the_scorer_s_unsure_answers():
+    vectors = np.eye(4)  # four answers, equally far apart
+    shares = np.full(4, 0.5)
+    sure = np.array([0.9, 0.2, 0.9, 0.9])
+    assert choose(vectors @ vectors.T, shares, sure, 1) == [1]
+
+
+def test_suggest_writes_the_calibration_csv_and_grade_uses_it(tmp_path, monkeypatch):
+    counting(monkeypatch)
+    shutil.copy(RUBRICS / f"{EXAM}.yaml", tmp_path / f"{EXAM}.yaml")
+    shutil.copytree(RUBRICS / EXAM, tmp_path / EXAM)
+    bank = tmp_path / f"{EXAM}.yaml"
+    answers = seed_answers()
+    subs = tmp_path / "answers.jsonl"
+    subs.write_text(
+        "".join(
+            json.dumps({k: a[k] for k in ("id", "question_id", "student", "answer")}) + "\n"
+            for a in answers
+        ),
+        encoding="utf-8",
+    )
+    to_grade = tmp_path / "to_grade.csv"
+    result = invoke("suggest", subs, "--bank", bank, "--per-question", 3, "--out", to_grade)
+    assert result.exit_code == 0, result.output
+    with to_grade.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0])[:3] == ["submission_id", "question_id", "score"]
+    assert all(r["score"] == "" for r in rows)
+    per_question = Counter(r["question_id"] for r in rows)
+    assert len(per_question) == 6 and set(per_question.values()) == {3}
+    by_id = {a["id"]: a for a in answers}
+    for qid in per_question:  # never two copies of one text for one question
+        texts = [
+            by_id[r["submission_id"]]["answer"].strip() for r in rows if r["question_id"] == qid
+        ]
+        assert len(set(texts)) == len(texts)
+    # the instructor fills the scores in; grading then leans on them
+    for r in rows:
+        r["score"] = by_id[r["submission_id"]]["human_total"]
+    with to_grade.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    out = tmp_path / "grades.jsonl"
+    graded = invoke(
+        "grade", subs, "--bank", bank, "--out", out, "--judge", "scripted", "--graded", to_grade
+    )
+    assert graded.exit_code == 0, graded.output
+    assert "18 answer(s) you scored" in graded.output
+    chosen = {r["submission_id"] for r in rows}
+    leaned = {
+        n["id"]
+        for g in read_grades(out)
+        if "scorer" in g.details
+        for n in g.details["scorer"]["neighbours"]
+    }
+    assert leaned and leaned <= chosen | {n for n in leaned if n.startswith("anchor:")}
+    assert leaned & chosen
