@@ -11,7 +11,14 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from grader.api.instructor.context import Ctx, Who
-from grader.api.instructor.views import DONE, Pager, marking, question_page, summary
+from grader.api.instructor.views import (
+    DONE,
+    Pager,
+    marking,
+    question_page,
+    ranked_rows,
+    summary,
+)
 from grader.service.store import AnswerCounts, AnswerRow
 
 router = APIRouter(prefix="/instructor", include_in_schema=False)
@@ -86,7 +93,10 @@ def review_queue(
     found = ctx.exam_of(who.instructor, exam)
     total = sum(ctx.store.reviews.counts(exam).values(), AnswerCounts()).open_reviews
     pager = Pager.of(total, page)
-    rows = ctx.store.reviews.answers(exam, open_only=True, offset=pager.offset, limit=pager.size)
+    # in ranked order (hard reasons first, then the largest expected error): the open queue is
+    # a budgeted share of the answers, so it is read whole and paged here
+    ranked = ranked_rows(ctx.store.reviews.answers(exam, open_only=True))
+    rows = ranked[pager.offset : pager.offset + pager.size]
     return ctx.render(
         request,
         "review.html.j2",

@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from grader.api.instructor.context import Pages, SignedIn
 from grader.api.instructor.forms import FormError, criterion_field
+from grader.engine.review_queue import is_hard, review_of
 from grader.engine.rubrics import is_anchor, rubric_for
 from grader.models import Criterion, GradeStatus, Question
 from grader.service.exams import Exam
@@ -185,3 +186,16 @@ def back_to(row: AnswerRow, form: dict[str, str], done: str) -> RedirectResponse
     else:
         url = f"/instructor/exams/{s.exam}/questions/{s.question_id}?done={done}&at={s.id}#a{s.id}"
     return RedirectResponse(url, status_code=303)
+
+
+def ranked_rows(rows: list[AnswerRow]) -> list[AnswerRow]:
+    """Open reviews in the queue's order: hard reasons first, then the largest expected
+    error (``engine.review_queue``), submission order among equals."""
+
+    def key(row: AnswerRow) -> tuple[bool, float]:
+        grade = row.submission.grade
+        if grade is None:
+            return (False, 0.0)
+        return (not is_hard(grade), -(review_of(grade).get("expected_error") or 0.0))
+
+    return sorted(rows, key=key)
