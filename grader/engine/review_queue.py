@@ -111,6 +111,20 @@ def queue_order(grades: Sequence[Grade]) -> list[Grade]:
     )
 
 
+def unranked(grade: Grade) -> Grade:
+    """The grade as scoring left it, before this pass: soft reasons back among its reasons,
+    no ranking. What a re-score starts from, so that it re-decides the scorer's own reasons
+    (``engine.rescoring``) instead of keeping stale ones; rank again afterwards."""
+    if "review" not in grade.details:
+        return grade
+    reasons = [r for r in grade.review_reasons if r.code != ReviewCode.EXPECTED_ERROR]
+    reasons += [r for r in explanations(grade) if r not in reasons]
+    details = {k: v for k, v in grade.details.items() if k != "review"}
+    return grade.model_copy(
+        update={"review_reasons": reasons, "needs_review": bool(reasons), "details": details}
+    )
+
+
 def review_of(grade: Grade) -> dict[str, Any]:
     """What this pass recorded on the grade (empty before it ran)."""
     return grade.details.get("review") or {}

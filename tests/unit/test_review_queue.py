@@ -10,6 +10,7 @@ from grader.engine.review_queue import (
     queue_order,
     rank_grades,
     review_of,
+    unranked,
 )
 from grader.models import Grade, GradeStatus, Method, ReviewCode, ReviewReason
 
@@ -101,3 +102,14 @@ def test_grades_no_model_scored_are_left_alone():
     exact = grade("e", 1.0, method=Method.EXACT, score=1.0)
     ranked = rank_grades([blank, exact], 1.0)
     assert ranked == [blank, exact]
+
+
+def test_unranked_gives_back_the_grade_as_scoring_left_it():
+    grades = [grade(f"s{i}", 0.1 * (i + 1), ReviewCode.LOW_CONFIDENCE) for i in range(5)]
+    grades[0] = grade("s0", 0.1, ReviewCode.LOW_CONFIDENCE, ReviewCode.SUSPECTED_INJECTION)
+    ranked = rank_grades(grades, 0.2)
+
+    def seen(g):
+        return g.needs_review, {(r.code, r.message) for r in g.review_reasons}, g.details
+
+    assert [seen(unranked(g)) for g in ranked] == [seen(g) for g in grades]
