@@ -2,7 +2,7 @@
 
 The loop: ``grader suggest`` → fill in the score column → ``grader grade --graded TO_GRADE.csv``
 (the scorer leans on the nearest of them) → review the ranked queue. No judge is loaded: the
-choice reads the answers' e5 vectors and the signals scorer's predictions.
+choice reads the answers' e5 vectors and the scorer's predictions (``engine.suggest``).
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ def suggest(
         typer.Option(help="'default', a scorer file; default: as `grader grade` chooses."),
     ] = None,
 ) -> None:
-    """Write the K answers per question whose scores would help the rest most: they cover
-    the question's answer groups and likely score range, the scorer's least sure answers
-    weigh most, and no two are near-copies. Fill in every score (or delete a row), then run
-    `grader grade --graded` with the file."""
+    """Write the K answers per question whose scores would help the rest most: they span
+    the question's likely scores (the typical answer of each stratum) and no two are
+    near-copies. Fill in every score (or delete a row), then run `grader grade --graded`
+    with the file."""
     from grader.bank.files import load_bank
     from grader.config import Settings
     from grader.embed import make_embedder

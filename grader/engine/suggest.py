@@ -1,22 +1,20 @@
 """The answers to grade first: per question, the few whose instructor scores help the rest most.
 
-The scorer leans on a question's graded answers as neighbours, so a graded sample helps the
-answers near it. A good sample therefore covers the question's answers — their groups in
-meaning and their range of likely scores — and not near-copies of each other. ``choose`` is a
-greedy k-medoids (facility location): each pick is the answer that most reduces the distance
-from every answer to its nearest pick, each answer weighted by how unsure the scorer is of it,
-so uncertain regions get covered first. The distance is the e5 cosine distance plus a weight
-times the gap between the scorer's predicted shares (``SHARE_WEIGHT``, chosen on ADS and
-Mohler development data: ``benchmarks/review_queue.py``). A near-copy of a pick gains nothing.
+The scorer leans on a question's graded answers as neighbours, and on what they say about
+its own bias on the question. ``choose`` sorts the answers by the scorer's predicted share, cuts
+them into K strata of equal size and takes each stratum's most typical answer (highest mean e5
+cosine to the others of its stratum), passing over near-copies of earlier picks: the sample
+follows the question's score distribution as a random one does, without a random sample's gaps
+and clumps. Measured on ADS and Mohler development data against random samples and against
+cluster representatives (k-medoids): ``benchmarks/review_queue.py``.
 
 ``predictions`` gives, without the judge, what the choice reads: each answer's predicted share
-and confidence from the signals scorer (``grader suggest`` loads no judge).
+from the signals scorer (``grader suggest`` loads no judge).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,53 +23,33 @@ from grader.config import Settings
 from grader.engine.features import answer_features
 from grader.engine.rubrics import rubric_for
 from grader.engine.scorer import ScorerSet
-from grader.engine.scoring import scorer_confidence
 from grader.engine.signals import analyze_question, blank_reason
 from grader.models import Bank, Rubric, Submission
 
 if TYPE_CHECKING:
     from grader.embed import Embedder
 
-SHARE_WEIGHT = 0.25  # one point of predicted share counts as this much cosine distance
-UNSURE_WEIGHT = 1.0  # an answer's weight: 1 + this × (1 − confidence)
+COPY_COSINE = 0.97  # a pick this close to an earlier one is a near-copy: the next one instead
 
 
-def choose(
-    similarity: np.ndarray,
-    shares: np.ndarray,
-    confidence: np.ndarray,
-    k: int,
-    share_weight: float = SHARE_WEIGHT,
-    unsure_weight: float = UNSURE_WEIGHT,
-) -> list[int]:
-    """Indices of ``k`` answers (in the order picked) covering the others: ``similarity``
-    their cosines, ``shares`` the predicted shares, ``confidence`` the scorer's confidence."""
+def choose(similarity: np.ndarray, shares: np.ndarray, k: int) -> list[int]:
+    """Indices of ``k`` answers covering the others: the answers sorted by predicted share
+    (``shares``) fall into ``k`` strata of equal size, and each stratum gives its most
+    typical answer (highest mean cosine to the stratum's others, ``similarity``) that is not
+    a near-copy of an earlier pick. Stratified, the sample follows the question's score
+    distribution as a random one does, without a random one's gaps and clumps."""
     n = len(shares)
     if k >= n:
         return list(range(n))
-    shares = np.asarray(shares, dtype=float)
-    distance = (1 - np.asarray(similarity, dtype=float)) + share_weight * np.abs(
-        shares[:, None] - shares[None, :]
-    )
-    distance = np.maximum(distance, 0.0)
-    weight = 1 + unsure_weight * (1 - np.asarray(confidence, dtype=float))
-    nearest = np.full(n, distance.max() + 1.0)  # before any pick: farther than anything
+    similarity = np.asarray(similarity, dtype=float)
+    order = np.argsort(np.asarray(shares, dtype=float), kind="stable")
     picked: list[int] = []
-    for _ in range(k):
-        gain = (weight[:, None] * np.maximum(nearest[:, None] - distance, 0.0)).sum(axis=0)
-        gain[picked] = -1.0
-        best = int(np.argmax(gain))
-        picked.append(best)
-        nearest = np.minimum(nearest, distance[:, best])
+    for stratum in np.array_split(order, k):
+        typical = similarity[np.ix_(stratum, stratum)].mean(axis=1)
+        ranked = [int(stratum[i]) for i in np.argsort(-typical, kind="stable")]
+        fresh = [i for i in ranked if not picked or similarity[i, picked].max() < COPY_COSINE]
+        picked.append((fresh or ranked)[0])
     return picked
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """What the choice reads about one answer: its predicted share and the confidence."""
-
-    share: float
-    confidence: float
 
 
 def predictions(
@@ -81,22 +59,20 @@ def predictions(
     embedder: Embedder,
     scorer: ScorerSet,
     settings: Settings,
-) -> tuple[dict[str, Prediction], dict[str, np.ndarray]]:
-    """(per answer id: the signals scorer's share and confidence, without the judge; per
-    answer id: its e5 vector) for one question's non-blank answers."""
+) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """(per answer id: the scorer's share without the judge or graded answers; per answer
+    id: its e5 vector) for one question's non-blank answers."""
     if not answers:
         return {}, {}
     question = bank.get(answers[0].question_id)
     assert question is not None
     rubric = rubric_for(question, rubrics)
     analysis = analyze_question(question, rubric, answers, embedder, settings)
-    found = {}
-    for s in answers:
-        features = answer_features(question, rubric, s.answer, analysis.signals[s.id])
-        _, share = scorer.score(features)
-        sure = scorer_confidence(share, features, scorer)
-        found[s.id] = Prediction(share, 0.5 if sure is None else sure)
-    return found, {s.id: analysis.vectors[s.id] for s in answers}
+    shares = {
+        s.id: scorer.score(answer_features(question, rubric, s.answer, analysis.signals[s.id]))[1]
+        for s in answers
+    }
+    return shares, {s.id: analysis.vectors[s.id] for s in answers}
 
 
 def suggest(
@@ -122,13 +98,8 @@ def suggest(
         answers = by_question.get(question.id, [])
         if not answers:
             continue
-        found, vectors = predictions(bank, rubrics, answers, embedder, scorer, settings)
+        shares, vectors = predictions(bank, rubrics, answers, embedder, scorer, settings)
         matrix = np.stack([vectors[s.id] for s in answers])
-        picked = choose(
-            matrix @ matrix.T,
-            np.array([found[s.id].share for s in answers]),
-            np.array([found[s.id].confidence for s in answers]),
-            per_question,
-        )
+        picked = choose(matrix @ matrix.T, np.array([shares[s.id] for s in answers]), per_question)
         out += [answers[i] for i in picked]
     return out
