@@ -2,7 +2,7 @@
 
 The loop: ``grader suggest`` → fill in the score column → ``grader grade --graded TO_GRADE.csv``
 (the scorer leans on the nearest of them) → review the ranked queue. No judge is loaded: the
-choice reads the answers' e5 vectors and the scorer's predictions (``engine.suggest``).
+choice reads the answers' e5 vectors (``engine.suggest``).
 """
 
 from __future__ import annotations
@@ -34,39 +34,30 @@ def suggest(
         str | None,
         typer.Option(help="Packaged embedding model or sentence-transformers folder."),
     ] = None,
-    scorer: Annotated[
-        str | None,
-        typer.Option(help="'default', a scorer file; default: as `grader grade` chooses."),
-    ] = None,
 ) -> None:
-    """Write the K answers per question whose scores would help the rest most: they span
-    the question's likely scores (the typical answer of each stratum) and no two are
-    near-copies. Fill in every score (or delete a row), then run `grader grade --graded`
-    with the file."""
+    """Write the K answers per question whose scores would help the rest most: the centres
+    of the question's answer groups (greedy k-medoids over e5), never two near-copies. Fill
+    in every score (or delete a row), then run `grader grade --graded` with the file."""
     from grader.bank.files import load_bank
     from grader.config import Settings
     from grader.embed import make_embedder
-    from grader.engine.rubrics import load_rubrics
-    from grader.engine.scorer_choice import choose_scorer
     from grader.engine.suggest import suggest as choose_answers
     from grader.files.submissions import read_submissions
 
     try:
         settings = Settings(**{k: v for k, v in {"embed_model": embed_model}.items() if v})
         bank = load_bank(bank_path)
-        rubrics = load_rubrics(bank_path, bank)
         pending = read_submissions(submissions, bank)
-        chosen = choose_scorer(scorer or settings.scorer, bank_path).scorer
         embedder = make_embedder(settings, progress=lambda m: err.print(escape(m)))
     except GraderError as exc:
         raise fail(exc) from exc
     except ValueError as exc:  # settings validation
         err.print(f"[bold red]error:[/] {escape(str(exc))}")
         raise typer.Exit(code=2) from exc
-    if embedder is None or chosen is None:
-        err.print("[bold red]error:[/] choosing answers needs an embedding model and a scorer")
+    if embedder is None:
+        err.print("[bold red]error:[/] choosing answers needs an embedding model")
         raise typer.Exit(code=2)
-    picked = choose_answers(bank, rubrics, pending, embedder, chosen, settings, per_question)
+    picked = choose_answers(bank, pending, embedder, settings, per_question)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)

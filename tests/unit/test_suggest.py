@@ -15,27 +15,20 @@ from tests.conftest import RUBRICS
 from tests.unit.test_refit_cli import EXAM, counting, invoke, seed_answers
 
 
-def test_choose_spans_the_predicted_scores_with_typical_answers():
-    rng = np.random.default_rng(0)
-    vectors = rng.normal(size=(12, 8))
+def test_choose_covers_the_answer_groups_largest_first_and_skips_near_copies():
+    # three groups in meaning: 0-3 (0 and 1 the same text), 4-5, and 6 alone
+    vectors = np.array(
+        [[1, 0, 0], [1, 0, 0], [0.95, 0.3, 0], [0.95, 0, 0.3], [0, 1, 0], [0.1, 0.99, 0],
+         [0, 0, 1]], dtype=float,
+    )  # fmt: skip
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    shares = np.linspace(0, 1, 12)[rng.permutation(12)]
-    picked = choose(vectors @ vectors.T, shares, 3)
-    # one from each third of the predicted scores
-    assert sorted(int(shares[i] * 11 + 0.5) // 4 for i in picked) == [0, 1, 2]
-    assert sorted(choose(vectors @ vectors.T, shares, 20)) == list(range(12))
-
-
-def test_choose_takes_the_typical_answer_and_never_a_near_copy():
-    # one stratum: answers 0 and 1 are the same text, 2 sits between them and the others
-    vectors = np.array([[1, 0, 0], [1, 0, 0], [0.8, 0.6, 0], [0, 1, 0], [0, 0, 1]], dtype=float)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    shares = np.array([0.5, 0.5, 0.5, 0.5, 0.5])
-    (first,) = choose(vectors @ vectors.T, shares, 1)
-    assert first == 2  # the most typical of the stratum
-    shares = np.array([0.1, 0.2, 0.9, 0.9, 0.9])  # 0 and 1 fall into one stratum each
-    picked = choose(vectors @ vectors.T, shares, 3)
-    assert not {0, 1} <= set(picked)  # a near-copy of a pick is passed over
+    sim = vectors @ vectors.T
+    two = choose(sim, 2)
+    assert two[0] in {0, 1, 2, 3} and two[1] in {4, 5}  # the largest group first
+    group = [0, 0, 0, 0, 1, 1, 2]
+    assert {group[i] for i in choose(sim, 3)} == {0, 1, 2}  # every group, the lone one too
+    assert not {0, 1} <= set(choose(sim, 4))  # a near-copy of a pick gains nothing
+    assert sorted(choose(sim, 9)) == list(range(7))
 
 
 def test_suggest_writes_the_calibration_csv_and_grade_uses_it(tmp_path, monkeypatch):
