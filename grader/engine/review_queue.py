@@ -42,7 +42,7 @@ RANKING = SOFT | INTEGRITY | {ReviewCode.EXPECTED_ERROR}  # codes this pass deci
 # on out-of-fold development grades, ADS and Mohler dev, every graded-answer setting
 # (benchmarks/review_queue.py, "expected_error_fit" in benchmarks/results/review_queue.json).
 ERROR_BASE = 0.062
-ERROR_SLOPE = 0.427
+ERROR_SLOPE = 0.428
 UNKNOWN_CONFIDENCE = 0.5  # a model grade without a confidence ranks in the middle
 
 
