@@ -127,6 +127,13 @@ class Settings(BaseSettings):
     review_below_confidence: float = Field(
         0.65, ge=0, le=1, description="below it a grade goes to review (benchmarks/README.md)"
     )
+    review_share: float = Field(
+        0.2,
+        ge=0,
+        le=1,
+        description="at most this share of a question's answers go to review by expected error; "
+        "hard reasons (injection, unscored, judge failure) always do (engine.review_queue)",
+    )
     review_derived: Literal["own", "all"] = Field(
         "own",
         description="grades against a derived rubric go to review for their own reasons only "

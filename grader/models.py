@@ -258,6 +258,7 @@ class ReviewCode(StrEnum):
     SEMANTIC_DISAGREEMENT = "semantic_disagreement"
     LOW_CONFIDENCE = "low_confidence"
     SCORER_DISAGREEMENT = "scorer_disagreement"  # the judge and the calibrated score far apart
+    EXPECTED_ERROR = "expected_error"  # in the top of its question's ranking (review_queue)
     RUBRIC_COPY = "rubric_copy"  # the answer pastes the rubric's own wording
     RESTATED_QUESTION = "restated_question"  # nothing checkable beyond the question's words
     WRONG_CLAIM = "wrong_claim"  # asserts one of the rubric's known misconceptions

@@ -124,6 +124,7 @@ def calibrate_rescore(
     """
     from grader.config import Settings
     from grader.engine.rescoring import rescore_grades
+    from grader.engine.review_queue import rank_grades, unranked
     from grader.engine.scorer import load_scorer
     from grader.errors import CalibrationError
     from grader.files.grades import GradeWriter, read_grades
@@ -138,12 +139,15 @@ def calibrate_rescore(
         scorer = load_scorer(scorer_choice)
         if scorer is None:
             raise CalibrationError("--scorer none: nothing to re-score with", file=out)
-        found = read_grades(grades)
+        # the scorer re-decides its own review reasons, then the queue is ranked again
+        found = [unranked(g) for g in read_grades(grades)]
         graded, answers, vectors, rubrics = _neighbours(human, submissions, bank_path, found)
+        settings = Settings()
         result = rescore_grades(
-            found, scorer, Settings().review_below_confidence,
+            found, scorer, settings.review_below_confidence,
             graded=graded, answers=answers, vectors=vectors, rubrics=rubrics,
         )  # fmt: skip
+        result.grades = rank_grades(result.grades, settings.review_share)
     except GraderError as exc:
         raise fail(exc) from exc
     tmp = out.with_suffix(out.suffix + ".tmp")

@@ -116,8 +116,10 @@ def grade(
 
     Objective questions are graded exactly; the judge and the embedding model are loaded only
     when there are subjective answers to grade. Blank and off-topic answers score 0 without
-    the judge; off-topic ones and near-duplicates go to the review queue. Exits 3 when
-    answers are left unscored (the judge failed on them): run the command again to grade them.
+    the judge; off-topic ones go to review, near-duplicates to `grader integrity`; review is
+    ranked by expected error, at most GRADER_REVIEW_SHARE of each question plus hard reasons.
+    Exits 3 when answers are left unscored (the judge failed on them): run the command again
+    to grade them.
     """
     from grader.files.grades import read_grades
 
@@ -297,15 +299,20 @@ def _summary(grades: list) -> None:
             str(len(items) - len(scored)),
         )
     console.print(table)
-    flagged = [g for g in grades if g.needs_review]
+    from grader.engine.review_queue import queue_order, review_of
+
+    flagged = queue_order(grades)  # hard reasons first, then the largest expected error
     if flagged:
-        table = Table(title=f"needs review ({len(flagged)}; first 10)")
-        for column in ("submission", "score", "why"):
+        table = Table(title=f"review queue ({len(flagged)}; first 10, in ranked order)")
+        for column in ("submission", "score", "expected error", "why"):
             table.add_column(column, overflow="fold")
         for g in flagged[:10]:
             score = "—" if g.score is None else f"{g.score:g}/{g.max_score:g}"
+            error = review_of(g).get("expected_error")
             why = "; ".join(r.message for r in g.review_reasons)[:160]
-            table.add_row(escape(g.submission_id), score, escape(why))
+            table.add_row(
+                escape(g.submission_id), score, "" if error is None else f"{error:g}", escape(why)
+            )
         console.print(table)
     statuses: dict[str, int] = defaultdict(int)
     for g in grades:

@@ -12,7 +12,9 @@
    each on its question and anchor group's shared prefix, the whole batch in one judge call
    (or sub-batches of ``GRADER_JUDGE_CHUNK`` requests), sorted by that prefix;
 4. the judge's points are turned into criteria with evidence, confidence and review flags,
-   with provenance on every grade.
+   with provenance on every grade;
+5. per question, review keeps the hard reasons and the answers with the largest expected
+   error, at most ``GRADER_REVIEW_SHARE`` of them (``review_queue``).
 
 A judge that fails yields ``unscored`` with a reason, never a silent 0.
 """
@@ -31,6 +33,7 @@ from grader.engine.features import GradedPool
 from grader.engine.injected import Flagged, as_raw, bound, flag, injection_only_grade, twin
 from grader.engine.modes import MODES, Item
 from grader.engine.progress import Progress, Stage, reporter
+from grader.engine.review_queue import rank_grades
 from grader.engine.rubrics import rubric_for
 from grader.engine.rule_grades import (
     blank_grade,
@@ -167,7 +170,8 @@ class Pipeline:
             )
         for j, i in twins.items():
             grades[i] = bound(grades[i], grades.pop(j), flagged[i])
-        return [grades[i] for i in range(len(submissions))]
+        # review: hard reasons, then the top of each question's ranking by expected error
+        return rank_grades([grades[i] for i in range(len(submissions))], self.settings.review_share)
 
     def _judge(
         self,

@@ -24,6 +24,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from grader.engine.review_queue import review_of
 from grader.reports.scores import ExamScores, natural_key
 
 Value = str | float | int | bool | None
@@ -38,6 +39,7 @@ SHEET_NAME_MAX = 31
 LONG_COLUMNS = [
     "submission_id", "student", "question_id", "section", "number", "status", "score",
     "max_score", "method", "confidence", "needs_review", "review_codes",
+    "expected_error", "review_rank",  # engine.review_queue: the question's ranking
 ]  # fmt: skip
 
 
@@ -106,6 +108,8 @@ def long_table(scores: ExamScores) -> tuple[list[str], list[list[Value]]]:
             g.method.value if g else None, g.confidence if g else None,
             g.needs_review if g else None,
             " ".join(x.code for x in g.review_reasons) if g else None,
+            review_of(g).get("expected_error") if g else None,
+            review_of(g).get("rank") if g else None,
         ]  # fmt: skip
         rows.append(row)
     return LONG_COLUMNS, rows

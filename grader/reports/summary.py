@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 import pandas as pd
 from pydantic import BaseModel
 
+from grader.engine.review_queue import queue_order, review_of
 from grader.models import Question, QuestionType
 from grader.reports.items import ChoiceItem, ItemAnalysis, ItemStats, TestStats, analyse
 from grader.reports.scores import ExamScores
@@ -48,6 +49,7 @@ class ReviewItem(BaseModel):
     max_score: float | None
     reasons: list[str]  # "code: message"
     answer: str | None  # with --submissions
+    expected_error: float | None = None  # points (engine.review_queue); None: hard reason
 
 
 class StudentReport(BaseModel):
@@ -240,20 +242,22 @@ def _student_reports(scores: ExamScores) -> list[StudentReport]:
 
 
 def _under_review(scores: ExamScores, student: str) -> list[ReviewItem]:
-    items = []
+    """The student's grades under review in queue order: hard reasons first, then the
+    largest expected error (``engine.review_queue``)."""
+    records = {}
     for q in scores.questions:
         record = scores.record(student, q.id)
-        if record is None or record.grade is None or not record.grade.needs_review:
-            continue
-        grade = record.grade
-        items.append(
-            ReviewItem(
-                submission_id=record.submission_id,
-                question_id=q.id,
-                score=grade.score,
-                max_score=grade.max_score,
-                reasons=[f"{r.code}: {r.message}" for r in grade.review_reasons],
-                answer=record.answer,
-            )
+        if record is not None and record.grade is not None:
+            records[q.id] = record
+    return [
+        ReviewItem(
+            submission_id=records[grade.question_id].submission_id,
+            question_id=grade.question_id,
+            score=grade.score,
+            max_score=grade.max_score,
+            reasons=[f"{r.code}: {r.message}" for r in grade.review_reasons],
+            answer=records[grade.question_id].answer,
+            expected_error=review_of(grade).get("expected_error"),
         )
-    return items
+        for grade in queue_order([r.grade for r in records.values()])
+    ]

@@ -140,6 +140,8 @@ def apply(
         rescored += done
         changed, kept = changed + result.changed, kept + result.kept
     store.scorers.apply(proposal, instructor, rescored)
+    # the scorer re-decided its own review reasons: rank each question's queue again
+    store.ranking.rerank(exam.name, {r.grade.question_id for r in rescored}, settings.review_share)
     return Applied(len(rescored), changed, kept)
 
 
@@ -152,6 +154,7 @@ def _rescore_platform(
 ) -> tuple[list[Rescored], Rescoring]:
     """One platform's grades of the exam re-scored, its own scored answers the neighbours."""
     from grader.engine.rescoring import rescore_grades
+    from grader.engine.review_queue import unranked
     from grader.engine.rubrics import rubric_for
 
     graded = [
@@ -168,7 +171,7 @@ def _rescore_platform(
     rubrics = {
         q.id: rubric_for(q, exam.rubrics) for q in exam.bank.questions if not q.type.objective
     }
-    old = [_by_store_id(r) for r in rows]
+    old = [unranked(_by_store_id(r)) for r in rows]  # re-scored from before the ranking
     result = rescore_grades(
         old, scorer, settings.review_below_confidence,
         graded=graded, answers=answers, vectors=_vectors(embedder, answers), rubrics=rubrics,

@@ -8,6 +8,7 @@ import pytest
 from grader.config import Settings
 from grader.engine.evidence import locate
 from grader.engine.pipeline import Pipeline
+from grader.engine.review_queue import explanations
 from grader.judge.base import Completion
 from grader.models import Bank, Criterion, Question, QuestionType, Rubric, Submission
 from tests.embedders import CountingEmbedder
@@ -131,11 +132,14 @@ def test_self_consistency_spread_sets_confidence():
         t = next(totals)
         return reply(c1=t // 2, c2=t // 2)
 
-    p = pipeline(script, judge_samples=3)
+    p = pipeline(script, judge_samples=3, review_share=1.0)
     (grade,) = p.grade_many([sub("先累加梯度，最后更新参数。")])
     assert grade.details["sample_totals"] == [4, 0, 4]
     assert grade.score == 4  # per-criterion median
-    assert grade.confidence == 0.0 and any(r.code == "low_confidence" for r in grade.review_reasons)
+    assert grade.confidence == 0.0 and grade.needs_review
+    # low confidence explains the answer's place in the review ranking, not a flag of its own
+    assert [r.code for r in grade.review_reasons] == ["expected_error"]
+    assert grade.details["review"]["explanations"][0]["code"] == "low_confidence"
     seeds = {r.seed for r in p.judge.calls[0]}
     assert len(seeds) == 3 and {r.temperature for r in p.judge.calls[0]} == {0.7}
 
@@ -188,7 +192,7 @@ def test_coverage_disagreement_is_flagged():
         [sub("今天天气很好。")]
     )
     assert gullible.score == 4
-    assert any(r.code == "coverage_disagreement" for r in gullible.review_reasons)
+    assert any(r.code == "coverage_disagreement" for r in explanations(gullible))
 
 
 def test_one_quote_cannot_carry_every_criterion():

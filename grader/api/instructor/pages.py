@@ -1,5 +1,5 @@
 """The pages an instructor reads: their exams, an exam's questions with live agreement, one
-question's answers, and the review queue. Counts come from the database; long lists are paged
+question's answers, the review queue, and near-copies (integrity). Counts come from the database; long lists are paged
 (``?page=N``) so that no page reads or renders a whole exam."""
 
 from __future__ import annotations
@@ -11,7 +11,15 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from grader.api.instructor.context import Ctx, Who
-from grader.api.instructor.views import DONE, Pager, marking, question_page, summary
+from grader.api.instructor.views import (
+    DONE,
+    Pager,
+    copied_pairs,
+    marking,
+    question_page,
+    ranked_rows,
+    summary,
+)
 from grader.service.store import AnswerCounts, AnswerRow
 
 router = APIRouter(prefix="/instructor", include_in_schema=False)
@@ -86,7 +94,10 @@ def review_queue(
     found = ctx.exam_of(who.instructor, exam)
     total = sum(ctx.store.reviews.counts(exam).values(), AnswerCounts()).open_reviews
     pager = Pager.of(total, page)
-    rows = ctx.store.reviews.answers(exam, open_only=True, offset=pager.offset, limit=pager.size)
+    # in ranked order (hard reasons first, then the largest expected error): the open queue is
+    # a budgeted share of the answers, so it is read whole and paged here
+    ranked = ranked_rows(ctx.store.reviews.answers(exam, open_only=True))
+    rows = ranked[pager.offset : pager.offset + pager.size]
     return ctx.render(
         request,
         "review.html.j2",
@@ -100,4 +111,24 @@ def review_queue(
             for r in rows
         },
         done=DONE.get(request.query_params.get("done", "")),
+    )
+
+
+@router.get("/exams/{exam}/integrity", response_class=HTMLResponse)
+def integrity(
+    request: Request, exam: str, who: Who, ctx: Ctx, page: PageNumber = 1
+) -> HTMLResponse:
+    """Different students' near-identical answers, side by side: for the instructor to
+    judge, apart from the review queue (their grades are not in doubt for it)."""
+    found = ctx.exam_of(who.instructor, exam)
+    pairs = copied_pairs(ctx.store.reviews.answers(exam))
+    pager = Pager.of(len(pairs), page)
+    return ctx.render(
+        request,
+        "integrity.html.j2",
+        instructor=who.instructor,
+        csrf=who.session.csrf,
+        exam=found,
+        pairs=pairs[pager.offset : pager.offset + pager.size],
+        pager=pager,
     )

@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from grader.api.instructor.context import Pages, SignedIn
 from grader.api.instructor.forms import MAX_CLAIM_CHARS, FormError, criterion_field
 from grader.engine.conclusion import cap_share
+from grader.engine.review_queue import is_hard, review_of
 from grader.engine.rubrics import is_anchor, rubric_for
 from grader.models import Criterion, GradeStatus, Question
 from grader.service.exams import Exam
@@ -199,3 +200,48 @@ def back_to(row: AnswerRow, form: dict[str, str], done: str) -> RedirectResponse
     else:
         url = f"/instructor/exams/{s.exam}/questions/{s.question_id}?done={done}&at={s.id}#a{s.id}"
     return RedirectResponse(url, status_code=303)
+
+
+def ranked_rows(rows: list[AnswerRow]) -> list[AnswerRow]:
+    """Open reviews in the queue's order: hard reasons first, then the largest expected
+    error (``engine.review_queue``), submission order among equals."""
+
+    def key(row: AnswerRow) -> tuple[bool, float]:
+        grade = row.submission.grade
+        if grade is None:
+            return (False, 0.0)
+        return (not is_hard(grade), -(review_of(grade).get("expected_error") or 0.0))
+
+    return sorted(rows, key=key)
+
+
+@dataclass(frozen=True)
+class CopiedPair:
+    """Two students' answers to one question that are nearly the same text."""
+
+    question_id: str
+    similarity: float
+    first: AnswerRow
+    second: AnswerRow
+
+
+def copied_pairs(rows: list[AnswerRow]) -> list[CopiedPair]:
+    """The near-duplicates the grades' signals name (an integrity matter, not a review
+    reason: ``engine.review_queue``), each pair once, most similar first. A platform's ids
+    name the other answer, so pairs stay within one platform."""
+    by_id = {(r.submission.platform_id, r.submission.external_id): r for r in rows}
+    pairs: dict[tuple[int, int], CopiedPair] = {}
+    for row in rows:
+        grade = row.submission.grade
+        if grade is None or grade.signals is None:
+            continue
+        for copy in grade.signals.near_duplicates:
+            other = by_id.get((row.submission.platform_id, copy.submission_id))
+            if other is None or other.submission.question_id != row.submission.question_id:
+                continue
+            first, second = sorted((row, other), key=lambda r: r.submission.id)
+            pairs.setdefault(
+                (first.submission.id, second.submission.id),
+                CopiedPair(row.submission.question_id, copy.similarity, first, second),
+            )
+    return sorted(pairs.values(), key=lambda p: (-p.similarity, p.first.submission.id))

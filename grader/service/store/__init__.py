@@ -9,6 +9,7 @@ repository per job over it, each in its own module:
 - ``queue``: claims of lost work, a task's submissions and cohort, recording grades;
 - ``outbox``: webhook deliveries;
 - ``reviews``: the instructor pages' rows, human scores, overrides, the review queue;
+- ``review_rank``: the review queue's budget over a question's stored grades;
 - ``scorers``: exam scorers refit on the instructor pages, proposed and applied;
 - ``metrics``: totals for ``/metrics``.
 
@@ -42,6 +43,7 @@ from grader.service.store.records import (
     body_hash,
     utcnow,
 )
+from grader.service.store.review_rank import ReviewRanking
 from grader.service.store.reviews import Reviews
 from grader.service.store.schema import metadata
 from grader.service.store.scorers import Scorers
@@ -77,6 +79,7 @@ class Store:
         self.queue = Queue(self.engine)
         self.outbox = Outbox(self.engine)
         self.reviews = Reviews(self.engine)
+        self.ranking = ReviewRanking(self.engine)
         self.scorers = Scorers(self.engine)
         self.metrics = Metrics(self.engine)
 

@@ -1,0 +1,265 @@
+"""Which answers to grade first (``grader suggest``), and the review queue's budget.
+
+Data: the scorer's feature table (``results/scorer_features.jsonl.gz``), ADS and Mohler, their
+development parts for every choice made here, the test parts reported once (``--test``).
+
+(a) Expected error: out-of-fold development grades (production's procedure: per fold of
+    questions the shipped design fit on the other questions, every graded-answer setting),
+    |grade − human| as a share of the points against 1 − the shipped confidence, by least
+    squares: ``engine.review_queue.ERROR_BASE`` and ``ERROR_SLOPE``.
+(b) Answers to grade first: per question, K answers are the instructor's (their human scores
+    become the graded neighbours, as ``grader grade --graded`` reads them), chosen by
+    ``engine.suggest.choose`` (greedy k-medoids over the e5 cosines, as ``grader suggest``),
+    against K random answers (five seeded draws) and against strata of the scorer's predicted
+    share without the judge (each stratum's most typical answer). The rest are graded as
+    production grades them (judge reading, neighbours, copy rule; rule zeros count as 0):
+    Pearson and MAE on the rest, in points. On development the scorer of each fold is fit on
+    the other questions; on test it is the shipped one (fit on development).
+(c) The queue: with those K chosen graded, each question's grades ranked by expected error
+    (the shipped confidence); the share of the large errors (≥ 25 % of the points) among the
+    top 10, 20, 30 % of each question's answers, against a random queue of the same size
+    (its expectation).
+
+    python benchmarks/review_queue.py --out benchmarks/results/review_queue.json
+    python benchmarks/review_queue.py --test --out benchmarks/results/review_queue_test.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from common import code_version
+from scipy.stats import pearsonr
+from scorer_data import load_table
+
+from grader.calibrate.scorer_cv import grade_rows, question_folds
+from grader.calibrate.scorer_fit import SETTINGS, SHIPPED, fit_stages
+from grader.calibrate.scorer_rows import Neighbours, ScorerRow
+from grader.engine.review_queue import budget
+from grader.engine.scorer import ScorerSet, load_scorer
+from grader.engine.scoring import scorer_confidence
+from grader.engine.suggest import choose
+
+RATES = (0.1, 0.2, 0.3)
+LARGE = 0.25
+CHOSEN = "chosen"  # the setting whose graded answers are a selection
+
+
+def similarity(rows: Sequence[ScorerRow]) -> np.ndarray:
+    """Cosines between one question's answers, from their all-other neighbours (copies: 1)."""
+    index = {r.id: i for i, r in enumerate(rows)}
+    out = np.eye(len(rows))
+    for i, r in enumerate(rows):
+        found = r.neighbours["all_other"]
+        for other, sim in zip(found.ids, found.sims, strict=True):
+            if other in index:  # answers a rule scores are not candidates
+                out[i, index[other]] = sim
+        for other in found.identical:
+            if other in index:
+                out[i, index[other]] = 1.0
+    return out
+
+
+def with_graded(rows: Sequence[ScorerRow], graded: set[str]) -> list[ScorerRow]:
+    """The rows with a setting whose graded answers are ``graded`` (those are not scored)."""
+    out = []
+    for r in rows:
+        found = r.neighbours["all_other"]
+        keep = [(i, s) for i, s in zip(found.ids, found.sims, strict=True) if i in graded]
+        mine = {} if r.id in graded else {CHOSEN: Neighbours(
+            ids=[i for i, _ in keep], sims=[s for _, s in keep],
+            identical=[i for i in found.identical if i in graded])}  # fmt: skip
+        out.append(r.model_copy(update={"neighbours": {**r.neighbours, **mine}}))
+    return out
+
+
+class Folds:
+    """Each row's scorer: on development fit on the other questions, on test the shipped."""
+
+    def __init__(self, rows: list[ScorerRow], test: bool, shipped: ScorerSet):
+        self.rows = rows
+        self.groups: list[tuple[ScorerSet, list[int]]] = []
+        if test:
+            self.groups = [(shipped, list(range(len(rows))))]
+            return
+        for held in question_folds(rows):
+            skip = set(held.tolist())
+            fitted = fit_stages([r for i, r in enumerate(rows) if i not in skip], SHIPPED)
+            scorer = fitted.model_copy(update={"confidence": shipped.confidence})
+            self.groups.append((scorer, sorted(skip)))
+
+    def grade(self, rows: list[ScorerRow], settings: Sequence[str], dataset: str | None = None):
+        """``grade_rows`` per fold over ``rows`` (the same rows as built, changed settings),
+        of one data set when given, with the confidence of each grade."""
+        out = []
+        for scorer, members in self.groups:
+            mine = [rows[i] for i in members if dataset in (None, rows[i].dataset)]
+            for g in grade_rows(mine, scorer, settings):
+                out.append((g, scorer_confidence(g.share, g.features, scorer)))
+        return out
+
+    def predict(self) -> dict[str, tuple[float, float]]:
+        """What ``grader suggest`` sees: the share and confidence without the judge."""
+        out = {}
+        for scorer, members in self.groups:
+            for i in members:
+                row = self.rows[i]
+                share = scorer.score(row.features)[1]
+                sure = scorer_confidence(share, row.features, scorer)
+                out[row.id] = (share, 0.5 if sure is None else sure)
+        return out
+
+
+def by_question(rows: Sequence[ScorerRow], dataset: str) -> dict[str, list[ScorerRow]]:
+    found: dict[str, list[ScorerRow]] = defaultdict(list)
+    for r in rows:
+        if r.dataset == dataset:
+            found[r.question].append(r)
+    return found
+
+
+Selector = Callable[[list[ScorerRow], int], list[str]]
+
+
+def selected(questions: dict[str, list[ScorerRow]], k: int, pick: Selector) -> set[str]:
+    """The graded ids: ``pick`` over each question's answers that no rule scores."""
+    out: set[str] = set()
+    for members in questions.values():
+        candidates = [r for r in members if r.rule is None]
+        out |= set(pick(candidates, k))
+    return out
+
+
+def chosen(rows: list[ScorerRow], k: int) -> list[str]:
+    """``engine.suggest.choose`` (shipped): greedy k-medoids over e5 cosine distance."""
+    return [rows[i].id for i in choose(similarity(rows), k)]
+
+
+def stratified(predicted: dict) -> Selector:
+    """The comparison: the answers sorted by the scorer's predicted share (without the judge,
+    as ``grader suggest`` would see it) in K strata, each stratum's most typical answer."""
+
+    def pick(rows: list[ScorerRow], k: int) -> list[str]:
+        sim = similarity(rows)
+        order = np.argsort([predicted[r.id][0] for r in rows], kind="stable")
+        out = []
+        for stratum in np.array_split(order, min(k, len(rows))):
+            out.append(int(stratum[np.argmax(sim[np.ix_(stratum, stratum)].mean(axis=1))]))
+        return [rows[i].id for i in out]
+
+    return pick
+
+
+def randomly(seed: int) -> Selector:
+    def pick(rows: list[ScorerRow], k: int) -> list[str]:
+        ids = sorted(r.id for r in rows)
+        return random.Random(f"{seed}:{rows[0].question}").sample(ids, min(k, len(ids)))
+
+    return pick
+
+
+def evaluate(folds: Folds, dataset: str, graded: set[str]) -> dict:
+    """Pearson and MAE on the answers not graded, and the queue's catch of large errors."""
+    rows = with_graded(folds.rows, graded)
+    grades = folds.grade(rows, [CHOSEN], dataset)
+    zeros = [r for r in folds.rows if r.dataset == dataset and r.rule and r.id not in graded]
+    human = np.array([g.row.share * g.row.points for g, _ in grades] + [r.share * r.points for r in zeros])  # fmt: skip
+    got = np.array([g.share * g.row.points for g, _ in grades] + [0.0] * len(zeros))
+    return {
+        "n": len(human),
+        "pearson": round(float(pearsonr(human, got).statistic), 4),
+        "mae": round(float(np.mean(np.abs(human - got))), 4),
+        "queue": queue_catch(grades),
+    }
+
+
+def queue_catch(grades: list) -> dict:
+    """Per rate: the share of large errors in the top of each question's ranking by expected
+    error (1 − confidence), and a random queue's expectation."""
+    per_q: dict[str, list[tuple[float, bool]]] = defaultdict(list)
+    for g, sure in grades:
+        per_q[g.row.question].append(
+            (1 - (0.5 if sure is None else sure), abs(g.share - g.row.share) >= LARGE)
+        )
+    total = sum(e for items in per_q.values() for _, e in items)
+    out = {"large_errors": int(total)}
+    for rate in RATES:
+        caught = expected = reviewed = 0.0
+        for items in per_q.values():
+            take = budget(len(items), rate)
+            ranked = sorted(items, key=lambda x: -x[0])
+            caught += sum(e for _, e in ranked[:take])
+            expected += take / len(items) * sum(e for _, e in items)
+            reviewed += take
+        n = sum(len(items) for items in per_q.values())
+        out[f"{rate:.0%}"] = {"reviewed": round(reviewed / n, 3), "ranked": round(caught / total, 3),
+                              "random": round(expected / total, 3)}  # fmt: skip
+    return out
+
+
+def expected_error_fit(folds: Folds) -> dict:
+    """|grade − human| (share) = base + slope · (1 − confidence), out-of-fold dev grades."""
+    grades = [(g, c) for g, c in folds.grade(folds.rows, SETTINGS) if c is not None]
+    x = np.array([1 - c for _, c in grades])
+    y = np.array([abs(g.share - g.row.share) for g, _ in grades])
+    (base, slope), *_ = np.linalg.lstsq(np.column_stack([np.ones_like(x), x]), y, rcond=None)
+    return {"grades": len(grades), "base": round(float(base), 3), "slope": round(float(slope), 3),
+            "mean_abs_error_share": round(float(y.mean()), 4)}  # fmt: skip
+
+
+def compare(folds: Folds, dataset: str, ks: Sequence[int]) -> dict:
+    """Per K: five random draws, the shipped choice (k-medoids) and the strata, evaluated."""
+    predicted = folds.predict()
+    questions = by_question(folds.rows, dataset)
+    out: dict = {}
+    for k in ks:
+        draws = [evaluate(folds, dataset, selected(questions, k, randomly(s))) for s in range(5)]
+        found: dict = {
+            "random": draws,
+            "random_mean_pearson": round(float(np.mean([d["pearson"] for d in draws])), 4),
+            "random_mean_mae": round(float(np.mean([d["mae"] for d in draws])), 4),
+            "chosen": evaluate(folds, dataset, selected(questions, k, chosen)),
+            "stratified": evaluate(folds, dataset, selected(questions, k, stratified(predicted))),
+        }
+        out[f"K={k}"] = found
+        print(dataset, k, found["random_mean_pearson"], found["chosen"]["pearson"],
+              found["stratified"]["pearson"], flush=True)  # fmt: skip
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, help="JSON results")
+    parser.add_argument("--test", action="store_true", help="the test parts, once")
+    parser.add_argument("--datasets", default="ads,mohler")
+    args = parser.parse_args()
+
+    part = "test" if args.test else "dev"
+    shipped = load_scorer("default")
+    rows = [r for r in load_table() if r.part == part]
+    folds = Folds(rows, args.test, shipped)
+    result: dict = {
+        "benchmark": "review_queue",
+        "code": code_version("grader", "benchmarks/*.py"),
+        "split": f"{part} parts (benchmarks/splits.py)",
+        "large_error": f"|grade − human| ≥ {LARGE:.0%} of the points",
+    }
+    if not args.test:
+        result["expected_error_fit"] = expected_error_fit(folds)
+    for dataset in args.datasets.split(","):
+        result[dataset] = compare(folds, dataset, (5, 10))
+    text = json.dumps(result, indent=1, ensure_ascii=False)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""``grader suggest``: the answers to grade by hand first, as a calibration CSV to fill in.
+
+The loop: ``grader suggest`` → fill in the score column → ``grader grade --graded TO_GRADE.csv``
+(the scorer leans on the nearest of them) → review the ranked queue. No judge is loaded: the
+choice reads the answers' e5 vectors (``engine.suggest``).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from grader.cli.app import app, console, err, fail
+from grader.errors import GraderError
+
+HEADER = ("submission_id", "question_id", "score", "student", "answer")
+
+
+@app.command()
+def suggest(
+    submissions: Annotated[Path, typer.Argument(help="Submissions JSONL.")],
+    bank_path: Annotated[Path, typer.Option("--bank", "-b", help="Bank YAML.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Calibration CSV to write (score left empty).")
+    ],
+    per_question: Annotated[
+        int, typer.Option("--per-question", "-k", min=1, help="Answers per question.")
+    ] = 10,
+    embed_model: Annotated[
+        str | None,
+        typer.Option(help="Packaged embedding model or sentence-transformers folder."),
+    ] = None,
+) -> None:
+    """Write the K answers per question whose scores would help the rest most: the centres
+    of the question's answer groups (greedy k-medoids over e5), never two near-copies. Fill
+    in every score (or delete a row), then run `grader grade --graded` with the file."""
+    from grader.bank.files import load_bank
+    from grader.config import Settings
+    from grader.embed import make_embedder
+    from grader.engine.suggest import suggest as choose_answers
+    from grader.files.submissions import read_submissions
+
+    try:
+        settings = Settings(**{k: v for k, v in {"embed_model": embed_model}.items() if v})
+        bank = load_bank(bank_path)
+        pending = read_submissions(submissions, bank)
+        embedder = make_embedder(settings, progress=lambda m: err.print(escape(m)))
+    except GraderError as exc:
+        raise fail(exc) from exc
+    except ValueError as exc:  # settings validation
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(code=2) from exc
+    if embedder is None:
+        err.print("[bold red]error:[/] choosing answers needs an embedding model")
+        raise typer.Exit(code=2)
+    picked = choose_answers(bank, pending, embedder, settings, per_question)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(HEADER)
+        writer.writerows([s.id, s.question_id, "", s.student or "", s.answer] for s in picked)
+    questions = len({s.question_id for s in picked})
+    console.print(
+        f"wrote {escape(str(out))}: {len(picked)} answer(s) to grade over {questions} "
+        f"question(s); fill in the score column, then `grader grade --graded {escape(str(out))}`"
+    )

@@ -1,0 +1,115 @@
+"""The review queue's budget: hard reasons always, the rest by expected error within a share."""
+
+import pytest
+
+from grader.engine.review_queue import (
+    ERROR_BASE,
+    ERROR_SLOPE,
+    budget,
+    expected_error,
+    queue_order,
+    rank_grades,
+    review_of,
+    unranked,
+)
+from grader.models import Grade, GradeStatus, Method, ReviewCode, ReviewReason
+
+
+def grade(sid, confidence, *codes, qid="q1", needs=None, method=Method.JUDGE, score=5.0):
+    reasons = [ReviewReason(code=c, message=f"{c} of {sid}") for c in codes]
+    graded = score is not None
+    return Grade(
+        submission_id=sid,
+        question_id=qid,
+        status=GradeStatus.GRADED if graded else GradeStatus.UNSCORED,
+        score=score,
+        max_score=10,
+        method=method,
+        confidence=confidence,
+        needs_review=bool(reasons) if needs is None else needs,
+        review_reasons=reasons,
+    )
+
+
+def queued(grades):
+    return {g.submission_id for g in grades if g.needs_review}
+
+
+def test_expected_error_is_in_points_and_falls_with_confidence():
+    sure, unsure = grade("a", 0.9), grade("b", 0.3)
+    assert expected_error(sure) == pytest.approx(10 * (ERROR_BASE + ERROR_SLOPE * 0.1), abs=0.01)
+    assert expected_error(unsure) > expected_error(sure)
+    assert expected_error(grade("c", None, score=None, method=Method.NONE)) is None
+    assert expected_error(grade("d", 1.0, method=Method.RULE, score=0.0)) is None
+
+
+def test_budget_takes_the_largest_expected_errors_only():
+    # ten answers, all flagged low_confidence today: the 20 % budget keeps the two least sure
+    grades = [grade(f"s{i}", 0.05 * i + 0.1, ReviewCode.LOW_CONFIDENCE) for i in range(10)]
+    ranked = rank_grades(grades, 0.2)
+    assert queued(ranked) == {"s0", "s1"}
+    assert [review_of(g)["rank"] for g in ranked] == list(range(1, 11))
+    top = ranked[0]
+    assert [r.code for r in top.review_reasons] == [ReviewCode.EXPECTED_ERROR]
+    assert "low_confidence of s0" in top.review_reasons[0].message  # the soft reason explains
+    rest = ranked[5]
+    assert not rest.needs_review and rest.review_reasons == []
+    assert review_of(rest)["explanations"][0]["code"] == "low_confidence"
+
+
+def test_budget_is_at_most_the_share_of_the_question():
+    assert budget(10, 0.2) == 2 and budget(9, 0.2) == 1 and budget(4, 0.2) == 0
+    grades = [grade(f"s{i}", 0.5) for i in range(9)]
+    assert len(queued(rank_grades(grades, 0.2))) == 1
+    assert queued(rank_grades(grades, 0.0)) == set()
+
+
+def test_hard_reasons_are_always_kept_and_do_not_use_the_budget():
+    grades = [grade(f"s{i}", 0.9) for i in range(10)]
+    grades[7] = grade("s7", 0.99, ReviewCode.SUSPECTED_INJECTION, ReviewCode.LOW_CONFIDENCE)
+    grades[8] = grade("s8", None, ReviewCode.JUDGE_FAILED, score=None, method=Method.NONE)
+    grades[9] = grade("s9", 0.2)
+    ranked = rank_grades(grades, 0.1)
+    assert queued(ranked) == {"s7", "s8", "s9"}
+    assert ReviewCode.SUSPECTED_INJECTION in {r.code for r in ranked[7].review_reasons}
+    assert [g.submission_id for g in queue_order(ranked)] == ["s7", "s8", "s9"]
+
+
+def test_near_duplicate_leaves_the_queue():
+    grades = [grade(f"s{i}", 0.9) for i in range(5)]
+    grades[0] = grade("s0", 0.95, ReviewCode.NEAR_DUPLICATE)
+    ranked = rank_grades(grades, 0.0)
+    assert queued(ranked) == set()
+    assert ranked[0].review_reasons == []
+
+
+def test_each_question_has_its_own_budget_and_the_pass_is_idempotent():
+    grades = [grade(f"a{i}", 0.1 * i, qid="q1") for i in range(5)]
+    grades += [grade(f"b{i}", 0.9, qid="q2") for i in range(5)]
+    once = rank_grades(grades, 0.2)
+    assert queued(once) == {"a0", "b0"}  # q2's sure answers still fill q2's one place
+    assert rank_grades(once, 0.2) == once
+
+
+def test_queue_order_ranks_by_expected_error():
+    grades = [grade("x", 0.6), grade("y", 0.2), grade("z", 0.4)]
+    ranked = rank_grades(grades, 1.0)
+    assert [g.submission_id for g in queue_order(ranked)] == ["y", "z", "x"]
+
+
+def test_grades_no_model_scored_are_left_alone():
+    blank = grade("b", 1.0, ReviewCode.BLANK, needs=False, method=Method.RULE, score=0.0)
+    exact = grade("e", 1.0, method=Method.EXACT, score=1.0)
+    ranked = rank_grades([blank, exact], 1.0)
+    assert ranked == [blank, exact]
+
+
+def test_unranked_gives_back_the_grade_as_scoring_left_it():
+    grades = [grade(f"s{i}", 0.1 * (i + 1), ReviewCode.LOW_CONFIDENCE) for i in range(5)]
+    grades[0] = grade("s0", 0.1, ReviewCode.LOW_CONFIDENCE, ReviewCode.SUSPECTED_INJECTION)
+    ranked = rank_grades(grades, 0.2)
+
+    def seen(g):
+        return g.needs_review, {(r.code, r.message) for r in g.review_reasons}, g.details
+
+    assert [seen(unranked(g)) for g in ranked] == [seen(g) for g in grades]
