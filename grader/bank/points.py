@@ -64,10 +64,10 @@ def take_own_points(stem: str) -> tuple[float | None, str]:
     A note right after the number or at the very end of the stem is removed (it is not part of
     the question); ``本题10分`` inside a sentence is read but left in place.
     """
-    lead = re.match(rf"\s*{POINTS_NOTE.pattern}", stem)
+    lead = re.match(rf"\s*+{POINTS_NOTE.pattern}", stem)
     if lead:
         return float(lead.group(1)), stem[lead.end() :].strip()
-    trail = re.search(rf"{POINTS_NOTE.pattern}\s*[。.]?\s*$", stem)
+    trail = re.search(rf"{POINTS_NOTE.pattern}\s*+(?:[。.]\s*+)?$", stem)
     if trail and not _inside_last_subquestion(stem, trail.start()):
         return float(trail.group(1)), stem[: trail.start()].strip()
     phrase = POINTS_PHRASE.search(stem)
