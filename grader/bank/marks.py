@@ -29,6 +29,8 @@ _LETTER_LIST = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 
+_AND = re.compile(r"\band\b", re.IGNORECASE)
+
 
 def _prepare(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
@@ -48,7 +50,8 @@ def choice_letters(text: str, options: dict[str, str] | None = None) -> str | No
         return None
     m = _LETTER_LIST.match(body)
     if m:
-        letters = {c.upper() for c in m.group(1) if c.upper() in _LETTERS}
+        listed = _AND.sub(" ", m.group(1))  # the "a" and "d" of "and" are no choices
+        letters = {c.upper() for c in listed if c.upper() in _LETTERS}
         return "".join(sorted(letters))
     if options:
         from grader.text import match_key

@@ -21,6 +21,9 @@ from grader.bank.lexicon import (
     TOTAL,
 )
 
+# 本题10分 · 本题满分10分 · 本題共10分 in a section's note: what the whole section is worth
+_WHOLE_SECTION = re.compile(r"本[题題]\s*+(?:(?:满分|滿分|共)\s*+)?(\d+(?:\.\d+)?)\s*+分")
+
 
 @dataclass(frozen=True)
 class SectionRule:
@@ -38,10 +41,13 @@ class SectionRule:
             return float(m.group(1)) if m else None
 
         count = COUNT.search(text)
+        total = number(TOTAL)
+        if total is None:  # 五、简答题（本题10分）: a section of one question says 本题
+            total = number(_WHOLE_SECTION)
         return cls(
             each=number(PER_QUESTION),
             per_blank=number(PER_BLANK),
-            total=number(TOTAL),
+            total=total,
             count=int(count.group(1)) if count else None,
         )
 
