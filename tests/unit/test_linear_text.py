@@ -115,6 +115,7 @@ PAPER_TEXT = {
     "spaces after a question": (_paper, _repeat(QUESTION, " ", "x")),
     "newlines after a question": (_paper, _repeat(QUESTION, "\n", "x")),
     "answers part: spaces after 答案": (find_answer_part, _repeat(QUESTION + "答案", " ", "x")),
+    "answers part: many 答案 lines": (find_answer_part, _repeat(QUESTION, "答案\n", "x")),
     "answer head line: blank lines": (
         lambda t: list(ANSWER_HEAD_LINE.finditer(t)),
         _repeat("", "\n", "x"),
