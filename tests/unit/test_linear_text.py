@@ -26,6 +26,7 @@ from grader.bank.paper import parse_paper
 from grader.bank.points import take_own_points
 from grader.config import Settings
 from grader.engine.injection import find_injections, strip_injections
+from grader.engine.prompts import defuse_delimiters
 from grader.engine.signals import blank_reason
 from grader.errors import BankError
 from grader.text import clean
@@ -109,6 +110,7 @@ STUDENT_TEXT = {
     "injection: '[system' then '!'": (_injections, _repeat("[system", "!", "x")),
     "injection: a finding in every word": (_injections, _repeat("", "满分 ")),
     "injection: a finding in one long sentence": (_injections, _repeat("", "满分")),
+    "judge prompt delimiters: '<' then spaces": (defuse_delimiters, _repeat("<", " ", "x")),
 }
 
 PAPER_TEXT = {
