@@ -115,6 +115,11 @@ def _asks(text: str, start: int, end: int) -> bool:
     )
 
 
+# A case holds at most this many materials before it asks anything: each check reads the case
+# from its start, so without a bound a paper of thousands of 材料： lines took quadratic time.
+MAX_MATERIALS = 20
+
+
 def _case_items(text: str, start: int, end: int, shared: list[re.Match[str]]) -> list[Item]:
     """Case blocks from their introductions.
 
@@ -123,15 +128,22 @@ def _case_items(text: str, start: int, end: int, shared: list[re.Match[str]]) ->
     their place in the section; the printed label (案例一, 材料二) is kept as the number.
     """
     items: list[Item] = []
+    merged = 0  # introductions taken into the current case as more material
     for m in CASE_INTRO.finditer(text, start, end):
         if _within(m, shared):
             continue
         word, num = m.group("word") or "阅读", m.group("num")
         if items:
             numbered_case = word == "案例" and num
-            if not numbered_case and not _asks(text, items[-1].body, m.start()):
+            if (
+                not numbered_case
+                and merged < MAX_MATERIALS
+                and not _asks(text, items[-1].body, m.start())
+            ):
+                merged += 1
                 continue
             items[-1] = replace(items[-1], end=m.start())
+            merged = 0
         ordinal = len(items) + 1
         number = f"{word}{num}" if num else str(ordinal)
         body = m.start("points") if m.group("points") else m.end()

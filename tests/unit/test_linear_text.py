@@ -131,6 +131,7 @@ PAPER_TEXT = {
         _repeat("案例", " ", "x"),
     ),
     "case intro: blank lines": (lambda t: list(CASE_INTRO.finditer(t)), _repeat("", "\n", "x")),
+    "cases: material after material, never asking": (_paper, _repeat("", "阅读材料，回答问题。")),
     "question lead: spaces after 问题": (
         lambda t: QUESTION_LEAD.search(t),
         _repeat("问题", " ", "，"),
