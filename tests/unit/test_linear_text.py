@@ -19,6 +19,7 @@ import pytest
 
 from grader.bank.answer_part import find_answer_part
 from grader.bank.build import _STEM_LETTERS, _TF_TRAILING, _TRAILING_PARENS
+from grader.bank.collected import read_block
 from grader.bank.keys import alternatives, choice_key, true_false_key
 from grader.bank.lexicon import ANSWER_HEAD_LINE, CASE_INTRO, POINTS_PHRASE, QUESTION_LEAD
 from grader.bank.marks import choice_letters, true_false
@@ -141,6 +142,10 @@ PAPER_TEXT = {
     "points phrase: spaces after 本题": (
         lambda t: POINTS_PHRASE.search(t),
         _repeat("本题", " ", "x"),
+    ),
+    "collected range '1-5' then spaces": (
+        lambda t: read_block(t, 0, len(t), 1),
+        _repeat("1-5", " ", "x"),
     ),
     "key letters 'A A … Az'": (choice_key, _repeat("", "A ", "Az")),
     "true/false key then spaces": (true_false_key, _repeat("", " ", "x")),
