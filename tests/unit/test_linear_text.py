@@ -143,6 +143,10 @@ PAPER_TEXT = {
         lambda t: POINTS_PHRASE.search(t),
         _repeat("本题", " ", "x"),
     ),
+    "explanations after 【解析】 and spaces": (
+        lambda t: read_block(t, 0, len(t), 1),
+        _repeat("1.A 【解析】", " ", "x"),
+    ),
     "collected range '1-5' then spaces": (
         lambda t: read_block(t, 0, len(t), 1),
         _repeat("1-5", " ", "x"),
