@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from grader.bank.collected import Collected, block_heads, read_block
 from grader.bank.lexicon import ANSWER_MARK, CASE_INTRO, QUESTION_LEAD, SHARED_MATERIAL
-from grader.bank.numbering import Marker, first_marker, scan
+from grader.bank.numbering import Marker, first_marker, number_pattern, scan
 from grader.bank.points import subquestions
 
 
@@ -98,10 +98,17 @@ def _collected_block(text: str, first: Marker, end: int) -> tuple[int, int] | No
     (nearly) every question before it and no more — a list that runs on into the next
     question's number is a reference answer — and more than one question.
     """
+    # Before the second question's number there is one question, which no list collects: such
+    # heads are passed over without reading (a paper of many heads was quadratic).
+    second = number_pattern(first.style, first.ordinal + 1).search(text, first.end, end)
     for head, list_start in block_heads(text, first.end, end, first.ordinal):
+        if second is None or second.start() >= head:
+            continue
         questions = scan(text, first, head)
+        if len(questions) < 2:
+            continue
         entries = read_block(text, list_start, end, first.ordinal).answers
-        if len(questions) > 1 and len(questions) * 0.8 <= len(entries) <= len(questions):
+        if len(questions) * 0.8 <= len(entries) <= len(questions):
             return head, list_start
     return None
 

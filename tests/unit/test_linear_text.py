@@ -132,6 +132,7 @@ PAPER_TEXT = {
         _repeat("案例", " ", "x"),
     ),
     "case intro: blank lines": (lambda t: list(CASE_INTRO.finditer(t)), _repeat("", "\n", "x")),
+    "answer tables after one question": (_paper, _repeat(QUESTION, "题号 1 2 3\n答案 A B C\n")),
     "cases: material after material, never asking": (_paper, _repeat("", "阅读材料，回答问题。")),
     "question lead: spaces after 问题": (
         lambda t: QUESTION_LEAD.search(t),
