@@ -20,6 +20,7 @@ import pytest
 from grader.bank.answer_part import find_answer_part
 from grader.bank.build import _STEM_LETTERS, _TF_TRAILING, _TRAILING_PARENS
 from grader.bank.collected import read_block
+from grader.bank.files import load_bank
 from grader.bank.keys import alternatives, choice_key, true_false_key
 from grader.bank.lexicon import ANSWER_HEAD_LINE, CASE_INTRO, POINTS_PHRASE, QUESTION_LEAD
 from grader.bank.marks import choice_letters, true_false
@@ -164,6 +165,22 @@ PAPER_TEXT = {
     "trailing （√） then spaces": (lambda t: _TF_TRAILING.search(t), _repeat("题（√）", " ", "x")),
     "pinyin: a long toned run": (clean, _repeat("(", "ā", "x")),
 }
+
+
+def test_a_bank_error_finds_its_line_in_linear_time(tmp_path):
+    """The line of a bad question is looked up line by line; a long blank line is one pass."""
+    bank = tmp_path / "bank.yaml"
+
+    def load(text: str) -> None:
+        bank.write_text(text, encoding="utf-8")
+        with pytest.raises(BankError, match=r"bank.yaml:\d+: "):
+            load_bank(bank)
+
+    head = "name: b\nquestions:\n"
+    bad = "- id: q1\n  number: '1'\n  type: short_answer\n  stem: x\n  points: many\n"
+    assert_linear(
+        load, lambda n: head + " " * (n - len(head) - len(bad) - 1) + "\n" + bad, PAPER_MAX
+    )
 
 
 @pytest.mark.parametrize("case", STUDENT_TEXT)
