@@ -20,7 +20,9 @@ from functools import lru_cache
 # Requiring a tone mark keeps real parentheticals like "(int8)" or "(BERT/GPT)" intact. Where
 # the paper's bytes were mangled the opening bracket survives as "?" (因?yàn)...): strip those too.
 _TONED = "āáǎàēéěèīíǐìōóǒòūúǔùǖǘǚǜńňǹḿ"
-_PINYIN = re.compile(rf"[(（?？\ufffd]\s*[a-zü{_TONED}]*[{_TONED}][a-zü{_TONED}]*\s*[)）]")
+# The syllable is taken whole once a tone mark is seen in it: trying each split of a long run
+# of toned letters around one tone mark was quadratic ("(" + "ā" * 20000: minutes).
+_PINYIN = re.compile(rf"[(（?？\ufffd]\s*+(?=[a-zü{_TONED}]*[{_TONED}])[a-zü{_TONED}]++\s*+[)）]")
 _REPLACEMENT_CHARS = re.compile("[\ufffd\u200b\u200c\u200d\u2060\ufeff]")
 
 

@@ -18,6 +18,7 @@ from grader.bank.sections import CHOICE_TYPES, NUMERALS, SectionHeader, find_hea
 _REF = re.compile(
     rf"(?:^|(?<=[\s。；;]))(?:第\s*)?(?P<numeral>[{NUMERALS}]{{1,3}})\s*(?:部分|[、.．:：])"
 )
+_NON_SPACE = re.compile(r"\S")
 _LIST_START = re.compile(r"\s*(?:(?:1\s*[.．、:：](?!\d))|1\s*[-–—~～至]\s*\d|[题題]\s*[号號])")
 
 
@@ -77,6 +78,14 @@ def _refs(
 ) -> list[AnswerRef]:
     """Section references in the part: repeated headers, or bare numerals ``一、`` of sections
     printed before it, in increasing order (a ``二、`` inside an answer is not a reference)."""
+    # The part must start right after the head: look no further when nothing starts there
+    # (a paper of many 答案 lines would otherwise scan the rest of it from each one).
+    first = _NON_SPACE.search(text, start)
+    at = first.start() if first else len(text)
+    if not (headers and headers[0].start <= at):
+        ref = _REF.match(text, at)
+        if ref is None or len(ref.group("numeral")) != 1 or ref.group("numeral") not in numerals:
+            return []
     places: dict[int, tuple[str | None, SectionHeader | None, int]] = {}
     for h in headers:
         places[h.start] = (h.numeral, h, h.end)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from grader.bank.collected import Collected, block_heads, read_block
 from grader.bank.lexicon import ANSWER_MARK, CASE_INTRO, QUESTION_LEAD, SHARED_MATERIAL
-from grader.bank.numbering import Marker, first_marker, scan
+from grader.bank.numbering import Marker, first_marker, number_pattern, scan
 from grader.bank.points import subquestions
 
 
@@ -98,10 +98,17 @@ def _collected_block(text: str, first: Marker, end: int) -> tuple[int, int] | No
     (nearly) every question before it and no more — a list that runs on into the next
     question's number is a reference answer — and more than one question.
     """
+    # Before the second question's number there is one question, which no list collects: such
+    # heads are passed over without reading (a paper of many heads was quadratic).
+    second = number_pattern(first.style, first.ordinal + 1).search(text, first.end, end)
     for head, list_start in block_heads(text, first.end, end, first.ordinal):
+        if second is None or second.start() >= head:
+            continue
         questions = scan(text, first, head)
+        if len(questions) < 2:
+            continue
         entries = read_block(text, list_start, end, first.ordinal).answers
-        if len(questions) > 1 and len(questions) * 0.8 <= len(entries) <= len(questions):
+        if len(questions) * 0.8 <= len(entries) <= len(questions):
             return head, list_start
     return None
 
@@ -115,6 +122,11 @@ def _asks(text: str, start: int, end: int) -> bool:
     )
 
 
+# A case holds at most this many materials before it asks anything: each check reads the case
+# from its start, so without a bound a paper of thousands of 材料： lines took quadratic time.
+MAX_MATERIALS = 20
+
+
 def _case_items(text: str, start: int, end: int, shared: list[re.Match[str]]) -> list[Item]:
     """Case blocks from their introductions.
 
@@ -123,15 +135,22 @@ def _case_items(text: str, start: int, end: int, shared: list[re.Match[str]]) ->
     their place in the section; the printed label (案例一, 材料二) is kept as the number.
     """
     items: list[Item] = []
+    merged = 0  # introductions taken into the current case as more material
     for m in CASE_INTRO.finditer(text, start, end):
         if _within(m, shared):
             continue
         word, num = m.group("word") or "阅读", m.group("num")
         if items:
             numbered_case = word == "案例" and num
-            if not numbered_case and not _asks(text, items[-1].body, m.start()):
+            if (
+                not numbered_case
+                and merged < MAX_MATERIALS
+                and not _asks(text, items[-1].body, m.start())
+            ):
+                merged += 1
                 continue
             items[-1] = replace(items[-1], end=m.start())
+            merged = 0
         ordinal = len(items) + 1
         number = f"{word}{num}" if num else str(ordinal)
         body = m.start("points") if m.group("points") else m.end()

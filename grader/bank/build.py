@@ -25,10 +25,12 @@ from grader.text import language_of
 _TF_SCAFFOLD = re.compile(
     r"(?:正[确確]|[对對]|√)\s*[（(]\s*[)）]\s*(?:不正[确確]|[错錯][误誤]?|×)\s*[（(]\s*[)）]"
 )
-_TF_TRAILING = re.compile(rf"[（(]\s*({TF_MARK})\s*[)）]\s*[。.]?\s*$")
-_TF_LEADING = re.compile(rf"^\s*[（(]\s*({TF_MARK})\s*[)）]\s*")
-_TRAILING_PARENS = re.compile(r"\s*[（(]\s*[)）]\s*$")
-_STEM_LETTERS = re.compile(r"[（(]\s*([A-H](?:\s*[,，、]?\s*[A-H]){0,7})\s*[)）]")
+# Linear on any stem: runs around optional parts are possessive, and a pattern that may start
+# in front of spaces starts only where they do ((?<!\s)), not again at each one.
+_TF_TRAILING = re.compile(rf"[（(]\s*+({TF_MARK})\s*+[)）]\s*+(?:[。.]\s*+)?$")
+_TF_LEADING = re.compile(rf"^\s*+[（(]\s*+({TF_MARK})\s*+[)）]\s*+")
+_TRAILING_PARENS = re.compile(r"(?<!\s)\s*+[（(]\s*+[)）]\s*+$")
+_STEM_LETTERS = re.compile(r"[（(]\s*+([A-H](?:\s*+(?:[,，、]\s*+)?[A-H]){0,7})\s*+[)）]")
 
 
 @dataclass

@@ -29,7 +29,8 @@ def _entry_start(n: int, paren: bool | None = None) -> re.Pattern[str]:
     A list keeps the style of its first entry, so the ``（3）`` inside an answer of a ``1. 2.``
     list is not entry 3; ``paren=None`` accepts either, for the first entry.
     """
-    dot = rf"(?<![（(]){n}\s*[.．、:：)）](?!\d)|{n}{_RANGE_SEP}(?P<to>\d+)\s*[.．、:：]?{_RANGE_KEYS}"
+    # \s*+: the spaces before the keys are skipped once, not split between two runs
+    dot = rf"(?<![（(]){n}\s*[.．、:：)）](?!\d)|{n}{_RANGE_SEP}(?P<to>\d+)\s*+[.．、:：]?{_RANGE_KEYS}"
     bracket = rf"[（(]\s*{n}\s*[)）]"
     alternatives = {None: f"{dot}|{bracket}", False: dot, True: bracket}[paren]
     return re.compile(rf"(?<![\d.])(?:{alternatives})")

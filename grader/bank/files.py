@@ -73,6 +73,6 @@ def _question_line(text: str, data: dict, loc: tuple) -> int | None:
         except (KeyError, IndexError, TypeError):
             return None
         for number, line in enumerate(text.splitlines(), 1):
-            if re.match(rf"\s*-?\s*id:\s*['\"]?{re.escape(str(qid))}['\"]?\s*$", line):
+            if re.match(rf"\s*+-?\s*+id:\s*+['\"]?{re.escape(str(qid))}['\"]?\s*$", line):
                 return number
     return None

@@ -14,10 +14,11 @@ import re
 from grader.bank.lexicon import BLANK
 from grader.bank.marks import choice_letters, true_false
 
-_LEADING_LETTERS = re.compile(r"\s*([A-H](?:\s*[,，、/和及与]?\s*[A-H])*)(?![A-Za-z])")
+# Possessive runs: "A A A … Az" is read in one pass, not by trying every split of its spaces.
+_LEADING_LETTERS = re.compile(r"\s*+([A-H](?:\s*+(?:[,，、/和及与]\s*+)?[A-H])*)(?![A-Za-z])")
 # A mark that is a word (对, 正确) must end at punctuation: "对数函数…" is not a key.
 _LEADING_MARK = re.compile(
-    r"\s*(?:([√×✓✗✔✘TF]|true|false)(?![A-Za-z])"
+    r"\s*+(?:([√×✓✗✔✘TF]|true|false)(?![A-Za-z])"
     r"|(正[确確]|不正[确確]|[错錯][误誤]|[对對错錯])(?=$|[\s。.，,；;：:、（(【\[！!]))",
     re.IGNORECASE,
 )
@@ -61,10 +62,11 @@ _NUMBERED_PARTS = [
     re.compile(r"[（(]\s*\d{1,2}\s*[)）]"),
 ]
 _SEPARATORS = ("；", ";", "，", ",", "、", " ")
-_OR = re.compile(r"\s*(?:或者|或|\|)\s*")
-_SLASH = re.compile(r"\s*[/／]\s*")
+# Split points start where their spaces do, so a long run of spaces is not rescanned from each.
+_OR = re.compile(r"(?<!\s)\s*+(?:或者|或|\|)\s*+")
+_SLASH = re.compile(r"(?<!\s)\s*+[/／]\s*+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_ALTERNATIVE_IN_BRACKETS = re.compile(r"^(?P<main>.+?)\s*[（(](?P<alt>[^（()）]+)[)）]$")
+_ALTERNATIVE_IN_BRACKETS = re.compile(r"^(?P<main>.*?\S)\s*+[（(](?P<alt>[^（()）]+)[)）]$")
 
 
 def blank_count(stem: str) -> int:

@@ -23,27 +23,35 @@ ANSWER_MARK = re.compile(
 
 # 解析：… · 【解析】… · 答案解析：… · 【详解】…
 EXPLAIN_MARK = re.compile(
-    r"【\s*(?:答案|试题|試題)?(?:解析|详解|詳解|分析|点拨|點撥|点评|點評)\s*】\s*[:：]?"
+    r"【\s*+(?:答案|试题|試題)?(?:解析|详解|詳解|分析|点拨|點撥|点评|點評)\s*+】\s*+[:：]?"
     r"|(?:答案|试题|試題)?解析\s*[:：]"
 )
 # "答案：B 解析 因为…": 解析 and a space, looked for only after an answer
 EXPLAIN_AFTER_KEY = re.compile(rf"{EXPLAIN_MARK.pattern}|(?<=[\s。．.；;，,)）])解析[ ]+(?=\S)")
 
+# Paper text is untrusted too: no pattern here scans one run of characters again from each of
+# its positions. Runs between optional parts are possessive (``\s*+``) where what follows cannot
+# be whitespace, and a run a pattern may start in front of is capped.
+_LINE_SPACE = r"[^\S\n]*+"  # spaces within one line
+
 # A standalone line that heads collected answers: 答案 · 参考答案 · 【参考答案】 · 答案与解析 …
+# (blank lines and one rule line of ——— or === just above it belong to it, up to 64 characters
+# of whitespace; what follows the head stays on its line).
 ANSWER_HEAD_LINE = re.compile(
-    r"^[ \t—\-=*]*[【\[〔]?\s*(?:试卷|試卷|试题|試題)?(?:参考|參考|标准|標準)?答案"
-    r"(?:及|与|與|和)?(?:解析|评分标准|評分標準|详解|詳解)?\s*[】\]〕]?\s*[:：]?[ \t—\-=*]*$",
+    r"^[ \t—\-=*]*+[【\[〔]?\s{0,64}+(?:试卷|試卷|试题|試題)?(?:参考|參考|标准|標準)?答案"
+    rf"(?:及|与|與|和)?(?:解析|评分标准|評分標準|详解|詳解)?{_LINE_SPACE}[】\]〕]?{_LINE_SPACE}"
+    r"[:：]?[ \t—\-=*]*+$",
     re.MULTILINE,
 )
 
 _CN = "一二三四五六七八九十"
 # 案例： · 案例一 · 【案例】 · 案例背景： · 材料一： · 背景： · 阅读材料，回答问题。
 CASE_INTRO = re.compile(
-    rf"{_AFTER_BREAK}(?:【\s*)?(?P<word>案例|材料|資料|资料|背景)"
-    rf"(?:背景|描述|材料|資料|资料)?\s*(?P<num>[{_CN}]{{1,3}}|\d{{1,2}})?\s*(?:】\s*)?"
-    r"(?P<points>[（(]\s*(?:共|本题|本題)?\s*\d+(?:\.\d+)?\s*分\s*[)）])?"
-    rf"\s*(?:[.．、:：]|(?<=[{_CN}\d】)）])(?=\s|$|[（(])|(?<=】))"
-    r"|(?:^|(?<=[\n。]))\s*(?:请)?(?:阅读|閱讀)(?:下面|下列|以下|下述)?(?:的)?(?:材料|案例|資料|资料)"
+    rf"{_AFTER_BREAK}(?:【\s*+)?(?P<word>案例|材料|資料|资料|背景)"
+    rf"(?:背景|描述|材料|資料|资料)?(?:\s*+(?P<num>[{_CN}]{{1,3}}|\d{{1,2}}))?(?:\s*+】)?"
+    r"(?:\s*+(?P<points>[（(]\s*+(?:(?:共|本题|本題)\s*+)?\d+(?:\.\d+)?\s*+分\s*+[)）]))?"
+    rf"(?:\s*+[.．、:：]|(?<=[{_CN}\d】)）])(?=\s|$|[（(])|(?<=】))"
+    rf"|(?:^|(?<=[\n。])){_LINE_SPACE}(?:请)?(?:阅读|閱讀)(?:下面|下列|以下|下述)?(?:的)?(?:材料|案例|資料|资料)"
     r"[^\n。]{0,24}?(?:回答|完成|作答)(?:下列|下面|以下|后面的|後面的)?"
     r"(?:问题|問題|各题|各題|小题|小題|[\d～~\-—至第题題、]+)?[。：:.]?"
 )
@@ -57,14 +65,14 @@ SHARED_MATERIAL = re.compile(
 
 # 问题： · 【问题】 · 思考题： — what a case asks, after its material
 QUESTION_LEAD = re.compile(
-    rf"{_AFTER_BREAK}(?:【\s*)?(?:问题|問題|思考题|思考題|要求)\s*(?:】)?\s*[:：]?(?=\s|$|[^，,])"
+    rf"{_AFTER_BREAK}(?:【\s*+)?(?:问题|問題|思考题|思考題|要求)(?:\s*+】)?(?:\s*+[:：])?(?=\s|$|[^，,])"
 )
 
 # （5分） · (本题10分) · [10分] · 【本题满分12分】 — points printed with a question
 POINTS_NOTE = re.compile(
-    r"[（(\[【]\s*(?:本小题|本题|本題|本小題)?\s*(?:满分|滿分|共)?\s*(\d+(?:\.\d+)?)\s*分\s*[)）\]】]"
+    r"[（(\[【]\s*+(?:(?:本小题|本题|本題|本小題)\s*+)?(?:(?:满分|滿分|共)\s*+)?(\d+(?:\.\d+)?)\s*+分\s*+[)）\]】]"
 )
-POINTS_PHRASE = re.compile(r"本小?[题題]\s*(?:满分|滿分|共)?\s*(\d+(?:\.\d+)?)\s*分")
+POINTS_PHRASE = re.compile(r"本小?[题題]\s*+(?:(?:满分|滿分|共)\s*+)?(\d+(?:\.\d+)?)\s*+分")
 PER_BLANK = re.compile(r"每[空格]\s*(\d+(?:\.\d+)?)\s*分")
 PER_QUESTION = re.compile(r"每小?[题題道]\s*(\d+(?:\.\d+)?)\s*分")
 TOTAL = re.compile(r"共\s*(\d+(?:\.\d+)?)\s*分")

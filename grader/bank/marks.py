@@ -16,16 +16,20 @@ from grader.text import to_simplified
 _LETTERS = "ABCDEFGH"
 _PREFIX = re.compile(
     r"^(?:答案|正确答案|参考答案|我的答案|答|选项|选择|选|answer|ans|option|options|choice)"
-    r"\s*(?:是|为|[:：=])?\s*",
+    r"\s*+(?:是|为|[:：=])?\s*+",
     re.IGNORECASE,
 )
 _BRACKETS = str.maketrans({c: " " for c in "()（）[]【】{}<>《》「」\"'“”‘’"})
 # Letters separated by nothing, spaces, commas, 、, slashes, 和/与/及, "and", "&" or "+".
+# Student text: every run of spaces is taken whole (``\s*+``), so "A A A … z" is read in one
+# pass instead of trying each way of splitting the spaces around an absent separator.
 _LETTER_LIST = re.compile(
-    rf"^([{_LETTERS}](?:\s*(?:[,，、/;；&+]|和|与|及|\band\b)?\s*[{_LETTERS}])*)"
-    r"\s*(?:[.．:：、]\s*\S.*|[。.]?)$",
+    rf"^([{_LETTERS}](?:\s*+(?:(?:[,，、/;；&+]|和|与|及|\band\b)\s*+)?[{_LETTERS}])*)"
+    r"\s*+(?:[.．:：、]\s*\S.*|[。.]?)$",
     re.IGNORECASE | re.DOTALL,
 )
+
+_AND = re.compile(r"\band\b", re.IGNORECASE)
 
 
 def _prepare(text: str) -> str:
@@ -46,7 +50,8 @@ def choice_letters(text: str, options: dict[str, str] | None = None) -> str | No
         return None
     m = _LETTER_LIST.match(body)
     if m:
-        letters = {c.upper() for c in m.group(1) if c.upper() in _LETTERS}
+        listed = _AND.sub(" ", m.group(1))  # the "a" and "d" of "and" are no choices
+        letters = {c.upper() for c in listed if c.upper() in _LETTERS}
         return "".join(sorted(letters))
     if options:
         from grader.text import match_key

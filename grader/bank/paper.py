@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader.bank.answer_part import AnswerPart, bare_title, find_answer_part
@@ -98,6 +98,7 @@ class _PaperParser:
             first.layout.items[0].start if first.ordinal == 0 and first.layout else first.start
         )
         title = self.text[:title_end].strip()
+        _number_cases(sections)
         if part is not None:
             self._attach_part(part, sections)
         for section in sections:
@@ -246,6 +247,31 @@ _INSTRUCTION = re.compile(
     r"请|將|将|答题卡|答題卡|涂|打[“\"]?[√✓×]|括号内|括號內|填[在入写]|选出|選出|备选项|備選項"
     r"|只有一[个項项]|下列各|本[大小]?[题題]"
 )
+
+
+def _number_cases(sections: list[_Section]) -> None:
+    """A case printed without a number is numbered by its place in its section (1, 2, …) unless
+    that number is taken elsewhere in the paper: then it follows the question before it (a case
+    after question 15 is 16, or the next free number), so a printed number names one question."""
+    items = [i for s in sections if s.layout for i in s.layout.items]
+    unnumbered = {id(i) for i in items if i.is_case and i.number.isdigit()}
+    used = {i.number for i in items if id(i) not in unnumbered}
+    last = 0
+    for section in sections:
+        if section.layout is None:
+            continue
+        numbered = []
+        for item in section.layout.items:
+            if id(item) in unnumbered and item.number in used:
+                free = last + 1
+                while str(free) in used:
+                    free += 1
+                item = replace(item, number=str(free))
+            used.add(item.number)
+            if item.number.isdigit():
+                last = max(last, int(item.number))
+            numbered.append(item)
+        section.layout.items = numbered
 
 
 def _is_instruction(text: str) -> bool:

@@ -21,6 +21,9 @@ from grader.bank.lexicon import (
     TOTAL,
 )
 
+# 本题10分 · 本题满分10分 · 本題共10分 in a section's note: what the whole section is worth
+_WHOLE_SECTION = re.compile(r"本[题題]\s*+(?:(?:满分|滿分|共)\s*+)?(\d+(?:\.\d+)?)\s*+分")
+
 
 @dataclass(frozen=True)
 class SectionRule:
@@ -38,10 +41,13 @@ class SectionRule:
             return float(m.group(1)) if m else None
 
         count = COUNT.search(text)
+        total = number(TOTAL)
+        if total is None:  # 五、简答题（本题10分）: a section of one question says 本题
+            total = number(_WHOLE_SECTION)
         return cls(
             each=number(PER_QUESTION),
             per_blank=number(PER_BLANK),
-            total=number(TOTAL),
+            total=total,
             count=int(count.group(1)) if count else None,
         )
 
@@ -64,10 +70,10 @@ def take_own_points(stem: str) -> tuple[float | None, str]:
     A note right after the number or at the very end of the stem is removed (it is not part of
     the question); ``本题10分`` inside a sentence is read but left in place.
     """
-    lead = re.match(rf"\s*{POINTS_NOTE.pattern}", stem)
+    lead = re.match(rf"\s*+{POINTS_NOTE.pattern}", stem)
     if lead:
         return float(lead.group(1)), stem[lead.end() :].strip()
-    trail = re.search(rf"{POINTS_NOTE.pattern}\s*[。.]?\s*$", stem)
+    trail = re.search(rf"{POINTS_NOTE.pattern}\s*+(?:[。.]\s*+)?$", stem)
     if trail and not _inside_last_subquestion(stem, trail.start()):
         return float(trail.group(1)), stem[: trail.start()].strip()
     phrase = POINTS_PHRASE.search(stem)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -25,12 +26,17 @@ _CONFUSABLES = str.maketrans(
 )
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 
-# Each pattern is (code, regex on the normalized text).
+# Each pattern is (code, regex on the normalized text). Every one is linear in the answer's
+# length: a run a pattern may skip (``\W*`` after an opening bracket or a line start) cannot
+# hold another place where the pattern starts, and optional parts between two runs of the same
+# characters are possessive (``\s*+``), so no run is scanned again from each of its positions.
+_OPENERS = r"[\[【<(（{]"
+_NOT_OPENERS = r"[^\w\[【<(（{]"  # the non-word run after an opener, up to the next opener
 _PATTERNS: list[tuple[str, str]] = [
     # "ignore the rubric / previous instructions"
     (
         "ignore_instructions",
-        r"(ignore|disregard|forget|override|bypass)\W*(all\W*)?(the\W*|your\W*|any\W*|previous\W*|prior\W*|above\W*|earlier\W*)*(instruction|rule|rubric|criteri|prompt|guideline|grading)",
+        r"(ignore|disregard|forget|override|bypass)\W*+(all\W*+)?(the\W*+|your\W*+|any\W*+|previous\W*+|prior\W*+|above\W*+|earlier\W*+)*(instruction|rule|rubric|criteri|prompt|guideline|grading)",
     ),
     (
         "ignore_instructions",
@@ -41,9 +47,12 @@ _PATTERNS: list[tuple[str, str]] = [
     # fake system / teacher / grader notes
     (
         "fake_authority",
-        r"[\[【<(（{]\W*(system|sys|admin|developer|teacher|instructor|grader|assistant|系统|管理员|老师|教师|阅卷|评分|助教)\w{0,6}\W*[\]】>)）}]",
+        rf"{_OPENERS}{_NOT_OPENERS}*+(system|sys|admin|developer|teacher|instructor|grader|assistant|系统|管理员|老师|教师|阅卷|评分|助教)\w{{0,6}}\W*[\]】>)）}}]",
     ),
-    ("fake_authority", r"(^|\n|\W)(system|assistant|developer)\s*(prompt|message|note)?\s*[:：]"),
+    (
+        "fake_authority",
+        r"(^|\n|\W)(system|assistant|developer)\s*+((prompt|message|note)\s*+)?[:：]",
+    ),
     (
         "fake_authority",
         r"(系统|管理员|阅卷|评分|批改)\W{0,2}(提示|消息|指令|通知|说明|注意|备注)\W*[:：]",
@@ -63,7 +72,7 @@ _PATTERNS: list[tuple[str, str]] = [
     # asking for marks
     (
         "score_request",
-        r"(give|award|assign|grant)\W+(me\W+|this\W+(answer\W+)?|it\W+|the\W+student\W+)?(full|maximum|max|perfect|top|all\W+the|high|\d+(\.\d+)?)\W*(/\W*\d+\W*)?(mark|point|score|credit|grade)",
+        r"(give|award|assign|grant)\W+(me\W+|this\W+(answer\W+)?|it\W+|the\W+student\W+)?(full|maximum|max|perfect|top|all\W+the|high|\d+(\.\d+)?)(\W*+|[^\w/]*+/\W*+\d++\W*+)(mark|point|score|credit|grade)",
     ),
     (
         "score_request",
@@ -114,9 +123,9 @@ _PATTERNS: list[tuple[str, str]] = [
     # delimiter spoofing
     (
         "delimiter_spoof",
-        r"<\s*/?\s*(student_answer|answer|system|instructions?|rubric|user|assistant)\s*>",
+        r"<\s*+(/\s*+)?(student_answer|answer|system|instructions?|rubric|user|assistant)\s*+>",
     ),
-    ("delimiter_spoof", r"‹\s*/?\s*student_answer\s*›"),
+    ("delimiter_spoof", r"‹\s*+(/\s*+)?student_answer\s*+›"),
     ("delimiter_spoof", r"(end\W+of\W+(the\W+)?(student\W+)?answer|答案结束|学生答案结束)"),
     # talk of marks at all: a technical answer has no reason to mention full marks or a score line
     ("score_request", r"(满分|最高分|全部分数|满点|満点|最高点)"),
@@ -129,11 +138,14 @@ _PATTERNS: list[tuple[str, str]] = [
     ("score_request", r"(mark|rate|score|grade)\W+(every|each|all)\W+(\w+\W+)?criteri"),
     ("score_request", r"\b(score|total|grade|marks?|result)\s*[:=]\s*\d+(\.\d+)?\s*/\s*\d+"),
     ("score_request", r"\btotal\s*[:=]\s*\d+"),
-    ("score_request", r"(评分结果|总分\s*[:：]|评语\s*[:：]|得分\s*[:：]|\d+\s*分\s*/\s*\d+)"),
+    (
+        "score_request",
+        r"(评分结果|总分\s*[:：]|评语\s*[:：]|得分\s*[:：]|(?<!\d)\d+\s*分\s*/\s*\d+)",
+    ),
     ("fake_authority", r"评分(标准|细则)\W{0,2}(补充|修订|更新|变更|说明)"),
     (
         "fake_authority",
-        r"[【\[]\s*(参考答案|标准答案|评分标准|评分细则|reference\W+answer|rubric|marking\W+scheme)",
+        r"[【\[]\s*+(参考答案|标准答案|评分标准|评分细则|reference\W+answer|rubric|marking\W+scheme)",
     ),
     (
         "fake_authority",
@@ -149,7 +161,10 @@ _PATTERNS: list[tuple[str, str]] = [
         "fake_authority",
         r"(override|pre-?approved|already\W+(been\W+)?(graded|approved|verified)|stay\W+in\W+character)",
     ),
-    ("fake_authority", r"(^|\n)\W*(user|用户|学生|student|assistant|助手|ai|model|模型)\s*[:：]"),
+    (
+        "fake_authority",
+        r"(^|\n)[^\w\n]*+(user|用户|学生|student|assistant|助手|ai|model|模型)\s*[:：]",
+    ),
     (
         "score_request",
         r"\b(score|scored|grade|graded)\W{0,3}(of\W+)?\d+(\.\d+)?\s*(/|out\W+of)\s*\d+",
@@ -239,30 +254,34 @@ def _encoded_findings(answer: str) -> list[Finding]:
 
 
 def strip_injections(answer: str, findings: list[Finding]) -> str:
-    """The answer without the sentences (or code/comment blocks) that hold an attempt."""
+    """The answer without the sentences (or code/comment blocks) that hold an attempt.
+
+    Linear in the answer however many findings there are: blocks and sentence ends are found
+    once, and the spans to cut are merged before the answer is rebuilt.
+    """
     if not findings:
         return answer
-    cut = [False] * len(answer)
     blocks = [(m.start(), m.end()) for m in _BLOCK.finditer(answer)]
+    block_starts = [s for s, _ in blocks]
+    sentences = _Sentences(answer)
+    spans = []
     for f in findings:
-        block = next(((s, e) for s, e in blocks if s <= f.start < e), None)
-        if block is None:
-            block = _sentence_around(answer, f.start, f.end)
-        for i in range(*block):
-            cut[i] = True
+        i = bisect.bisect_right(block_starts, f.start) - 1
+        if i >= 0 and f.start < blocks[i][1]:
+            spans.append(blocks[i])
+        else:
+            spans.append(sentences.around(f.start, f.end))
     # Rebuild from the kept runs, joining them the way the answer would read without the
     # insertion: nothing between CJK text, one space between Latin words.
     pieces: list[str] = []
-    i = 0
-    while i < len(answer):
-        j = i
-        while j < len(answer) and cut[j] == cut[i]:
-            j += 1
-        if not cut[i]:
-            pieces.append(answer[i:j])
-        i = j
+    kept_from = 0
+    for start, end in sorted(span for span in spans if span[1] > span[0]):
+        if start > kept_from:
+            pieces.append(answer[kept_from:start])
+        kept_from = max(kept_from, end)
+    pieces.append(answer[kept_from:])
     out = ""
-    for piece in pieces:
+    for piece in (p for p in pieces if p):
         out, piece = out.rstrip(), piece.lstrip()
         if out and piece and out[-1].isascii() and piece[0].isascii():
             out += " "
@@ -270,13 +289,29 @@ def strip_injections(answer: str, findings: list[Finding]) -> str:
     return out.strip()
 
 
-def _sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
-    """From just after the previous sentence end to just after the next one."""
-    before = 0
-    for m in _SENTENCE_END.finditer(text, 0, start):
-        before = m.end()
-    after = _SENTENCE_END.search(text, end)
-    stop = after.end() if after else len(text)
-    while stop < len(text) and text[stop] in _TRAILING:  # a dangling "）" or "！" goes too
-        stop += 1
-    return before, stop
+class _Sentences:
+    """The sentence ends of one answer, found once, to cut the sentence around each finding."""
+
+    def __init__(self, text: str):
+        self.text = text
+        matches = list(_SENTENCE_END.finditer(text))
+        self.starts = [m.start() for m in matches]
+        self.ends = [m.end() for m in matches]
+        self.stops: dict[int, int] = {}
+
+    def around(self, start: int, end: int) -> tuple[int, int]:
+        """From just after the previous sentence end to just after the next one; a "." right
+        before ``start`` ends the previous sentence even when no space follows it."""
+        text = self.text
+        i = bisect.bisect_right(self.ends, start) - 1
+        before = self.ends[i] if i >= 0 else 0
+        if start > 0 and text[start - 1] == ".":
+            before = start
+        j = bisect.bisect_left(self.starts, end)
+        stop = self.ends[j] if j < len(self.ends) else len(text)
+        if stop not in self.stops:  # a dangling "）" or "！" goes too
+            extended = stop
+            while extended < len(text) and text[extended] in _TRAILING:
+                extended += 1
+            self.stops[stop] = extended
+        return before, self.stops[stop]

@@ -25,7 +25,8 @@ from grader.models import Anchor, Question, Rubric
 # package (a relative symlink), so a built wheel carries the files themselves.
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompt_templates"
 _PARTS = ("system.j2", "user.j2")  # every prompt has both; the version hashes every .j2
-_DELIMITER = re.compile(r"<\s*(/?)\s*student_answer\s*>", re.IGNORECASE)
+# Possessive runs: "<" and 20,000 spaces is one pass, not every split of the spaces around "/".
+_DELIMITER = re.compile(r"<\s*+(/?)\s*+student_answer\s*+>", re.IGNORECASE)
 
 
 def _points(value: float) -> str:

@@ -80,12 +80,15 @@ NON_ANSWERS = frozenset(
 _NON_ANSWER_CHARS = max(len(n) for n in NON_ANSWERS)  # longer answers need no match key
 # A label that opens an answer ("解：", "Thought process:") says nothing by itself.
 _LEAD_IN = re.compile(
-    r"^\s*(?:thought\s*process|reasoning|final\s*answer|answer|解答?|答案?|回答|思路)\s*[:：]",
+    r"^\s*+(?:thought\s*process|reasoning|final\s*answer|answer|解答?|答案?|回答|思路)\s*[:：]",
     re.IGNORECASE,
 )
 # The start of a verdict in the judge's own format ('{"C1":', '"points": 2'): no answer.
+# Each key and the punctuation after it is one atomic step: "C11" is read once, never also as
+# "C1" then "1", which made "C11" * 25 + "x" take seconds (no key starts with those characters,
+# so the atomic reading matches exactly what the backtracking one did).
 _VERDICT_FRAGMENT = re.compile(
-    r'^[\s{}\[\]":,]*(?:(?:C\d{1,2}|points|score|evidence|feedback)[\s{}\[\]":,\d.]*)+$',
+    r'^[\s{}\[\]":,]*+(?>(?:C\d{1,2}|points|score|evidence|feedback)[\s{}\[\]":,\d.]*+)++$',
     re.IGNORECASE,
 )
 _SENTENCE_CHARS = 80  # a key point's matching sentence, as shown on the grade

@@ -144,3 +144,22 @@ def test_the_fuzz_strategies_reach_valid_files(tmp_path):
         GOOD + json.dumps({"id": "s2", "question_id": "004-s2-q2", "answer": "é"}).encode()
     )
     assert [s.id for s in read_submissions(path, BANK)] == ["s1", "s2"]
+
+
+def test_a_yaml_alias_in_a_bank_or_rubric_is_refused_with_file_and_line(tmp_path):
+    """An alias repeats a node without copying it: a 72 KB bank stood for 2.4 GB once read."""
+    from grader.engine.rubrics import load_rubric
+    from grader.errors import BankError, RubricError
+
+    text = BANK_FILE.read_text(encoding="utf-8")
+    bank = tmp_path / "bank.yaml"
+    bank.write_text("shared: &many [a, b, c]\n" + text + "\nextra: *many\n", encoding="utf-8")
+    with pytest.raises(BankError) as caught:
+        load_bank(bank)
+    lines = text.count("\n") + 3
+    assert str(caught.value).startswith(f"{bank}:{lines}: "), str(caught.value)
+    assert "aliases are not allowed (*many)" in str(caught.value)
+    rubric = tmp_path / "rubric.yaml"
+    rubric.write_text("base: &b {weight: 1}\ncriteria:\n  - *b\n", encoding="utf-8")
+    with pytest.raises(RubricError, match=r"rubric.yaml:3: .*aliases are not allowed \(\*b\)"):
+        load_rubric(rubric, BANK)

@@ -21,6 +21,8 @@ from grader.bank.marks import choice_letters, true_false
         ("DBA", "ABD"),
         ("A B D", "ABD"),
         ("A和C", "AC"),
+        ("A and B", "AB"),  # not the "a" and "d" of "and"
+        ("a, b and d", "ABD"),
         ("Ｂ", "B"),  # full-width
         ("【A】", "A"),
     ],

@@ -101,3 +101,18 @@ def test_end_part_referenced_by_a_bare_type_word():
     result = parse(paper)
     assert [q.answer for q in result.questions] == ["A", "B", True, False]
     assert not result.report
+
+
+def test_a_one_question_section_that_says_this_question_is_worth_10_gives_it_10():
+    paper = "一、单项选择题（每题2分）\n1.甲\nA.一 B.二\n答案：A\n五、简答题（本题10分）\n2.简述梯度下降。\n答案：沿负梯度更新。"
+    result = parse(paper)
+    assert [q.points for q in result.questions] == [2, 10]
+    assert not [e for e in result.report if e.problem == "no_points"]
+
+
+def test_an_unnumbered_case_after_question_15_is_16_not_a_second_question_1():
+    choices = "".join(f"{n}.第{n}题\nA.一 B.二\n答案：A\n" for n in range(1, 16))
+    paper = f"一、单项选择题（每题2分）\n{choices}二、案例分析题（20分）\n案例：某公司要上云。\n问题：选择服务模式。\n参考答案：IaaS。"
+    questions = parse(paper).questions
+    assert [q.number for q in questions][-2:] == ["15", "16"]
+    assert len({q.number for q in questions}) == len(questions)

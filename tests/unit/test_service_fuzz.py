@@ -113,3 +113,95 @@ def test_hostile_values_in_any_field_get_a_4xx_never_a_5xx(service, caplog):  # 
     statuses: set[int] = set()
     _post_hostile(client, keys["a"], caplog, statuses)
     assert {413, 422} <= statuses, statuses  # the body limit and the field checks both answered
+
+
+# --- pathological text: every reader of student or paper text finishes, with a sane answer -----
+# Repeated tokens and runs of whitespace are what made the old patterns backtrack (issue 29):
+# "A " * 24 + "z", "C11" * 25 + "x", "[" * 20000, "ab" + "\n" * 19998, 8,000 spaces after 答案.
+# ``test_linear_text`` measures the worst of them; here hypothesis mixes them at random, up to
+# the answer limit, under a deadline no linear reader comes near.
+TOKENS = [
+    *(" ", "  ", "\n", "\t", "\u3000", "\n\n", " \n"),
+    *("A", "a", "A ", "A, ", "A、", "and ", "和", "z", "C11", "C1", '"C1": ', "points", "{", "}"),
+    *("[", "【", "(", "（", ")", "）", "<", "‹", "/", ":", "：", ",", "。", ".", "!", "1", "10"),
+    *("system", "user:", "ignore the ", "give 5", "满分", "分", "老师", "translate ", "```"),
+    *(
+        "答案",
+        "参考答案",
+        "答案：",
+        "案例",
+        "案例一",
+        "材料：",
+        "本题",
+        "问题",
+        "（5分）",
+        "1.",
+        "2.",
+    ),
+    *("一、单项选择题", "二、简答题", "√", "×", "正确", "ā", "解："),
+]
+ANSWER_CHARS = 20_000  # the default max_answer_chars
+
+
+@st.composite
+def pathological_text(draw, max_chars: int = ANSWER_CHARS) -> str:
+    """A head, one short unit repeated up to the size limit, and a tail."""
+    token = st.sampled_from(TOKENS)
+    head = "".join(draw(st.lists(token, max_size=4)))
+    unit = "".join(draw(st.lists(token, min_size=1, max_size=3)))
+    tail = "".join(draw(st.lists(token, max_size=3)))
+    times = draw(st.integers(1, max(1, (max_chars - len(head) - len(tail)) // len(unit))))
+    return head + unit * times + tail
+
+
+TEXT_FUZZ = settings(
+    max_examples=25,
+    deadline=5_000,  # ms; the old patterns took minutes on such text, linear ones milliseconds
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+
+
+@TEXT_FUZZ
+@given(answer=pathological_text())
+def test_student_text_readers_finish_on_repeated_tokens_and_whitespace(answer):
+    from grader.bank.marks import choice_letters, true_false
+    from grader.engine.injection import find_injections, strip_injections
+    from grader.engine.signals import blank_reason
+    from grader.models import ReviewCode
+
+    letters = choice_letters(answer)
+    assert letters is None or (letters and set(letters) <= set("ABCDEFGH"))
+    assert true_false(answer) in (True, False, None)
+    assert blank_reason(answer, 2) in (None, *ReviewCode)
+    findings = find_injections(answer)
+    assert all(0 <= f.start < f.end <= len(answer) for f in findings)
+    stripped = strip_injections(answer, findings)
+    assert isinstance(stripped, str) and len(stripped) <= len(answer)
+
+
+@TEXT_FUZZ
+@given(paper=pathological_text())
+def test_paper_text_readers_finish_on_repeated_tokens_and_whitespace(paper):
+    from grader.bank.answer_part import AnswerPart, find_answer_part
+    from grader.bank.keys import alternatives, choice_key, true_false_key
+    from grader.bank.paper import PaperResult, parse_paper
+    from grader.bank.points import take_own_points
+    from grader.errors import BankError
+    from grader.text import clean
+
+    text = "一、简答题\n1.简述梯度下降。\n" + paper
+    part = find_answer_part(text)
+    assert part is None or isinstance(part, AnswerPart)
+    try:
+        result = parse_paper(text, file="paper.txt", slug="p")
+    except BankError as refused:
+        assert refused.file == "paper.txt"
+    else:
+        assert isinstance(result, PaperResult) and result.questions
+    points, stem = take_own_points(paper)
+    assert (points is None or points >= 0) and isinstance(stem, str)
+    assert isinstance(choice_key(paper), tuple) and isinstance(true_false_key(paper), tuple)
+    assert all(isinstance(a, str) for a in alternatives(paper))
+    assert isinstance(clean(paper), str)
