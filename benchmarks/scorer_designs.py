@@ -18,8 +18,9 @@ from sklearn.model_selection import GroupKFold
 
 from grader.calibrate.metrics import agreement
 from grader.calibrate.scorer_fit import EXPLAINABLE, fit_isotonic, fit_ridge
-from grader.calibrate.scorer_rows import ScorerRow
+from grader.calibrate.scorer_rows import ScorerRow, copies
 from grader.engine.scorer import predict
+from grader.engine.scorer_core.rules import copied_share
 
 FOLDS = 5
 KS = (1, 3, 5, 10)
@@ -115,9 +116,9 @@ def with_copy_rule(rows: Rows, shares: np.ndarray, table: list[ScorerRow]) -> np
     by_id = {r.id: r.share for r in table}
     out = shares.copy()
     for n, row in enumerate(rows.rows):
-        copies = row.neighbours[rows.setting].identical
-        if copies:
-            out[n] = float(np.mean([by_id[i] for i in copies]))
+        found = copies(row, rows.setting, by_id)
+        if found:
+            out[n] = copied_share(found)
     return out
 
 

@@ -124,7 +124,7 @@ def _band_checks(base: ScorerSet, found: OutOfFold) -> list[BandCheck]:
         routed = [
             rid
             for rid, read in found.read.items()
-            if not read.copies and found.band[rid] == band.min_graded
+            if not read.reading.copies and found.band[rid] == band.min_graded
         ]
         questions = len({found.read[rid].row.question_id for rid in routed})
         base_mae = _mae(found, routed, found.shipped)

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from grader.calibrate.refit_fit import band_of, refit_band, refit_signals
 from grader.calibrate.refit_rows import RefitAnswer
-from grader.engine.features import GradedPool
-from grader.engine.rescoring import decided_share, with_neighbours
 from grader.engine.scorer import AnswerFeatures, Scorer, ScorerSet
+from grader.engine.scorer_core.pool import GradedPool, read_answer
+from grader.engine.scorer_core.reading import Reading
+from grader.engine.scorer_core.rules import decide
 from grader.models import GradedAnswer
 
 Vectors = dict[str, np.ndarray]
@@ -31,8 +32,11 @@ class Read:
     """One answer read with a first stage and its pool's graded answers."""
 
     row: RefitAnswer
-    features: AnswerFeatures  # own, neighbour ones, and base_share
-    copies: list[GradedAnswer]
+    reading: Reading  # features: own, neighbour ones, and base_share
+
+    @property
+    def features(self) -> AnswerFeatures:
+        return self.reading.features
 
 
 @dataclass
@@ -79,15 +83,17 @@ def read_answers(
         pool = GradedPool.from_features(members[0].points, graded, vectors, stage1)
         for row in members:
             vector = vectors.get(row.id) if vectors else None
-            features, seen = with_neighbours(row.id, row.answer, row.features, pool, vector)
-            share = stage1.base(features)[1]
-            out.append(Read(row, features.model_copy(update={"base_share": share}), seen.copies))
+            reading = read_answer(row.features, row.points, pool, row.id, row.answer, vector)
+            staged = reading.features.model_copy(
+                update={"base_share": stage1.base(reading.features)[1]}
+            )
+            out.append(Read(row, replace(reading, features=staged)))
     return out
 
 
 def share(read: Read, signals: list[Scorer], bands: Sequence[Scorer]) -> float:
     scorer = ScorerSet(signals=signals, graded=list(bands))
-    return decided_share(read.features, scorer, read.copies, read.row.points)[1]
+    return decide(read.reading, scorer)[1]
 
 
 def out_of_fold(
@@ -135,7 +141,7 @@ def fit_bands(base: ScorerSet, reads: Sequence[Read]) -> dict[int, Scorer]:
     routed: dict[int, list[tuple[RefitAnswer, AnswerFeatures]]] = defaultdict(list)
     for read in reads:
         band = band_of(base.graded, read.features.graded_count)
-        if band is not None and not read.copies:
+        if band is not None and not read.reading.copies:
             routed[band].append((read.row, read.features))
     fitted = {}
     for band in base.graded:

@@ -7,7 +7,7 @@ confidence model learns from (and a refit reports). Folds keep a question's answ
 
 ``grade_rows`` is the production decision over table rows: graded neighbours' stage-1 shares
 from the scorer without the judge (``GradedPool.build``), the neighbour features, the copy
-rule, then ``ScorerSet.score`` (``grader.engine.scoring.decide``).
+rule, then ``ScorerSet.score`` (``grader.engine.scorer_core.rules.decide``).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.calibrate.scorer_rows import ScorerRow, copy_shares, setting_features
+from grader.calibrate.scorer_rows import ScorerRow, reading
 from grader.engine.scorer import AnswerFeatures, Scorer, ScorerSet
-from grader.engine.scoring import decide
+from grader.engine.scorer_core.rules import decide
 
 FOLDS = 5
 
@@ -75,9 +75,9 @@ def grade_rows(
         for row in rows:
             if not row.scored_in(setting):
                 continue
-            features = setting_features(row, setting, shares, base, texts=texts)
-            decided, share = decide(features, scorer, copy_shares(row, setting, shares))
-            out.append(Graded(row, setting, decided, share, features))
+            read = reading(row, setting, shares, base, texts=texts)
+            decided, share = decide(read, scorer)
+            out.append(Graded(row, setting, decided, share, read.features))
     return out
 
 

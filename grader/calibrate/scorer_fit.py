@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from grader.calibrate.scorer_cv import Graded, cv_grades, oof_base
-from grader.calibrate.scorer_rows import NO_GRADED, ScorerRow, setting_features
+from grader.calibrate.scorer_rows import NO_GRADED, ScorerRow, copies, setting_features
 from grader.engine.review_rules import uncertainty_signals
 from grader.engine.scorer import JUDGE_FEATURES, Confidence, Scorer, ScorerSet
 from grader.engine.scoring import to_points
@@ -196,7 +196,7 @@ def fit_stages(rows: Sequence[ScorerRow], design: Design) -> ScorerSet:
         read = texts if "wording_residual" in names else None
         usable, x = [], []
         for row in rows:
-            if not row.scored_in(setting) or row.neighbours[setting].identical:
+            if not row.scored_in(setting) or copies(row, setting, shares):
                 continue  # the copy rule grades an answer whose text was graded
             features = setting_features(row, setting, shares, plain, own[row.id], texts=read)
             if features.has(names):

@@ -30,6 +30,7 @@ from grader.engine.scorer import (
     AnswerFeatures,
     neighbour_features,
 )
+from grader.engine.scorer_core.reading import Copy, Reading
 from grader.engine.wording import wording_residual
 
 NO_GRADED = "none"  # the setting without graded answers: every row is evaluated
@@ -142,11 +143,26 @@ def _wording(
     )
 
 
-def copy_shares(row: ScorerRow, setting: str, shares: Mapping[str, float]) -> list[float]:
-    """The human shares of the graded answers with the row's very text (the copy rule)."""
+def copies(row: ScorerRow, setting: str, shares: Mapping[str, float]) -> tuple[Copy, ...]:
+    """The graded answers with the row's very text in ``setting``, with their human shares
+    (the table found them by ``scorer_core.rules.graded_split``)."""
     if setting == NO_GRADED:
-        return []
-    return [shares[i] for i in row.neighbours[setting].identical]
+        return ()
+    return tuple(Copy(i, shares[i]) for i in row.neighbours[setting].identical)
+
+
+def reading(
+    row: ScorerRow,
+    setting: str,
+    shares: Mapping[str, float],
+    base: Mapping[str, float] | None,
+    *,
+    texts: Mapping[str, str | None] | None = None,
+) -> Reading:
+    """The row as the scorer reads it in ``setting``: ``setting_features`` and its copies."""
+    return Reading(
+        setting_features(row, setting, shares, base, texts=texts), copies(row, setting, shares)
+    )
 
 
 def read_rows(path: Path) -> list[ScorerRow]:

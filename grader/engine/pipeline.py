@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 from grader.config import Settings
 from grader.engine.anchors import choose_anchors
 from grader.engine.coverage import pastes_rubric
-from grader.engine.features import GradedPool
 from grader.engine.modes import MODES, Item
 from grader.engine.progress import Progress, Stage, reporter
 from grader.engine.rubrics import rubric_for
@@ -36,6 +35,7 @@ from grader.engine.rule_grades import (
     zero_off_topic,
 )
 from grader.engine.scorer import ScorerSet, load_scorer
+from grader.engine.scorer_core.pool import GradedPool
 from grader.engine.scoring import calibrated
 from grader.engine.signals import QuestionAnalysis, analyze_question, blank_reason
 from grader.judge.base import Judge

@@ -8,9 +8,9 @@ import grader.calibrate.refit_cv as refit_cv
 from grader.calibrate.refit import _verdict, refit
 from grader.calibrate.refit_fit import band_of, refit_signals
 from grader.calibrate.refit_rows import RefitAnswer, check_enough
-from grader.engine.features import GradedPool
 from grader.engine.rescoring import judged, rescored, stored_features
 from grader.engine.scorer import AnswerFeatures, load_scorer
+from grader.engine.scorer_core.pool import GradedPool
 from grader.errors import CalibrationError
 from grader.models import (
     CriterionScore,
