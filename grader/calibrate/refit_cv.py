@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from grader.calibrate.refit_fit import band_of, refit_band, refit_signals
-from grader.calibrate.refit_rows import RefitAnswer
+from grader.calibrate.scorer_rows import ScorerRow
 from grader.engine.scorer import AnswerFeatures, Scorer, ScorerSet
 from grader.engine.scorer_core.pool import GradedPool, read_answer
 from grader.engine.scorer_core.reading import Reading
@@ -31,7 +31,7 @@ Vectors = dict[str, np.ndarray]
 class Read:
     """One answer read with a first stage and its pool's graded answers."""
 
-    row: RefitAnswer
+    row: ScorerRow
     reading: Reading  # features: own, neighbour ones, and base_share
 
     @property
@@ -53,37 +53,37 @@ class OutOfFold:
 
 
 def grouped_folds(
-    rows: Sequence[RefitAnswer], k: int
-) -> list[tuple[list[RefitAnswer], list[RefitAnswer]]]:
+    rows: Sequence[ScorerRow], k: int
+) -> list[tuple[list[ScorerRow], list[ScorerRow]]]:
     """(train, test) splits holding out whole questions (scikit-learn's GroupKFold)."""
     from sklearn.model_selection import GroupKFold
 
-    groups = [r.question_id for r in rows]
+    groups = [r.question for r in rows]
     splits = GroupKFold(n_splits=min(k, len(set(groups)))).split(np.zeros(len(rows)), groups=groups)
     return [([rows[i] for i in train], [rows[i] for i in test]) for train, test in splits]
 
 
 def read_answers(
-    rows: Sequence[RefitAnswer], signals: list[Scorer], vectors: Vectors | None
+    rows: Sequence[ScorerRow], signals: list[Scorer], vectors: Vectors | None
 ) -> list[Read]:
     """Every row read with the first stage ``signals``, its graded neighbours and copies
     drawn from the rows of its pool (never itself)."""
     stage1 = ScorerSet(signals=signals)
-    by_pool: dict[str, list[RefitAnswer]] = defaultdict(list)
+    by_pool: dict[str, list[ScorerRow]] = defaultdict(list)
     for row in rows:
-        by_pool[row.pool].append(row)
+        by_pool[row.question].append(row)
     out = []
     for members in by_pool.values():
         texts = [r for r in members if r.answer is not None]
         graded = [
-            (GradedAnswer(id=r.id, question_id=r.question_id, answer=r.answer, score=r.human),
-             r.features)
+            (GradedAnswer(id=r.id, question_id=r.question, answer=r.answer, score=r.human),
+             r.own_features())
             for r in texts
         ]  # fmt: skip
         pool = GradedPool.from_features(members[0].points, graded, vectors, stage1)
         for row in members:
             vector = vectors.get(row.id) if vectors else None
-            reading = read_answer(row.features, row.points, pool, row.id, row.answer, vector)
+            reading = read_answer(row.own_features(), row.points, pool, row.id, row.answer, vector)
             staged = reading.features.model_copy(
                 update={"base_share": stage1.base(reading.features)[1]}
             )
@@ -97,7 +97,7 @@ def share(read: Read, signals: list[Scorer], bands: Sequence[Scorer]) -> float:
 
 
 def out_of_fold(
-    base: ScorerSet, rows: Sequence[RefitAnswer], vectors: Vectors | None, k: int
+    base: ScorerSet, rows: Sequence[ScorerRow], vectors: Vectors | None, k: int
 ) -> OutOfFold:
     """The refit's grades, question-held-out: its first stage alone, with the base's bands,
     and with bands fit on the training questions (where they could be)."""
@@ -124,10 +124,10 @@ def out_of_fold(
 
 
 def _fold_bands(
-    base: ScorerSet, train: Sequence[RefitAnswer], vectors: Vectors | None, k: int
+    base: ScorerSet, train: Sequence[ScorerRow], vectors: Vectors | None, k: int
 ) -> dict[int, Scorer]:
     """Bands fit on ``train``, each answer read with a first stage not fit on its question."""
-    if len({r.question_id for r in train}) < 2:
+    if len({r.question for r in train}) < 2:
         return {}
     reads = []
     for inner_train, inner_test in grouped_folds(train, k):
@@ -138,7 +138,7 @@ def _fold_bands(
 def fit_bands(base: ScorerSet, reads: Sequence[Read]) -> dict[int, Scorer]:
     """A refit of each of the base's bands on the reads routed to it (copies aside: the copy
     rule grades them), where there are enough."""
-    routed: dict[int, list[tuple[RefitAnswer, AnswerFeatures]]] = defaultdict(list)
+    routed: dict[int, list[tuple[ScorerRow, AnswerFeatures]]] = defaultdict(list)
     for read in reads:
         band = band_of(base.graded, read.features.graded_count)
         if band is not None and not read.reading.copies:

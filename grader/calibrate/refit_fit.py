@@ -10,24 +10,25 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from grader.calibrate.refit_rows import MIN_ANSWERS, RefitAnswer
+from grader.calibrate.refit_rows import MIN_ANSWERS
 from grader.calibrate.scorer_fit import fit_isotonic, fit_ridge
+from grader.calibrate.scorer_rows import ScorerRow
 from grader.engine.scorer import AnswerFeatures, Scorer, ScorerSet
 
 # A band's ridge has three features; below this many answers in a fold it is not fit there.
 MIN_BAND_ROWS = 12
 
 
-def refit_signals(base: ScorerSet, rows: Sequence[RefitAnswer]) -> list[Scorer]:
+def refit_signals(base: ScorerSet, rows: Sequence[ScorerRow]) -> list[Scorer]:
     """Each of ``base``'s first-stage scorers fit again on the rows that have its features,
     in the same order; one with fewer than ``MIN_ANSWERS`` such rows stays as it was."""
     out = []
     for scorer in base.signals:
-        usable = [r for r in rows if scorer.serves(r.features)]
+        usable = [r for r in rows if scorer.serves(r.own_features())]
         if len(usable) < MIN_ANSWERS:
             out.append(scorer)
             continue
-        x = np.array([r.features.vector(scorer.features) for r in usable])
+        x = np.array([r.own_features().vector(scorer.features) for r in usable])
         y = np.array([r.share for r in usable])
         fitted = (
             fit_ridge(x, y, scorer.features, positive=True)
@@ -47,7 +48,7 @@ def refit_signals(base: ScorerSet, rows: Sequence[RefitAnswer]) -> list[Scorer]:
 
 
 def refit_band(
-    band: Scorer, rows: Sequence[tuple[RefitAnswer, AnswerFeatures]], base: ScorerSet
+    band: Scorer, rows: Sequence[tuple[ScorerRow, AnswerFeatures]], base: ScorerSet
 ) -> Scorer | None:
     """``band`` (a second-stage scorer) fit again on answers routed to it, each with its
     features read as grading reads them (``base_share`` from a first stage not fit on its
@@ -73,10 +74,10 @@ def band_of(bands: Sequence[Scorer], graded_count: int | None) -> int | None:
     return max(reached) if reached else None
 
 
-def _trained_on(rows: Sequence[RefitAnswer], base: ScorerSet) -> dict[str, object]:
+def _trained_on(rows: Sequence[ScorerRow], base: ScorerSet) -> dict[str, object]:
     return {
         "data": "an instructor's grades of this exam",
         "answers": len(rows),
-        "questions": len({r.question_id for r in rows}),
+        "questions": len({r.question for r in rows}),
         "refit_of": base.version,
     }

@@ -11,6 +11,9 @@ features then come from ``grader.engine.scorer.neighbour_features``, the functio
 The default scorer's table is ``benchmarks/results/scorer_features.jsonl.gz`` (with each
 answer's text, which the wording model of the graded answers reads);
 ``grader.calibrate.scorer_fit.fit_default`` fits the shipped file from its development rows.
+An instructor's refit reads the same rows from the grades (``refit_rows.refit_row``): the
+features the grade recorded, the instructor's score, the grade's score as it stands; its
+neighbours come from the answers' vectors (``scorer_core.pool``), not from a table.
 """
 
 from __future__ import annotations
@@ -74,6 +77,8 @@ class ScorerRow(BaseModel):
     neighbours: dict[str, Neighbours] = Field(
         default_factory=dict, description="by setting; absent: graded (not scored) there"
     )
+    human: float | None = Field(None, ge=0, description="an instructor's score, in points")
+    current: float | None = Field(None, description="the grade's score as it stands (a refit's)")
 
     def scored_in(self, setting: str) -> bool:
         """Production's scorer grades this answer in ``setting`` (no rule, not graded)."""
