@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from grader.calibrate.refit_fit import band_of, refit_band, refit_signals
+from grader.calibrate.refit_fit import refit_band, refit_signals
+from grader.calibrate.scorer_cv import question_folds
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.engine.scorer import AnswerFeatures, Scorer, ScorerSet
 from grader.engine.scorer_core.pool import GradedPool, read_answer
@@ -50,17 +51,6 @@ class OutOfFold:
     band: dict[str, int | None] = field(default_factory=dict)  # the band that grades it
     fold: dict[str, int] = field(default_factory=dict)
     folds: int = 0
-
-
-def grouped_folds(
-    rows: Sequence[ScorerRow], k: int
-) -> list[tuple[list[ScorerRow], list[ScorerRow]]]:
-    """(train, test) splits holding out whole questions (scikit-learn's GroupKFold)."""
-    from sklearn.model_selection import GroupKFold
-
-    groups = [r.question for r in rows]
-    splits = GroupKFold(n_splits=min(k, len(set(groups)))).split(np.zeros(len(rows)), groups=groups)
-    return [([rows[i] for i in train], [rows[i] for i in test]) for train, test in splits]
 
 
 def read_answers(
@@ -102,7 +92,7 @@ def out_of_fold(
     """The refit's grades, question-held-out: its first stage alone, with the base's bands,
     and with bands fit on the training questions (where they could be)."""
     result = OutOfFold()
-    splits = grouped_folds(rows, k)
+    splits = question_folds(rows, k)
     result.folds = len(splits)
     neighbours = vectors is not None and bool(base.graded)
     for number, (train, test) in enumerate(splits):
@@ -114,7 +104,7 @@ def out_of_fold(
             result.fold[rid] = number
             result.stage1[rid] = float(read.features.base_share)
             result.shipped[rid] = share(read, signals, base.graded)
-            band = band_of(base.graded, read.features.graded_count)
+            band = _band(base, read)
             result.band[rid] = band
             fitted = bands.get(band) if band is not None else None
             result.refit[rid] = (
@@ -130,7 +120,7 @@ def _fold_bands(
     if len({r.question for r in train}) < 2:
         return {}
     reads = []
-    for inner_train, inner_test in grouped_folds(train, k):
+    for inner_train, inner_test in question_folds(train, k):
         reads += read_answers(inner_test, refit_signals(base, inner_train), vectors)
     return fit_bands(base, reads)
 
@@ -140,7 +130,7 @@ def fit_bands(base: ScorerSet, reads: Sequence[Read]) -> dict[int, Scorer]:
     rule grades them), where there are enough."""
     routed: dict[int, list[tuple[ScorerRow, AnswerFeatures]]] = defaultdict(list)
     for read in reads:
-        band = band_of(base.graded, read.features.graded_count)
+        band = _band(base, read)
         if band is not None and not read.reading.copies:
             routed[band].append((read.row, read.features))
     fitted = {}
@@ -149,6 +139,12 @@ def fit_bands(base: ScorerSet, reads: Sequence[Read]) -> dict[int, Scorer]:
         if model is not None:
             fitted[band.min_graded] = model
     return fitted
+
+
+def _band(base: ScorerSet, read: Read) -> int | None:
+    """The ``min_graded`` of the base's band that grades the answer (``ScorerSet.band``)."""
+    band = base.band(read.features.graded_count)
+    return None if band is None else band.min_graded
 
 
 def _swap(bands: Sequence[Scorer], fitted: Scorer) -> list[Scorer]:

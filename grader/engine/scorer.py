@@ -318,16 +318,19 @@ class ScorerSet(BaseModel):
     def score(self, features: AnswerFeatures) -> tuple[str, float]:
         """(the name of the scorer that decided, the share); ``base_share`` comes from stage 1."""
         name, share = self.base(features)
-        count = features.graded_count or 0
-        bands = sorted(
-            (g for g in self.graded if g.min_graded <= count), key=lambda g: -g.min_graded
-        )
-        if not bands:
+        band = self.band(features.graded_count)
+        if band is None:
             return name, share
         staged = features.model_copy(update={"base_share": share})
-        if not staged.has(bands[0].features):
+        if not staged.has(band.features):
             return name, share
-        return bands[0].name, float(predict(bands[0], staged.vector(bands[0].features))[0])
+        return band.name, float(predict(band, staged.vector(band.features))[0])
+
+    def band(self, graded_count: int | None) -> Scorer | None:
+        """The second stage for an answer with this many graded answers beside it: the band
+        with the largest ``min_graded`` it reaches; None: the first stage decides."""
+        reached = [g for g in self.graded if g.min_graded <= (graded_count or 0)]
+        return max(reached, key=lambda g: g.min_graded, default=None)
 
 
 def content_version(payload: dict) -> str:

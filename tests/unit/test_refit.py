@@ -6,7 +6,7 @@ import pytest
 
 import grader.calibrate.refit_cv as refit_cv
 from grader.calibrate.refit import _verdict, refit
-from grader.calibrate.refit_fit import band_of, refit_signals
+from grader.calibrate.refit_fit import refit_signals
 from grader.calibrate.refit_rows import check_enough, refit_row
 from grader.calibrate.tables import ScorePair
 from grader.engine.rescoring import judged, rescored, stored_features
@@ -140,10 +140,10 @@ def test_a_band_is_refit_only_with_enough_answers_and_a_lower_held_out_error():
 
 
 def test_the_band_is_the_largest_one_reached():
-    assert band_of(BASE.graded, None) is None
-    assert band_of(BASE.graded, 4) is None
-    assert band_of(BASE.graded, 5) == 5 and band_of(BASE.graded, 19) == 10
-    assert band_of(BASE.graded, 200) == 20
+    assert BASE.band(None) is None
+    assert BASE.band(4) is None
+    assert BASE.band(5).min_graded == 5 and BASE.band(19).min_graded == 10
+    assert BASE.band(200).min_graded == 20
 
 
 # --- re-scoring one stored grade -------------------------------------------------------------
