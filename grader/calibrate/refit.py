@@ -29,7 +29,7 @@ from grader.calibrate.scorer_rows import ScorerRow
 from grader.calibrate.summary import Comparison, compare
 from grader.calibrate.tables import Pairing, ScorePair
 from grader.engine.scorer import ScorerSet, from_json, to_json
-from grader.engine.scoring import STEP
+from grader.engine.scoring import to_points
 
 
 class BandCheck(BaseModel):
@@ -102,13 +102,13 @@ def refit(
         neighbours=with_neighbours,
         comparison=compare(
             _pairing(rows, {r.id: r.current for r in rows}),
-            _pairing(rows, {r.id: _points(after[r.id], r.points) for r in rows}),
+            _pairing(rows, {r.id: to_points(after[r.id], r.points) for r in rows}),
             bootstrap=bootstrap,
             seed=seed,
         ),
         stage1=agreement(
             [r.human for r in rows],
-            [_points(found.stage1[r.id], r.points) for r in rows],
+            [to_points(found.stage1[r.id], r.points) for r in rows],
             max(r.points for r in rows),
             bootstrap=bootstrap,
             seed=seed,
@@ -166,7 +166,7 @@ def _mae(found: OutOfFold, ids: Sequence[str], shares: dict) -> float | None:
     if not ids:
         return None
     errors = [
-        abs(_points(shares[i], found.read[i].row.points) - found.read[i].row.human) for i in ids
+        abs(to_points(shares[i], found.read[i].row.points) - found.read[i].row.human) for i in ids
     ]
     return round(sum(errors) / len(errors), 4)
 
@@ -177,11 +177,6 @@ def _after(found: OutOfFold, rid: str, refit_kept: set[int]) -> float:
     if refit is not None and found.band[rid] in refit_kept:
         return refit
     return found.shipped[rid]
-
-
-def _points(share: float, points: float) -> float:
-    """A share in points, in half points as grades are given (``scoring.STEP``)."""
-    return round(share * points / STEP) * STEP
 
 
 def _pairing(rows: Sequence[ScorerRow], scores: dict[str, float]) -> Pairing:
