@@ -1,9 +1,9 @@
 """The scorer's one input: an answer as it reads it.
 
-Grading and re-scoring read an answer against its question's graded pool
-(``scorer_core.pool.GradedPool.read``); the default fit reads a row of its training table
-(``grader.calibrate.scorer_rows.ScorerRow.reading``), whose neighbours the benchmarks found
-with the same rule. Either way ``rules.decide`` takes the same ``Reading``.
+Grading, re-scoring and an instructor's refit read an answer against its question's graded
+pool (``scorer_core.pool.read_answer``); the default fit reads a row of its training table
+(``grader.calibrate.scorer_rows.reading``), whose neighbours and copies the benchmarks found
+by the same rule (``rules.graded_split``). Either way ``rules.decide`` takes a ``Reading``.
 """
 
 from __future__ import annotations
