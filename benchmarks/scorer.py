@@ -25,7 +25,7 @@ import json
 import math
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -39,12 +39,14 @@ from scorer_tables import eval_tables
 from grader.calibrate.metrics import agreement
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.config import Settings
-from grader.engine.features import GradedPool, JudgeReading
+from grader.engine.features import JudgeReading
 from grader.engine.review_rules import caught
 from grader.engine.rubrics import rubric_for
 from grader.engine.rule_grades import zero_off_topic
 from grader.engine.scorer import AnswerFeatures, ScorerSet, load_scorer
-from grader.engine.scoring import answer_evidence, decide, scorer_confidence, to_points
+from grader.engine.scorer_core.pool import GradedPool
+from grader.engine.scorer_core.rules import decide
+from grader.engine.scoring import answer_evidence, scorer_confidence, to_points
 from grader.engine.signals import analyze_question, blank_reason
 from grader.models import GradedAnswer, Submission
 
@@ -98,9 +100,9 @@ def grade_exam(
         reading = None
         if found and found.get("share") is not None:
             reading = JudgeReading(found["share"], found.get("entropy"))
-        features, seen = answer_evidence(sub, question, rubric, analysis, pool, reading)
-        copies = [min(1.0, c.score / points) for c in seen.copies]
-        decided, share = decide(features, scorer, copies)
+        read = answer_evidence(sub, question, rubric, analysis, pool, reading)
+        features = read.features
+        decided, share = decide(read, scorer)
         plain = features.model_copy(update={"judge_share": None, "judge_entropy": None})
         off_topic = zero_off_topic(analysis.signals[item.id], settings)
         unscored = found is not None and found["status"] != "graded" and not off_topic
@@ -118,7 +120,7 @@ def grade_exam(
                 confidence=None if off_topic else scorer_confidence(share, features, scorer),
                 without_judge=0.0
                 if off_topic
-                else to_points(decide(plain, scorer, copies)[1], points),
+                else to_points(decide(replace(read, features=plain), scorer)[1], points),
                 features=_known(plain),
             )
         )

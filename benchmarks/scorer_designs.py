@@ -14,14 +14,14 @@ import numpy as np
 from scipy.stats import pearsonr
 from scorer_data import COHORT, RESIDUALS, SIGNALS, SIGNALS_PORTABLE, Rows, dev_rows
 from sklearn.ensemble import HistGradientBoostingRegressor
-from sklearn.model_selection import GroupKFold
 
 from grader.calibrate.metrics import agreement
+from grader.calibrate.scorer_cv import question_split
 from grader.calibrate.scorer_fit import EXPLAINABLE, fit_isotonic, fit_ridge
-from grader.calibrate.scorer_rows import ScorerRow
+from grader.calibrate.scorer_rows import ScorerRow, copies
 from grader.engine.scorer import predict
+from grader.engine.scorer_core.rules import copied_share
 
-FOLDS = 5
 KS = (1, 3, 5, 10)
 TEMPERATURES = (0.01, 0.02, 0.05, None)  # None: cosine above the unrelated zero
 SCOPES = {"mohler": ("mohler",), "ads": ("ads",), "both": ("mohler", "ads")}
@@ -54,8 +54,7 @@ def cv_predict(rows: Rows, names: tuple[str, ...], kind: str) -> np.ndarray:
     scored = np.array([r.rule is None for r in rows.rows])
     complete = ~np.isnan(x).any(axis=1)
     out = np.empty(len(x))
-    splits = min(FOLDS, len(set(rows.groups)))
-    for train, test in GroupKFold(n_splits=splits).split(x, rows.share, rows.groups):
+    for train, test in question_split(rows.groups):
         usable = train[complete[train] & scored[train]]
         ok, missing = test[complete[test]], test[~complete[test]]
         out[ok] = fit_predict(kind, x[usable], rows.share[usable], x[ok], list(names))
@@ -85,7 +84,7 @@ def cv_two_stage(
     for name in RESIDUALS:  # filled per fold below: what the validation answers were shown
         evaluated.columns[name] = np.full(len(evaluated.rows), np.nan)
     out = np.full(len(evaluated.rows), np.nan)
-    for train, test in GroupKFold(n_splits=FOLDS).split(ids, everyone.share, everyone.groups):
+    for train, test in question_split(everyone.groups):
         inner = everyone.select(np.isin(np.arange(len(ids)), train))
         base = dict(zip(ids[train], cv_predict(inner, names, "ridge"), strict=True))
         x = everyone.matrix(names)
@@ -115,9 +114,9 @@ def with_copy_rule(rows: Rows, shares: np.ndarray, table: list[ScorerRow]) -> np
     by_id = {r.id: r.share for r in table}
     out = shares.copy()
     for n, row in enumerate(rows.rows):
-        copies = row.neighbours[rows.setting].identical
-        if copies:
-            out[n] = float(np.mean([by_id[i] for i in copies]))
+        found = copies(row, rows.setting, by_id)
+        if found:
+            out[n] = copied_share(found)
     return out
 
 

@@ -45,6 +45,7 @@ from grader.config import Settings
 from grader.engine.features import answer_features
 from grader.engine.rubrics import rubric_for
 from grader.engine.rule_grades import zero_off_topic
+from grader.engine.scorer_core.rules import graded_split
 from grader.engine.signals import analyze_question, blank_reason
 from grader.models import Bank, GradedAnswer, Question, QuestionType, Submission
 from grader.text import match_key
@@ -127,7 +128,8 @@ def question_rows(
 
 
 def add_neighbours(rows: list[ScorerRow], items: list[Item], vectors: dict) -> None:
-    """Each row's graded answers per setting, by cosine of the analysis' own vectors."""
+    """Each row's graded answers per setting, by cosine of the analysis' own vectors: the
+    neighbours and copies production's rule allows (``scorer_core.rules.graded_split``)."""
     v = np.array([vectors[i.id] for i in items])
     sims = v @ v.T
     keys = [match_key(i.answer) for i in items]
@@ -138,13 +140,15 @@ def add_neighbours(rows: list[ScorerRow], items: list[Item], vectors: dict) -> N
         for setting, chosen in graded_sets.items():
             if setting != "all_other" and row.id in chosen:
                 continue  # a graded answer is not evaluated in this setting
-            pool = [j for j in range(len(ids)) if ids[j] in chosen and j != me]
-            others = sorted((j for j in pool if keys[j] != keys[me]),
+            pool = [j for j in range(len(ids)) if ids[j] in chosen]
+            near, same = graded_split(ids[me], keys[me], [ids[j] for j in pool],
+                                      [keys[j] for j in pool])  # fmt: skip
+            others = sorted((j for j, n in zip(pool, near, strict=True) if n),
                             key=lambda j: (-sims[me, j], ids[j]))  # fmt: skip
             row.neighbours[setting] = Neighbours(
                 ids=[ids[j] for j in others],
                 sims=[round(float(sims[me, j]), 6) for j in others],
-                identical=[ids[j] for j in pool if keys[j] == keys[me]],
+                identical=[ids[j] for j, c in zip(pool, same, strict=True) if c],
             )
 
 

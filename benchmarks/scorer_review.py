@@ -36,10 +36,9 @@ from pathlib import Path
 import numpy as np
 from common import code_version
 from scorer_data import load_table
-from sklearn.model_selection import GroupKFold
 from splits import ads_items, ads_split
 
-from grader.calibrate.scorer_cv import Graded, cv_grades
+from grader.calibrate.scorer_cv import Graded, cv_grades, question_split
 from grader.calibrate.scorer_fit import (
     SETTINGS,
     SHIPPED,
@@ -53,6 +52,7 @@ from grader.calibrate.scorer_rows import ScorerRow
 from grader.embed import Embedder
 from grader.engine.review_rules import UNCERTAINTY, caught, containment, jaccard, review_threshold
 from grader.engine.scorer import load_scorer
+from grader.engine.scorer_core.rules import COPY
 from grader.engine.scoring import scorer_confidence
 from grader.text import content_chars, match_key
 
@@ -169,7 +169,7 @@ def _cv_confidence(graded: list[Graded], shipped, design: Design) -> np.ndarray:
     """Each grade's confidence from models fit on the other questions' grades only."""
     questions = np.array([g.row.question for g in graded])
     out = np.empty(len(graded))
-    for _, test in GroupKFold(n_splits=5).split(questions, groups=questions):
+    for _, test in question_split(questions):
         held = set(questions[test])
         models = fit_confidences([g for g in graded if g.row.question not in held], shipped,
                                  design.confidence)  # fmt: skip
@@ -185,7 +185,7 @@ def _copies(graded: list[Graded]) -> dict:
     alone = {g.row.id: g.share for g in graded if g.setting == "none"}
     out = {}
     for data in ("mohler", "ads"):
-        found = [g for g in graded if g.setting == "all_other" and g.decided == "copy"
+        found = [g for g in graded if g.setting == "all_other" and g.decided == COPY
                  and g.row.dataset == data]  # fmt: skip
         human = np.array([g.row.share for g in found])
         points = np.array([g.row.points for g in found])

@@ -30,9 +30,8 @@ from scorer_data import load_table
 from scorer_wording import BEFORE
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LinearRegression, Ridge
-from sklearn.model_selection import GroupKFold
 
-from grader.calibrate.scorer_cv import cv_grades
+from grader.calibrate.scorer_cv import cv_grades, question_split
 from grader.calibrate.scorer_fit import SHIPPED, Design, fit_stages
 from grader.calibrate.scorer_rows import ScorerRow
 
@@ -105,7 +104,7 @@ def figures(rows, grades, setting, predicted) -> dict[str, float]:
     groups = np.array([by_id[i].question for i in ids])
     both = np.c_[design, model]
     stacked = np.zeros(len(ids))
-    for train, test in GroupKFold(5).split(both, human, groups):
+    for train, test in question_split(groups):
         stacked[test] = LinearRegression().fit(both[train], human[train]).predict(both[test])
     return {"n": len(ids), "design": round(pearsonr(design, human)[0], 4),
             "model": round(pearsonr(model, human)[0], 4),

@@ -24,11 +24,12 @@ from pydantic import BaseModel, ConfigDict
 from grader.calibrate.metrics import Agreement, agreement
 from grader.calibrate.refit_cv import OutOfFold, Vectors, fit_bands, out_of_fold
 from grader.calibrate.refit_fit import refit_signals
-from grader.calibrate.refit_rows import MIN_ANSWERS, MIN_QUESTIONS, RefitAnswer, check_enough
+from grader.calibrate.refit_rows import MIN_ANSWERS, MIN_QUESTIONS, check_enough
+from grader.calibrate.scorer_rows import ScorerRow
 from grader.calibrate.summary import Comparison, compare
 from grader.calibrate.tables import Pairing, ScorePair
 from grader.engine.scorer import ScorerSet, from_json, to_json
-from grader.engine.scoring import STEP
+from grader.engine.scoring import to_points
 
 
 class BandCheck(BaseModel):
@@ -64,7 +65,7 @@ class Refit(BaseModel):
 
 def refit(
     base: ScorerSet,
-    rows: Sequence[RefitAnswer],
+    rows: Sequence[ScorerRow],
     vectors: Vectors | None = None,
     *,
     folds: int = 5,
@@ -96,18 +97,18 @@ def refit(
         scorer=scorer,
         base_version=base.version,
         answers=len(rows),
-        questions=len({r.question_id for r in rows}),
+        questions=len({r.question for r in rows}),
         folds=found.folds,
         neighbours=with_neighbours,
         comparison=compare(
             _pairing(rows, {r.id: r.current for r in rows}),
-            _pairing(rows, {r.id: _points(after[r.id], r.points) for r in rows}),
+            _pairing(rows, {r.id: to_points(after[r.id], r.points) for r in rows}),
             bootstrap=bootstrap,
             seed=seed,
         ),
         stage1=agreement(
             [r.human for r in rows],
-            [_points(found.stage1[r.id], r.points) for r in rows],
+            [to_points(found.stage1[r.id], r.points) for r in rows],
             max(r.points for r in rows),
             bootstrap=bootstrap,
             seed=seed,
@@ -124,9 +125,9 @@ def _band_checks(base: ScorerSet, found: OutOfFold) -> list[BandCheck]:
         routed = [
             rid
             for rid, read in found.read.items()
-            if not read.copies and found.band[rid] == band.min_graded
+            if not read.reading.copies and found.band[rid] == band.min_graded
         ]
-        questions = len({found.read[rid].row.question_id for rid in routed})
+        questions = len({found.read[rid].row.question for rid in routed})
         base_mae = _mae(found, routed, found.shipped)
         refit_mae = None
         if routed and all(found.refit[rid] is not None for rid in routed):
@@ -165,7 +166,7 @@ def _mae(found: OutOfFold, ids: Sequence[str], shares: dict) -> float | None:
     if not ids:
         return None
     errors = [
-        abs(_points(shares[i], found.read[i].row.points) - found.read[i].row.human) for i in ids
+        abs(to_points(shares[i], found.read[i].row.points) - found.read[i].row.human) for i in ids
     ]
     return round(sum(errors) / len(errors), 4)
 
@@ -178,17 +179,12 @@ def _after(found: OutOfFold, rid: str, refit_kept: set[int]) -> float:
     return found.shipped[rid]
 
 
-def _points(share: float, points: float) -> float:
-    """A share in points, in half points as grades are given (``scoring.STEP``)."""
-    return round(share * points / STEP) * STEP
-
-
-def _pairing(rows: Sequence[RefitAnswer], scores: dict[str, float]) -> Pairing:
+def _pairing(rows: Sequence[ScorerRow], scores: dict[str, float]) -> Pairing:
     return Pairing(
         pairs=[
             ScorePair(
                 submission_id=r.id,
-                question_id=r.question_id,
+                question_id=r.question,
                 max_score=r.points,
                 human=r.human,
                 judge=scores[r.id],
@@ -199,7 +195,7 @@ def _pairing(rows: Sequence[RefitAnswer], scores: dict[str, float]) -> Pairing:
     )
 
 
-def _notes(base: ScorerSet, rows: Sequence[RefitAnswer], neighbours: bool) -> list[str]:
+def _notes(base: ScorerSet, rows: Sequence[ScorerRow], neighbours: bool) -> list[str]:
     notes = []
     if not base.graded:
         notes.append("the base scorer has no second stage: graded answers count only as copies")
@@ -208,7 +204,9 @@ def _notes(base: ScorerSet, rows: Sequence[RefitAnswer], neighbours: bool) -> li
             "no answer vectors: the after figures use no graded neighbours (only copies of an "
             "answer's text, when the answers are known) and the base's bands are kept"
         )
-    unread = [s.name for s in base.signals if not any(r.features.has(s.features) for r in rows)]
+    unread = [
+        s.name for s in base.signals if not any(r.own_features().has(s.features) for r in rows)
+    ]
     if unread:
         notes.append(f"kept as they were (no answer has their features): {', '.join(unread)}")
     return notes

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from grader.calibrate.refit_fit import band_of, refit_band, refit_signals
-from grader.calibrate.refit_rows import RefitAnswer
-from grader.engine.features import GradedPool
-from grader.engine.rescoring import decided_share, with_neighbours
+from grader.calibrate.refit_fit import refit_band, refit_signals
+from grader.calibrate.scorer_cv import question_folds
+from grader.calibrate.scorer_rows import ScorerRow
 from grader.engine.scorer import AnswerFeatures, Scorer, ScorerSet
+from grader.engine.scorer_core.pool import GradedPool, read_answer
+from grader.engine.scorer_core.reading import Reading
+from grader.engine.scorer_core.rules import decide
 from grader.models import GradedAnswer
 
 Vectors = dict[str, np.ndarray]
@@ -30,9 +32,12 @@ Vectors = dict[str, np.ndarray]
 class Read:
     """One answer read with a first stage and its pool's graded answers."""
 
-    row: RefitAnswer
-    features: AnswerFeatures  # own, neighbour ones, and base_share
-    copies: list[GradedAnswer]
+    row: ScorerRow
+    reading: Reading  # features: own, neighbour ones, and base_share
+
+    @property
+    def features(self) -> AnswerFeatures:
+        return self.reading.features
 
 
 @dataclass
@@ -48,55 +53,46 @@ class OutOfFold:
     folds: int = 0
 
 
-def grouped_folds(
-    rows: Sequence[RefitAnswer], k: int
-) -> list[tuple[list[RefitAnswer], list[RefitAnswer]]]:
-    """(train, test) splits holding out whole questions (scikit-learn's GroupKFold)."""
-    from sklearn.model_selection import GroupKFold
-
-    groups = [r.question_id for r in rows]
-    splits = GroupKFold(n_splits=min(k, len(set(groups)))).split(np.zeros(len(rows)), groups=groups)
-    return [([rows[i] for i in train], [rows[i] for i in test]) for train, test in splits]
-
-
 def read_answers(
-    rows: Sequence[RefitAnswer], signals: list[Scorer], vectors: Vectors | None
+    rows: Sequence[ScorerRow], signals: list[Scorer], vectors: Vectors | None
 ) -> list[Read]:
     """Every row read with the first stage ``signals``, its graded neighbours and copies
     drawn from the rows of its pool (never itself)."""
     stage1 = ScorerSet(signals=signals)
-    by_pool: dict[str, list[RefitAnswer]] = defaultdict(list)
+    by_pool: dict[str, list[ScorerRow]] = defaultdict(list)
     for row in rows:
-        by_pool[row.pool].append(row)
+        by_pool[row.pool or row.question].append(row)
     out = []
     for members in by_pool.values():
         texts = [r for r in members if r.answer is not None]
         graded = [
-            (GradedAnswer(id=r.id, question_id=r.question_id, answer=r.answer, score=r.human),
-             r.features)
+            (GradedAnswer(id=r.id, question_id=r.question, answer=r.answer, score=r.human),
+             r.own_features())
             for r in texts
         ]  # fmt: skip
         pool = GradedPool.from_features(members[0].points, graded, vectors, stage1)
         for row in members:
             vector = vectors.get(row.id) if vectors else None
-            features, seen = with_neighbours(row.id, row.answer, row.features, pool, vector)
-            share = stage1.base(features)[1]
-            out.append(Read(row, features.model_copy(update={"base_share": share}), seen.copies))
+            reading = read_answer(row.own_features(), row.points, pool, row.id, row.answer, vector)
+            staged = reading.features.model_copy(
+                update={"base_share": stage1.base(reading.features)[1]}
+            )
+            out.append(Read(row, replace(reading, features=staged)))
     return out
 
 
 def share(read: Read, signals: list[Scorer], bands: Sequence[Scorer]) -> float:
     scorer = ScorerSet(signals=signals, graded=list(bands))
-    return decided_share(read.features, scorer, read.copies, read.row.points)[1]
+    return decide(read.reading, scorer)[1]
 
 
 def out_of_fold(
-    base: ScorerSet, rows: Sequence[RefitAnswer], vectors: Vectors | None, k: int
+    base: ScorerSet, rows: Sequence[ScorerRow], vectors: Vectors | None, k: int
 ) -> OutOfFold:
     """The refit's grades, question-held-out: its first stage alone, with the base's bands,
     and with bands fit on the training questions (where they could be)."""
     result = OutOfFold()
-    splits = grouped_folds(rows, k)
+    splits = question_folds(rows, k)
     result.folds = len(splits)
     neighbours = vectors is not None and bool(base.graded)
     for number, (train, test) in enumerate(splits):
@@ -108,7 +104,7 @@ def out_of_fold(
             result.fold[rid] = number
             result.stage1[rid] = float(read.features.base_share)
             result.shipped[rid] = share(read, signals, base.graded)
-            band = band_of(base.graded, read.features.graded_count)
+            band = _band(base, read)
             result.band[rid] = band
             fitted = bands.get(band) if band is not None else None
             result.refit[rid] = (
@@ -118,13 +114,13 @@ def out_of_fold(
 
 
 def _fold_bands(
-    base: ScorerSet, train: Sequence[RefitAnswer], vectors: Vectors | None, k: int
+    base: ScorerSet, train: Sequence[ScorerRow], vectors: Vectors | None, k: int
 ) -> dict[int, Scorer]:
     """Bands fit on ``train``, each answer read with a first stage not fit on its question."""
-    if len({r.question_id for r in train}) < 2:
+    if len({r.question for r in train}) < 2:
         return {}
     reads = []
-    for inner_train, inner_test in grouped_folds(train, k):
+    for inner_train, inner_test in question_folds(train, k):
         reads += read_answers(inner_test, refit_signals(base, inner_train), vectors)
     return fit_bands(base, reads)
 
@@ -132,10 +128,10 @@ def _fold_bands(
 def fit_bands(base: ScorerSet, reads: Sequence[Read]) -> dict[int, Scorer]:
     """A refit of each of the base's bands on the reads routed to it (copies aside: the copy
     rule grades them), where there are enough."""
-    routed: dict[int, list[tuple[RefitAnswer, AnswerFeatures]]] = defaultdict(list)
+    routed: dict[int, list[tuple[ScorerRow, AnswerFeatures]]] = defaultdict(list)
     for read in reads:
-        band = band_of(base.graded, read.features.graded_count)
-        if band is not None and not read.copies:
+        band = _band(base, read)
+        if band is not None and not read.reading.copies:
             routed[band].append((read.row, read.features))
     fitted = {}
     for band in base.graded:
@@ -143,6 +139,12 @@ def fit_bands(base: ScorerSet, reads: Sequence[Read]) -> dict[int, Scorer]:
         if model is not None:
             fitted[band.min_graded] = model
     return fitted
+
+
+def _band(base: ScorerSet, read: Read) -> int | None:
+    """The ``min_graded`` of the base's band that grades the answer (``ScorerSet.band``)."""
+    band = base.band(read.features.graded_count)
+    return None if band is None else band.min_graded
 
 
 def _swap(bands: Sequence[Scorer], fitted: Scorer) -> list[Scorer]:

@@ -9,11 +9,11 @@ lets graded answers of the same question be neighbours and copies, as they are i
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
+from grader.calibrate.scorer_rows import JudgeSeen, ScorerRow
 from grader.calibrate.tables import ScorePair
 from grader.engine.rescoring import readable, stored_features
-from grader.engine.scorer import AnswerFeatures, ScorerSet
+from grader.engine.scorer import JUDGE_FEATURES, AnswerFeatures, ScorerSet
 from grader.errors import CalibrationError
 from grader.models import Grade
 
@@ -25,27 +25,29 @@ MIN_ANSWERS = 30
 MIN_QUESTIONS = 3
 
 
-@dataclass(frozen=True)
-class RefitAnswer:
-    """One answer an instructor scored, as the scorer read it."""
-
-    id: str  # unique among the rows
-    question_id: str
-    pool: str  # graded neighbours come from one pool: the question (one platform's, served)
-    points: float
-    human: float
-    current: float  # the grade's score as it stands
-    features: AnswerFeatures  # the answer's own, as its grade recorded them
-    answer: str | None = None
-
-    @property
-    def share(self) -> float:
-        return min(1.0, self.human / self.points)
+def refit_row(pair: ScorePair, features: AnswerFeatures) -> ScorerRow:
+    """One answer an instructor scored (``pair``), as the scorer's rows hold it: ``features``
+    as its grade recorded them (the judge's reading apart, as in the default's table); the
+    question is its group and its pool of graded neighbours."""
+    judge = None
+    if features.judge_share is not None:
+        judge = JudgeSeen(share=features.judge_share, entropy=features.judge_entropy)
+    return ScorerRow(
+        id=pair.submission_id,
+        question=pair.question_id,
+        share=min(1.0, pair.human / pair.max_score),
+        points=pair.max_score,
+        answer=pair.answer,
+        features=features.model_copy(update=dict.fromkeys(JUDGE_FEATURES)),
+        judge=judge,
+        human=pair.human,
+        current=pair.judge,
+    )
 
 
 def refit_answers(
     pairs: Sequence[ScorePair], grades: Mapping[str, Grade], base: ScorerSet
-) -> tuple[list[RefitAnswer], list[str]]:
+) -> tuple[list[ScorerRow], list[str]]:
     """The rows of the instructor's answers whose grade the scorer decided; and notes saying
     what was left out and why. ``grades``: the newest grade per submission id."""
     rows, unread = [], 0
@@ -55,18 +57,7 @@ def refit_answers(
         if features is None or not readable(base, features):
             unread += 1
             continue
-        rows.append(
-            RefitAnswer(
-                id=pair.submission_id,
-                question_id=pair.question_id,
-                pool=pair.question_id,
-                points=pair.max_score,
-                human=pair.human,
-                current=pair.judge,
-                features=features,
-                answer=pair.answer,
-            )
-        )
+        rows.append(refit_row(pair, features))
     notes = []
     if unread:
         notes.append(
@@ -76,9 +67,9 @@ def refit_answers(
     return rows, notes
 
 
-def check_enough(rows: Sequence[RefitAnswer]) -> None:
+def check_enough(rows: Sequence[ScorerRow]) -> None:
     """A CalibrationError saying the minimum, and why, when the rows are too few to refit."""
-    questions = len({r.question_id for r in rows})
+    questions = len({r.question for r in rows})
     if len(rows) >= MIN_ANSWERS and questions >= MIN_QUESTIONS:
         return
     raise CalibrationError(

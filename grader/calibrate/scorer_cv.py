@@ -7,7 +7,7 @@ confidence model learns from (and a refit reports). Folds keep a question's answ
 
 ``grade_rows`` is the production decision over table rows: graded neighbours' stage-1 shares
 from the scorer without the judge (``GradedPool.build``), the neighbour features, the copy
-rule, then ``ScorerSet.score`` (``grader.engine.scoring.decide``).
+rule, then ``ScorerSet.score`` (``grader.engine.scorer_core.rules.decide``).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.calibrate.scorer_rows import ScorerRow, copy_shares, setting_features
+from grader.calibrate.scorer_rows import ScorerRow, reading
 from grader.engine.scorer import AnswerFeatures, Scorer, ScorerSet
-from grader.engine.scoring import decide
+from grader.engine.scorer_core.rules import decide
 
 FOLDS = 5
 
@@ -35,13 +35,27 @@ class Graded:
     features: AnswerFeatures
 
 
-def question_folds(rows: Sequence[ScorerRow], folds: int = FOLDS) -> list[np.ndarray]:
-    """The validation indices of each fold; a question's answers share one fold."""
+def question_split(
+    groups: Sequence[str], folds: int = FOLDS
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(training indices, held-out indices) of each fold: answers with the same question
+    (``groups``) share one fold (scikit-learn's GroupKFold). Every fit of the scorer, and
+    every benchmark of its designs, splits here."""
     from sklearn.model_selection import GroupKFold
 
-    groups = np.array([r.question for r in rows])
     splits = GroupKFold(n_splits=min(folds, len(set(groups))))
-    return [test for _, test in splits.split(np.zeros(len(rows)), groups=groups)]
+    return list(splits.split(np.zeros(len(groups)), groups=groups))
+
+
+def question_folds(
+    rows: Sequence[ScorerRow], folds: int = FOLDS
+) -> list[tuple[list[ScorerRow], list[ScorerRow]]]:
+    """(training rows, held-out rows) of each fold, in the rows' order (``question_split``):
+    the default fit and a refit split alike."""
+    return [
+        ([rows[i] for i in train], [rows[i] for i in held])
+        for train, held in question_split([r.question for r in rows], folds)
+    ]
 
 
 def oof_base(
@@ -51,13 +65,11 @@ def oof_base(
     ``plain`` without the judge's reading (what a graded neighbour gets), ``own`` with it."""
     plain: dict[str, float] = {}
     own: dict[str, float] = {}
-    for held in question_folds(rows):
-        keep = np.ones(len(rows), dtype=bool)
-        keep[held] = False
-        stage1 = ScorerSet(signals=fit_stage1([r for r, k in zip(rows, keep, strict=True) if k]))
-        for i in held:
-            plain[rows[i].id] = stage1.base(rows[i].features)[1]
-            own[rows[i].id] = stage1.base(rows[i].own_features())[1]
+    for train, held in question_folds(rows):
+        stage1 = ScorerSet(signals=fit_stage1(train))
+        for row in held:
+            plain[row.id] = stage1.base(row.features)[1]
+            own[row.id] = stage1.base(row.own_features())[1]
     return plain, own
 
 
@@ -75,9 +87,9 @@ def grade_rows(
         for row in rows:
             if not row.scored_in(setting):
                 continue
-            features = setting_features(row, setting, shares, base, texts=texts)
-            decided, share = decide(features, scorer, copy_shares(row, setting, shares))
-            out.append(Graded(row, setting, decided, share, features))
+            read = reading(row, setting, shares, base, texts=texts)
+            decided, share = decide(read, scorer)
+            out.append(Graded(row, setting, decided, share, read.features))
     return out
 
 
@@ -89,9 +101,6 @@ def cv_grades(
     """Out-of-fold grades: per fold the whole scorer is fit (``fit``) on the other questions,
     as the shipped scorer meets a new exam, then the fold's answers are graded."""
     out = []
-    for held in question_folds(rows):
-        keep = np.ones(len(rows), dtype=bool)
-        keep[held] = False
-        scorer = fit([r for r, k in zip(rows, keep, strict=True) if k])
-        out += grade_rows([rows[i] for i in held], scorer, settings)
+    for train, held in question_folds(rows):
+        out += grade_rows(held, fit(train), settings)
     return out

@@ -10,15 +10,16 @@ table rows (``scorer_rows``) to a scorer file with both stages and its confidenc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 import numpy as np
 
 from grader.calibrate.scorer_cv import Graded, cv_grades, oof_base
-from grader.calibrate.scorer_rows import NO_GRADED, ScorerRow, setting_features
+from grader.calibrate.scorer_rows import NO_GRADED, ScorerRow, copies, setting_features
 from grader.engine.review_rules import uncertainty_signals
-from grader.engine.scorer import JUDGE_FEATURES, Confidence, Scorer, ScorerSet
+from grader.engine.scorer import JUDGE_FEATURES, AnswerFeatures, Confidence, Scorer, ScorerSet
 from grader.engine.scoring import to_points
 
 
@@ -85,6 +86,77 @@ def fit_confidence(x: np.ndarray, within: np.ndarray, features: Sequence[str]) -
         coef=model.coef_[0].tolist(),
         intercept=float(model.intercept_[0]),
     )
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One model to fit: its name, features and kind, the languages it serves (empty: all),
+    the graded answers a second-stage band needs, and ``positive``: no weight below 0."""
+
+    name: str
+    features: tuple[str, ...]
+    kind: Literal["ridge", "isotonic"] = "ridge"
+    languages: tuple[str, ...] = ()
+    min_graded: int = 0
+    positive: bool = False
+
+    @classmethod
+    def of(cls, scorer: Scorer, positive: bool = False) -> Spec:
+        """The spec of a fitted scorer: a refit fits the same model on new rows."""
+        return cls(
+            scorer.name,
+            tuple(scorer.features),
+            scorer.kind,
+            tuple(scorer.languages),
+            scorer.min_graded,
+            positive,
+        )
+
+
+def fit_model(
+    spec: Spec,
+    examples: Sequence[tuple[ScorerRow, AnswerFeatures]],
+    describe: Callable[[list[ScorerRow]], dict[str, object]],
+    min_rows: int = 1,
+) -> Scorer | None:
+    """``spec`` fit on the examples (a row and its features as the scorer reads them) that it
+    serves: every feature, the language; the target is the row's human share. None with fewer
+    than ``min_rows`` such examples. ``describe``: the ``trained_on`` of the rows it used.
+    The default fit and an instructor's refit fit every model here."""
+    usable = [
+        (row, features)
+        for row, features in examples
+        if features.has(spec.features)
+        and (not spec.languages or features.language in spec.languages)
+    ]
+    if not usable or len(usable) < min_rows:
+        return None
+    x = np.array([f.vector(spec.features) for _, f in usable])
+    y = np.array([row.share for row, _ in usable])
+    fitted = (
+        fit_ridge(x, y, spec.features, positive=spec.positive)
+        if spec.kind == "ridge"
+        else fit_isotonic(x, y, spec.features[0])
+    )
+    update = {
+        "name": spec.name,
+        "languages": list(spec.languages),
+        "min_graded": spec.min_graded,
+        "trained_on": describe([row for row, _ in usable]),
+    }
+    return fitted.model_copy(update=update)
+
+
+def trained_on(rows: Sequence[ScorerRow], **extra: object) -> dict[str, object]:
+    """What a model was fit on, for its file: the data sets and parts (an instructor's grades
+    when the rows name none), how many answers and questions, and ``extra``."""
+    parts = sorted({f"{r.dataset} {r.part}".strip() for r in rows} - {""})
+    return {
+        "data": " + ".join(parts) or "an instructor's grades of this exam",
+        "answers": len(rows),
+        "questions": len({r.question for r in rows}),
+        **extra,
+    }
 
 
 # --- the default scorer ----------------------------------------------------------------------
@@ -165,24 +237,18 @@ def fit_default(rows: Sequence[ScorerRow], design: Design = SHIPPED) -> ScorerSe
 
 
 def fit_stage1(rows: Sequence[ScorerRow], design: Design) -> list[Scorer]:
-    """One ridge per stage-1 feature set, on the scored rows that have its features."""
-    out = []
-    for name, names in design.stage1:
-        languages = dict(design.languages).get(name, ())
-        usable = [
-            r
-            for r in rows
-            if r.rule is None
-            and r.own_features().has(names)
-            and (not languages or r.features.language in languages)
-        ]
-        if not usable:
-            continue
-        x = np.array([r.own_features().vector(names) for r in usable])
-        scorer = fit_ridge(x, np.array([r.share for r in usable]), names, positive=True)
-        update = {"name": name, "languages": list(languages), "trained_on": _trained_on(usable)}
-        out.append(scorer.model_copy(update=update))
-    return out
+    """One non-negative ridge per stage-1 feature set, on the scored rows that have its
+    features (and its language, where it serves some only)."""
+    scored = [(r, r.own_features()) for r in rows if r.rule is None]
+    fitted = [
+        fit_model(
+            Spec(name, names, languages=dict(design.languages).get(name, ()), positive=True),
+            scored,
+            lambda used: trained_on(used, setting=NO_GRADED),
+        )
+        for name, names in design.stage1
+    ]
+    return [s for s in fitted if s is not None]
 
 
 def fit_stages(rows: Sequence[ScorerRow], design: Design) -> ScorerSet:
@@ -194,26 +260,16 @@ def fit_stages(rows: Sequence[ScorerRow], design: Design) -> ScorerSet:
     graded = []
     for setting, band, names in design.bands:
         read = texts if "wording_residual" in names else None
-        usable, x = [], []
-        for row in rows:
-            if not row.scored_in(setting) or row.neighbours[setting].identical:
-                continue  # the copy rule grades an answer whose text was graded
-            features = setting_features(row, setting, shares, plain, own[row.id], texts=read)
-            if features.has(names):
-                usable.append(row)
-                x.append(features.vector(names))
-        if not usable:
-            continue
-        scorer = fit_ridge(np.array(x), np.array([r.share for r in usable]), names)
-        graded.append(
-            scorer.model_copy(
-                update={
-                    "name": f"graded{band}+",
-                    "min_graded": band,
-                    "trained_on": _trained_on(usable, setting),
-                }
-            )
-        )
+        examples = [
+            (row, setting_features(row, setting, shares, plain, own[row.id], texts=read))
+            for row in rows
+            # the copy rule grades an answer whose text was graded
+            if row.scored_in(setting) and not copies(row, setting, shares)
+        ]
+        spec = Spec(f"graded{band}+", names, min_graded=band)
+        scorer = fit_model(spec, examples, lambda used, s=setting: trained_on(used, setting=s))
+        if scorer is not None:
+            graded.append(scorer)
     return ScorerSet(signals=signals, graded=graded)
 
 
@@ -252,13 +308,3 @@ def fit_confidences(
         model = fit_confidence(x, np.array([w for _, w in found], dtype=int), names)
         models.append(model.model_copy(update={"name": name}))
     return models
-
-
-def _trained_on(rows: Sequence[ScorerRow], setting: str = NO_GRADED) -> dict[str, object]:
-    parts = sorted({f"{r.dataset} {r.part}".strip() for r in rows} - {""})
-    return {
-        "data": " + ".join(parts) or "instructor's grades",
-        "setting": setting,
-        "answers": len(rows),
-        "questions": len({r.question for r in rows}),
-    }

@@ -11,6 +11,9 @@ features then come from ``grader.engine.scorer.neighbour_features``, the functio
 The default scorer's table is ``benchmarks/results/scorer_features.jsonl.gz`` (with each
 answer's text, which the wording model of the graded answers reads);
 ``grader.calibrate.scorer_fit.fit_default`` fits the shipped file from its development rows.
+An instructor's refit reads the same rows from the grades (``refit_rows.refit_row``): the
+features the grade recorded, the instructor's score, the grade's score as it stands; its
+neighbours come from the answers' vectors (``scorer_core.pool``), not from a table.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from grader.engine.scorer import (
     AnswerFeatures,
     neighbour_features,
 )
+from grader.engine.scorer_core.reading import Copy, Reading
 from grader.engine.wording import wording_residual
 
 NO_GRADED = "none"  # the setting without graded answers: every row is evaluated
@@ -62,6 +66,9 @@ class ScorerRow(BaseModel):
 
     id: str
     question: str = Field(description="group key: answers of one question stay in one fold")
+    pool: str | None = Field(
+        None, description="whose graded answers are its neighbours; None: its question's"
+    )
     dataset: str = ""
     part: str = Field("", description="dev / test (benchmarks/splits.py); '' for an instructor's")
     share: float = Field(ge=0, le=1, description="the human score over the points")
@@ -73,6 +80,8 @@ class ScorerRow(BaseModel):
     neighbours: dict[str, Neighbours] = Field(
         default_factory=dict, description="by setting; absent: graded (not scored) there"
     )
+    human: float | None = Field(None, ge=0, description="an instructor's score, in points")
+    current: float | None = Field(None, description="the grade's score as it stands (a refit's)")
 
     def scored_in(self, setting: str) -> bool:
         """Production's scorer grades this answer in ``setting`` (no rule, not graded)."""
@@ -142,11 +151,26 @@ def _wording(
     )
 
 
-def copy_shares(row: ScorerRow, setting: str, shares: Mapping[str, float]) -> list[float]:
-    """The human shares of the graded answers with the row's very text (the copy rule)."""
+def copies(row: ScorerRow, setting: str, shares: Mapping[str, float]) -> tuple[Copy, ...]:
+    """The graded answers with the row's very text in ``setting``, with their human shares
+    (the table found them by ``scorer_core.rules.graded_split``)."""
     if setting == NO_GRADED:
-        return []
-    return [shares[i] for i in row.neighbours[setting].identical]
+        return ()
+    return tuple(Copy(i, shares[i]) for i in row.neighbours[setting].identical)
+
+
+def reading(
+    row: ScorerRow,
+    setting: str,
+    shares: Mapping[str, float],
+    base: Mapping[str, float] | None,
+    *,
+    texts: Mapping[str, str | None] | None = None,
+) -> Reading:
+    """The row as the scorer reads it in ``setting``: ``setting_features`` and its copies."""
+    return Reading(
+        setting_features(row, setting, shares, base, texts=texts), copies(row, setting, shares)
+    )
 
 
 def read_rows(path: Path) -> list[ScorerRow]:

@@ -29,7 +29,6 @@ from grader.engine import substance
 from grader.engine.anchors import choose_anchors
 from grader.engine.conclusion import apply_conclusion
 from grader.engine.coverage import pastes_rubric
-from grader.engine.features import GradedPool
 from grader.engine.injected import Flagged, as_raw, bound, flag, injection_only_grade, twin
 from grader.engine.modes import MODES, Item
 from grader.engine.progress import Progress, Stage, reporter
@@ -44,6 +43,7 @@ from grader.engine.rule_grades import (
     zero_off_topic,
 )
 from grader.engine.scorer import ScorerSet, load_scorer
+from grader.engine.scorer_core.pool import GradedPool
 from grader.engine.scoring import calibrated
 from grader.engine.signals import QuestionAnalysis, analyze_question, blank_reason
 from grader.judge.base import Judge

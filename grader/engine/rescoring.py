@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING
 
 from grader.engine import substance
 from grader.engine.conclusion import apply_conclusion
-from grader.engine.features import GradedPool
 from grader.engine.scorer import FEATURE_NAMES, NEIGHBOUR_FEATURES, AnswerFeatures, ScorerSet
-from grader.engine.scoring import Evidence, scored_grade
+from grader.engine.scorer_core.pool import GradedPool, read_answer
+from grader.engine.scorer_core.reading import Copy, Reading
+from grader.engine.scorer_core.rules import copy_share
+from grader.engine.scoring import scored_grade
 from grader.models import (
     Criterion,
     Grade,
@@ -59,34 +61,6 @@ def readable(scorer: ScorerSet, features: AnswerFeatures) -> bool:
     return any(s.serves(features) for s in scorer.signals)
 
 
-def with_neighbours(
-    submission_id: str,
-    answer: str | None,
-    features: AnswerFeatures,
-    pool: GradedPool | None,
-    vector: np.ndarray | None,
-) -> tuple[AnswerFeatures, Evidence]:
-    """The features with the neighbour ones, and the copies and nearest graded answers, when
-    the pool and the answer's text (copies) and vector (neighbours) are known."""
-    if pool is None or not pool.answers or answer is None:
-        return features, Evidence([], [])
-    copies = pool.copies(submission_id, answer)
-    if vector is None or not pool.has_vectors:
-        return features, Evidence(copies, [])
-    nearby, nearest = pool.neighbours(submission_id, answer, vector)
-    return features.model_copy(update=nearby), Evidence(copies, nearest)
-
-
-def decided_share(
-    features: AnswerFeatures, scorer: ScorerSet, copies: Sequence[GradedAnswer], points: float
-) -> tuple[str, float]:
-    """(who decided, the share), as ``scoring.scored_grade`` decides: a graded copy of the
-    answer's text gives its score, anything else the scorer."""
-    if copies:
-        return "copy", sum(min(1.0, c.score / points) for c in copies) / len(copies)
-    return scorer.score(features)
-
-
 def rescored(
     grade: Grade,
     scorer: ScorerSet,
@@ -106,20 +80,13 @@ def rescored(
     features = stored_features(grade)
     if features is None or not readable(scorer, features) or grade.max_score is None:
         return None
+    rubric = _rubric(grade, rubric)
     if pool is not None:
-        features, seen = with_neighbours(grade.submission_id, answer, features, pool, vector)
+        reading = read_answer(features, rubric.points, pool, grade.submission_id, answer, vector)
     else:  # the graded answers are unknown: the copies the grade recorded still stand
-        seen = Evidence(_recorded_copies(grade), [])
-    new = scored_grade(
-        judged(grade),
-        answer or "",
-        _rubric(grade, rubric),
-        features,
-        scorer,
-        seen,
-        review_below,
-    )
-    new = substance.reapply(new, _rubric(grade, rubric))  # the recorded restatement/claim rules
+        reading = Reading(features, _recorded_copies(grade, rubric.points))
+    new = scored_grade(judged(grade), answer or "", rubric, reading, scorer, review_below)
+    new = substance.reapply(new, rubric)  # the recorded restatement/claim rules
     before = grade.details["scorer"]
     details = dict(new.details)
     details["rescored_from"] = {
@@ -142,11 +109,11 @@ def judged(grade: Grade) -> Grade:
     )
 
 
-def _recorded_copies(grade: Grade) -> list[GradedAnswer]:
-    return [
-        GradedAnswer(id=c["id"], question_id=grade.question_id, answer="", score=c["score"])
+def _recorded_copies(grade: Grade, points: float) -> tuple[Copy, ...]:
+    return tuple(
+        Copy(c["id"], copy_share(c["score"], points), float(c["score"]))
         for c in grade.details["scorer"].get("copies", [])
-    ]
+    )
 
 
 def _rubric(grade: Grade, rubric: Rubric | None) -> Rubric:

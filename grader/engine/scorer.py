@@ -128,8 +128,8 @@ def neighbour_features(
     """What the graded answers of the question say about one answer.
 
     ``similarities``, ``shares`` and ``base`` are, for each graded answer the caller allows
-    (never the answer itself; see ``eligible_neighbours``), its cosine to the answer, its
-    human share and the signals scorer's share for it. The k nearest are weighted by
+    (never the answer itself nor a copy of its text: ``scorer_core.rules.graded_split``),
+    its cosine to the answer, its human share and the signals scorer's share for it. The k nearest are weighted by
     softmax(cosine / temperature): e5 cosines are compressed, so a plain cosine weight would
     treat a 0.95 and a 0.85 neighbour nearly alike. The residuals (human − signals scorer)
     say how far the instructor's marks sit from what the signals alone would give, near this
@@ -160,16 +160,6 @@ def neighbour_features(
         out["knn_residual"] = float(weights @ residuals[nearest])
         out["graded_residual"] = float(residuals.mean())
     return out
-
-
-def eligible_neighbours(answer_key: str, graded_keys: Sequence[str]) -> np.ndarray:
-    """Mask of the graded answers that may be neighbours: not the same text (match key).
-
-    An identical graded text is a copy whose grade should be shown, not averaged in: on the
-    ADS development part copies often carry a different score (benchmarks/README.md), and in
-    an evaluation they would be the answer grading itself.
-    """
-    return np.array([key != answer_key for key in graded_keys], dtype=bool)
 
 
 # --- the model -------------------------------------------------------------------------------
@@ -328,16 +318,19 @@ class ScorerSet(BaseModel):
     def score(self, features: AnswerFeatures) -> tuple[str, float]:
         """(the name of the scorer that decided, the share); ``base_share`` comes from stage 1."""
         name, share = self.base(features)
-        count = features.graded_count or 0
-        bands = sorted(
-            (g for g in self.graded if g.min_graded <= count), key=lambda g: -g.min_graded
-        )
-        if not bands:
+        band = self.band(features.graded_count)
+        if band is None:
             return name, share
         staged = features.model_copy(update={"base_share": share})
-        if not staged.has(bands[0].features):
+        if not staged.has(band.features):
             return name, share
-        return bands[0].name, float(predict(bands[0], staged.vector(bands[0].features))[0])
+        return band.name, float(predict(band, staged.vector(band.features))[0])
+
+    def band(self, graded_count: int | None) -> Scorer | None:
+        """The second stage for an answer with this many graded answers beside it: the band
+        with the largest ``min_graded`` it reaches; None: the first stage decides."""
+        reached = [g for g in self.graded if g.min_graded <= (graded_count or 0)]
+        return max(reached, key=lambda g: g.min_graded, default=None)
 
 
 def content_version(payload: dict) -> str:

@@ -11,20 +11,20 @@ a review reason; confidence comes from the scorer file's model of when grades ar
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from grader.config import Settings
 from grader.engine.evidence import closest_evidence
-from grader.engine.features import GradedPool, JudgeReading, answer_features, judge_reading
+from grader.engine.features import JudgeReading, answer_features, judge_reading
 from grader.engine.review_rules import confidence, uncertainty_signals
 from grader.engine.scorer import AnswerFeatures, ScorerSet, contributions
+from grader.engine.scorer_core.pool import GradedPool, read_answer
+from grader.engine.scorer_core.reading import Reading
+from grader.engine.scorer_core.rules import decide
 from grader.engine.signals import QuestionAnalysis
 from grader.models import (
     CriterionScore,
     Grade,
-    GradedAnswer,
     Question,
     ReviewCode,
     ReviewReason,
@@ -35,14 +35,6 @@ from grader.models import (
 STEP = 0.5  # grades in half points, as instructors give them
 DISAGREEMENT = 0.4  # scorer and judge further apart than this share of the points: review
 SHOWN_NEIGHBOURS = 3
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """What the scorer had for one answer beyond its features."""
-
-    copies: list[GradedAnswer]
-    nearest: list[tuple[GradedAnswer, float]]
 
 
 def calibrated(
@@ -56,11 +48,9 @@ def calibrated(
     settings: Settings,
 ) -> Grade:
     """A judged grade re-scored from its features and the question's graded answers."""
-    features, seen = answer_evidence(
-        submission, question, rubric, analysis, pool, judge_reading(grade)
-    )
+    reading = answer_evidence(submission, question, rubric, analysis, pool, judge_reading(grade))
     return scored_grade(
-        grade, submission.answer, rubric, features, scorer, seen, settings.review_below_confidence
+        grade, submission.answer, rubric, reading, scorer, settings.review_below_confidence
     )
 
 
@@ -71,29 +61,20 @@ def answer_evidence(
     analysis: QuestionAnalysis,
     pool: GradedPool | None,
     judge: JudgeReading | None,
-) -> tuple[AnswerFeatures, Evidence]:
+) -> Reading:
     """Everything the scorer reads about one answer: its features (the neighbour ones when
     the question has graded answers), graded copies of its text and its nearest graded answers."""
     features = answer_features(
         question, rubric, submission.answer, analysis.signals[submission.id], judge
     )
-    if pool is None or not pool.answers:
-        return features, Evidence([], [])
-    nearby, nearest = pool.neighbours(
-        submission.id, submission.answer, analysis.vectors[submission.id]
+    return read_answer(
+        features,
+        rubric.points,
+        pool,
+        submission.id,
+        submission.answer,
+        analysis.vectors.get(submission.id),
     )
-    copies = pool.copies(submission.id, submission.answer)
-    return features.model_copy(update=nearby), Evidence(copies, nearest)
-
-
-def decide(
-    features: AnswerFeatures, scorer: ScorerSet, copies: Sequence[float] = ()
-) -> tuple[str, float]:
-    """(who decided, the share): an answer whose text was graded takes the mean share of
-    those ``copies``, any other answer the scorer's share."""
-    if copies:
-        return "copy", sum(copies) / len(copies)
-    return scorer.score(features)
 
 
 def to_points(share: float, points: float) -> float:
@@ -105,16 +86,14 @@ def scored_grade(
     grade: Grade,
     answer: str,
     rubric: Rubric,
-    features: AnswerFeatures,
+    reading: Reading,
     scorer: ScorerSet,
-    seen: Evidence,
     review_below: float,
 ) -> Grade:
     """``grade`` (judged) with the scorer's score, criteria, confidence and reasons."""
     judge_total = sum(c.points for c in grade.criteria)
-    decided, share = decide(
-        features, scorer, [min(1.0, c.score / rubric.points) for c in seen.copies]
-    )
+    features = reading.features
+    decided, share = decide(reading, scorer)
     score = to_points(share, rubric.points)
     criteria = allocate(grade.criteria, rubric, score, answer, grade)
     reasons = [r for r in grade.review_reasons if r.code != ReviewCode.LOW_CONFIDENCE]
@@ -137,7 +116,7 @@ def scored_grade(
     details["judge_points"] = details.get("judge_points") or {
         c.id: c.points for c in grade.criteria
     }
-    details["scorer"] = _explanation(scorer, decided, share, features, seen)
+    details["scorer"] = _explanation(scorer, decided, share, reading)
     provenance = dict(grade.provenance) | {"scorer_version": scorer.version, "scored_by": decided}
     return grade.model_copy(
         update={
@@ -207,10 +186,10 @@ def _explanation(
     scorer: ScorerSet,
     decided: str,
     share: float,
-    features: AnswerFeatures,
-    seen: Evidence,
+    reading: Reading,
 ) -> dict[str, Any]:
     """What an instructor reads: who decided, on what, how much each signal pushed."""
+    features = reading.features
     used = next((s for s in (*scorer.signals, *scorer.graded) if s.name == decided), None)
     pushes: dict[str, float] = {}
     if used is not None and used.kind == "ridge" and decided in {s.name for s in scorer.signals}:
@@ -227,7 +206,7 @@ def _explanation(
         "contributions": pushes,
         "neighbours": [
             {"id": g.id, "score": g.score, "similarity": round(sim, 4)}
-            for g, sim in seen.nearest[:SHOWN_NEIGHBOURS]
+            for g, sim in reading.nearest[:SHOWN_NEIGHBOURS]
         ],
-        "copies": [{"id": g.id, "score": g.score} for g in seen.copies],
+        "copies": [{"id": c.id, "score": c.score} for c in reading.copies],
     }

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from grader.errors import CalibrationError
@@ -100,7 +100,7 @@ def propose(
     if len(found) > len(scored):
         notes.append(f"{len(found) - len(scored)} answer(s) you scored have no grade yet: left out")
     platform = {str(r.submission.id): r.submission.platform_id for r in scored}
-    rows = [replace(r, pool=f"{platform[r.id]}/{r.question_id}") for r in rows]
+    rows = [r.model_copy(update={"pool": f"{platform[r.id]}/{r.question}"}) for r in rows]
     try:
         check_enough(rows)
     except CalibrationError as exc:

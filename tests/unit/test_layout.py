@@ -1,5 +1,5 @@
 """The house keeps its floors: imports go one way, no module imports itself back, no module
-grows past ~400 lines, and ``import grader`` stays light.
+grows past ~400 lines, ``import grader`` stays light, and the scorer's rules live in one place.
 
 The floors, bottom up (see README "Layout"): ground (version, models, errors, config, text) ←
 files, bank, packaged ← judge, embed ← engine ← calibrate, reports ← service ← api, workers ←
@@ -8,6 +8,13 @@ the engine's entry points and loads them on first use.
 ``ALLOWED`` says, for each room (a top-level module or package of ``grader``, or ``workers``),
 which other rooms it may import; imports inside one room are free. A new room must be added
 here, on purpose.
+
+The scorer core (``grader/engine/scorer_core``, README "Layout") is the one place the
+scorer's rules live: the neighbour rule (``graded_split``), the copy rule and the decision
+(``decide``); the default fit and an instructor's refit split folds in one function
+(``scorer_cv.question_split``) and fit every model in one (``scorer_fit.fit_model``).
+Grading, re-scoring, both fits and the benchmarks call them; ``test_the_scorer_rules_live_in
+_one_place`` fails when one is written again.
 """
 
 from __future__ import annotations
@@ -285,6 +292,76 @@ def test_importing_the_workers_builds_no_celery_app():
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert result.stdout.strip() == "0"
+
+
+# The scorer's rules and where each is defined; the names they had when written several times.
+SCORER_RULES = {
+    "graded_split": "grader/engine/scorer_core/rules.py",  # the neighbour rule
+    "copy_share": "grader/engine/scorer_core/rules.py",
+    "copied_share": "grader/engine/scorer_core/rules.py",  # the copy rule
+    "decide": "grader/engine/scorer_core/rules.py",
+    "read_answer": "grader/engine/scorer_core/pool.py",
+    "question_split": "grader/calibrate/scorer_cv.py",  # the one fold split
+    "fit_model": "grader/calibrate/scorer_fit.py",  # the one fitter
+}
+RETIRED = {"eligible_neighbours", "decided_share", "copy_shares", "with_neighbours",
+           "grouped_folds", "band_of"}  # fmt: skip
+COPY_CODE = "copy"  # who decided a copy's grade: compared through scorer_core.rules.COPY
+
+
+def rules_written_again(files: Mapping[str, str]) -> list[str]:
+    """Places that write a scorer rule again: a function with a rule's name outside its home
+    (in ``grader``; a benchmark may name its own ``decide``) or with a retired name, a
+    ``GroupKFold`` outside the one fold split, a comparison with the copy code's string."""
+    found = []
+    home_of_split = SCORER_RULES["question_split"]
+    for path, source in sorted(files.items()):
+        for node in ast.walk(ast.parse(source)):
+            where = f"{path}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.FunctionDef):
+                home = SCORER_RULES.get(node.name)
+                ours = path.startswith("grader/") and home is not None and path != home
+                if ours or node.name in RETIRED:
+                    found.append(f"{where} defines {node.name}")
+            elif isinstance(node, ast.Name | ast.Attribute) and path != home_of_split:
+                if (node.id if isinstance(node, ast.Name) else node.attr) == "GroupKFold":
+                    found.append(f"{where} splits folds with GroupKFold")
+            elif isinstance(node, ast.Compare) and not path.startswith(
+                "grader/engine/scorer_core/"
+            ):
+                sides = [node.left, *node.comparators]
+                if any(isinstance(x, ast.Constant) and x.value == COPY_CODE for x in sides):
+                    found.append(f"{where} compares with {COPY_CODE!r}")
+    return found
+
+
+def test_the_scorer_rules_live_in_one_place():
+    files = {
+        str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+        for folder in (*PACKAGES, "benchmarks")
+        for p in sorted((ROOT / folder).rglob("*.py"))
+    }
+    assert rules_written_again(files) == []
+
+
+def test_a_scorer_rule_written_again_is_caught():
+    files = {
+        "grader/engine/scoring.py": "def decide(features, scorer, copies):\n    pass\n",
+        "grader/engine/scorer_core/rules.py": "def decide(reading, scorer):\n    pass\n",
+        "benchmarks/x.py": textwrap.dedent(
+            """
+            from sklearn.model_selection import GroupKFold
+            def decide(figures, groups):
+                folds = GroupKFold(5).split(figures, groups=groups)
+                return [g for g in figures if g.decided == "copy"], folds
+            """
+        ),
+    }
+    assert rules_written_again(files) == [
+        "benchmarks/x.py:4 splits folds with GroupKFold",
+        "benchmarks/x.py:5 compares with 'copy'",
+        "grader/engine/scoring.py:1 defines decide",
+    ]
 
 
 # --- the checker itself catches what it must ------------------------------------------------

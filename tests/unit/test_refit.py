@@ -6,11 +6,12 @@ import pytest
 
 import grader.calibrate.refit_cv as refit_cv
 from grader.calibrate.refit import _verdict, refit
-from grader.calibrate.refit_fit import band_of, refit_signals
-from grader.calibrate.refit_rows import RefitAnswer, check_enough
-from grader.engine.features import GradedPool
+from grader.calibrate.refit_fit import refit_signals
+from grader.calibrate.refit_rows import check_enough, refit_row
+from grader.calibrate.tables import ScorePair
 from grader.engine.rescoring import judged, rescored, stored_features
 from grader.engine.scorer import AnswerFeatures, load_scorer
+from grader.engine.scorer_core.pool import GradedPool
 from grader.errors import CalibrationError
 from grader.models import (
     CriterionScore,
@@ -46,8 +47,10 @@ def rows(questions=6, per=20, seed=0, cohort=True, texts=True):
             vector = centre + rng.normal(size=8) * 0.3 + 4 * share
             vectors[rid] = vector / np.linalg.norm(vector)
             current = round(BASE.score(features)[1] * 10) / 2
-            out.append(RefitAnswer(rid, f"q{q}", f"q{q}", 5.0, round(share * 10) / 2, current,
-                                   features, f"answer {rid}" if texts else None))  # fmt: skip
+            pair = ScorePair(submission_id=rid, question_id=f"q{q}", max_score=5.0,
+                             human=round(share * 10) / 2, judge=current,
+                             answer=f"answer {rid}" if texts else None)  # fmt: skip
+            out.append(refit_row(pair, features))
     return out, vectors
 
 
@@ -57,7 +60,7 @@ def test_no_answer_is_scored_by_a_first_stage_fit_on_its_question(monkeypatch):
 
     def recording(base, train):
         signals = fit(base, train)
-        seen.append(({r.question_id for r in train}, signals))
+        seen.append(({r.question for r in train}, signals))
         return signals
 
     monkeypatch.setattr(refit_cv, "refit_signals", recording)
@@ -75,7 +78,7 @@ def test_no_answer_is_scored_by_a_first_stage_fit_on_its_question(monkeypatch):
     assert found.folds == 5 and set(found.read) == {r.id for r in data}
     for test, signals in reads:  # outer and inner reads alike
         trained_on = next(q for q, s in seen if s is signals)
-        assert not trained_on & {r.question_id for r in test}
+        assert not trained_on & {r.question for r in test}
 
 
 def test_the_refit_learns_the_instructors_weights_and_reports_held_out_figures():
@@ -137,10 +140,10 @@ def test_a_band_is_refit_only_with_enough_answers_and_a_lower_held_out_error():
 
 
 def test_the_band_is_the_largest_one_reached():
-    assert band_of(BASE.graded, None) is None
-    assert band_of(BASE.graded, 4) is None
-    assert band_of(BASE.graded, 5) == 5 and band_of(BASE.graded, 19) == 10
-    assert band_of(BASE.graded, 200) == 20
+    assert BASE.band(None) is None
+    assert BASE.band(4) is None
+    assert BASE.band(5).min_graded == 5 and BASE.band(19).min_graded == 10
+    assert BASE.band(200).min_graded == 20
 
 
 # --- re-scoring one stored grade -------------------------------------------------------------

@@ -11,12 +11,12 @@ from grader.engine.scorer import (
     Scorer,
     ScorerSet,
     contributions,
-    eligible_neighbours,
     from_json,
     neighbour_features,
     predict,
     to_json,
 )
+from grader.engine.scorer_core.rules import graded_split
 
 
 def test_neighbours_weight_the_nearest_by_softmax():
@@ -53,9 +53,15 @@ def test_no_graded_answer_gives_no_neighbour_features():
         neighbour_features(np.array([0.9]), np.array([0.1, 0.2]))
 
 
-def test_identical_texts_are_not_neighbours():
-    mask = eligible_neighbours("栈是先进后出", ["栈是先进后出", "队列是先进先出", "栈后进先出"])
-    assert mask.tolist() == [False, True, True]
+def test_identical_texts_are_copies_not_neighbours_and_an_answer_is_neither_to_itself():
+    near, same = graded_split(
+        "a",
+        "栈是先进后出",
+        ["a", "b", "c", "d"],
+        ["栈是先进后出", "栈是先进后出", "队列是先进先出", "栈后进先出"],
+    )
+    assert near.tolist() == [False, False, True, True]
+    assert same.tolist() == [False, True, False, False]
 
 
 def _toy(n=200, seed=0):
