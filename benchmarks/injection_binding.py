@@ -31,10 +31,10 @@ from splits import Item
 from grader.bank.files import load_bank
 from grader.config import Settings
 from grader.engine import substance
+from grader.engine.blanks import blank_reason
 from grader.engine.rubrics import load_rubrics, rubric_for
 from grader.engine.scorer import load_scorer
 from grader.engine.scoring import to_points
-from grader.engine.signals import blank_reason
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ("seed_answers.jsonl", "seed_answers_2.jsonl")

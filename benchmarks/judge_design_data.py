@@ -18,8 +18,8 @@ from pathlib import Path
 from splits import Item, ads_items, ads_split, mohler_items, mohler_split
 
 from grader.bank.files import load_bank
+from grader.engine.blanks import blank_reason
 from grader.engine.rubrics import derive_rubric, key_points_of, load_rubrics
-from grader.engine.signals import blank_reason
 from grader.models import Question, QuestionType, Rubric
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -94,7 +94,7 @@ def blatant_questions(question_ids: list[str]) -> list[str]:
 
 def dev_cohort(items: list[Item], parts: dict[str, str], question_id: str, settings: Settings):
     """A question's non-blank development answers, the class a blatant text joins."""
-    from grader.engine.signals import blank_reason
+    from grader.engine.blanks import blank_reason
 
     return [submission_of(i) for i in items if parts[i.id] == "dev"
             and i.question_id == question_id

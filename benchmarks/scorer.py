@@ -2,7 +2,7 @@
 
 For every question of the Mohler test half, the ADS test part and the seed-question sets
 (``scorer_eval_data.py``: settings none / 5 graded / 10 graded / development answers as
-graded), the production path: ``blank_reason`` (0 by rule), ``signals.analyze_question`` over
+graded), the production path: ``blanks.blank_reason`` (0 by rule), ``signals.analyze_question`` over
 the exam's answers with the graded answers, off-topic answers 0 by rule, then for every other
 answer ``scoring.answer_evidence`` (``answer_features`` and the ``GradedPool`` neighbours),
 ``scoring.decide`` (copy rule, then ``load_scorer("default")``), ``scoring.to_points`` (half
@@ -39,6 +39,7 @@ from scorer_tables import eval_tables
 from grader.calibrate.metrics import agreement
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.config import Settings
+from grader.engine.blanks import blank_reason
 from grader.engine.features import JudgeReading
 from grader.engine.review_rules import caught
 from grader.engine.rubrics import rubric_for
@@ -47,7 +48,7 @@ from grader.engine.scorer import AnswerFeatures, ScorerSet, load_scorer
 from grader.engine.scorer_core.pool import GradedPool
 from grader.engine.scorer_core.rules import decide
 from grader.engine.scoring import answer_evidence, scorer_confidence, to_points
-from grader.engine.signals import analyze_question, blank_reason
+from grader.engine.signals import analyze_question
 from grader.models import GradedAnswer, Submission
 
 RESULTS = Path(__file__).resolve().parent / "results"

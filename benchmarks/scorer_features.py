@@ -42,11 +42,12 @@ from splits import Item, ads_items, ads_split, graded_sample, mohler_items, mohl
 
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow, write_rows
 from grader.config import Settings
+from grader.engine.blanks import blank_reason
 from grader.engine.features import answer_features
 from grader.engine.rubrics import rubric_for
 from grader.engine.rule_grades import zero_off_topic
 from grader.engine.scorer_core.rules import graded_split
-from grader.engine.signals import analyze_question, blank_reason
+from grader.engine.signals import analyze_question
 from grader.models import Bank, GradedAnswer, Question, QuestionType, Submission
 from grader.text import match_key
 

@@ -56,7 +56,7 @@ CASES: dict[str, tuple[str, str, int, str]] = {
         "1",
     ),
     "verdict fragment: 'C11' * n + 'x'": (
-        "from grader.engine.signals import blank_reason\nf = lambda a: blank_reason(a, 2)",
+        "from grader.engine.blanks import blank_reason\nf = lambda a: blank_reason(a, 2)",
         "'C11' * (n // 3) + 'x'",
         ANSWER,
         "2",

@@ -73,7 +73,7 @@ def groups(
             f"[bold red]error:[/] no question {escape(repr(question_id))} in {escape(str(bank_path))}"
         )
         raise typer.Exit(code=2)
-    from grader.engine.signals import blank_reason
+    from grader.engine.blanks import blank_reason
 
     mine = sorted((s for s in pending if s.question_id == question_id), key=lambda s: s.id)
     if not mine:

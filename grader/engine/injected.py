@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 
+from grader.engine.blanks import blank_reason
 from grader.engine.injection import Finding, find_injections, strip_injections
 from grader.engine.provenance import rule_provenance
 from grader.engine.reasons import injection_reason
 from grader.engine.rule_grades import identity
-from grader.engine.signals import QuestionAnalysis, blank_reason
+from grader.engine.signals import QuestionAnalysis
 from grader.models import (
     CriterionScore,
     Grade,

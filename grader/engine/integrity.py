@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from grader.config import Settings
-from grader.engine.signals import blank_reason, copied_pairs
+from grader.engine.blanks import blank_reason
+from grader.engine.signals import copied_pairs
 from grader.models import Bank, Submission
 
 if TYPE_CHECKING:

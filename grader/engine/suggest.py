@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from grader.config import Settings
-from grader.engine.signals import blank_reason
+from grader.engine.blanks import blank_reason
 from grader.models import Bank, Submission
 
 if TYPE_CHECKING:

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from grader.engine.anchors import choose_anchors
+from grader.engine.blanks import blank_reason
 from grader.engine.cohort import centroid, group_answers, near_duplicates
-from grader.engine.signals import blank_reason
 from grader.models import Anchor
 from grader.text import content_chars, sentences_of
 
