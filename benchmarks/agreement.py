@@ -42,8 +42,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from common import code_version, fmt
-
+from benchmarks.common import ROOT, code_version, fmt
 from grader.config import Settings
 from grader.engine.pipeline import Pipeline
 from grader.engine.rubrics import derive_rubric, key_points_of
@@ -60,7 +59,6 @@ from grader.models import (
     Submission,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "mohler" / "mohler_2011.csv"
 CORRUPT = "#NAME?"
 MAX_POINTS = 5.0

@@ -25,20 +25,19 @@ import json
 from pathlib import Path
 
 import numpy as np
-from common import code_version
-from scorer_features import as_bank, load
-from splits import graded_sample
 
-from grader.calibrate.scorer_rows import ScorerRow, copy_shares, read_rows, setting_features
+from benchmarks.common import RESULTS, code_version
+from benchmarks.datasets import TABLE, as_bank, load
+from benchmarks.splits import graded_sample
+from grader.calibrate.scorer_rows import ScorerRow, read_rows, reading
 from grader.engine.conclusion import apply_conclusion
 from grader.engine.conclusion_read import read_conclusion, verdict_of
 from grader.engine.rubrics import rubric_for
 from grader.engine.scorer import ScorerSet, load_scorer
+from grader.engine.scorer_core.rules import decide
 from grader.engine.scoring import to_points
 from grader.models import Conclusion, Grade, GradeStatus, Method, Rubric
 
-RESULTS = Path(__file__).resolve().parent / "results"
-TABLE = RESULTS / "scorer_features.jsonl.gz"
 SETTINGS = ("none", "graded10")
 # name -> (cap for a verdict, cap for the other kinds, kinds gated, verdict policy)
 DESIGNS: dict[str, tuple[float, float, tuple[str, ...], str]] = {
@@ -71,12 +70,7 @@ def shipped_grades(rows: list[ScorerRow], scorer: ScorerSet, setting: str) -> di
             continue
         if not r.scored_in(setting):
             continue
-        copies = copy_shares(r, setting, shares)
-        if copies:
-            share = sum(copies) / len(copies)
-        else:
-            features = setting_features(r, setting, shares, base, texts=texts)
-            share = scorer.score(features)[1]
+        share = decide(reading(r, setting, shares, base, texts=texts), scorer)[1]
         grades[r.id] = to_points(share, r.points)
     return grades
 

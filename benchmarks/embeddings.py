@@ -27,9 +27,8 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from common import code_version
+from benchmarks.common import ROOT, code_version
 
-ROOT = Path(__file__).resolve().parents[1]
 MOHLER = ROOT.parent / "shared" / "data" / "mohler" / "mohler_2011.csv"
 CORRUPTED = "#NAME?"
 

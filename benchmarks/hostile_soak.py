@@ -34,12 +34,10 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from grader.api.keys import new_key  # noqa: E402
-from grader.service.store import Store  # noqa: E402
-from tests.integration.service import free_port, wait_for  # noqa: E402
+from benchmarks.common import ROOT
+from grader.api.keys import new_key
+from grader.service.store import Store
+from tests.integration.service import free_port, wait_for
 
 EXAM = "grad_accum_engineer"
 BODY_BYTES = 8 * 1024 * 1024

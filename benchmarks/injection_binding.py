@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
-from scorer_data import load_table
-from scorer_features import as_bank, load
-from splits import Item
 
+from benchmarks.common import ROOT
+from benchmarks.datasets import as_bank, load
+from benchmarks.scorer_data import load_table
+from benchmarks.splits import Item
 from grader.bank.files import load_bank
 from grader.config import Settings
 from grader.engine import substance
@@ -36,7 +36,6 @@ from grader.engine.rubrics import load_rubrics, rubric_for
 from grader.engine.scorer import load_scorer
 from grader.engine.scoring import to_points
 
-ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ("seed_answers.jsonl", "seed_answers_2.jsonl")
 
 
@@ -126,7 +125,6 @@ def public_figures(name: str, part: str) -> dict:
 
 def injection_figures() -> dict:
     """The 42 pairs and the pure attempts through the whole grade."""
-    sys.path.insert(0, str(ROOT))
     from tests.unit.test_injection_binding import PAIRS, PURE, grade, seed_graded
 
     out = {}

@@ -30,12 +30,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import code_version
 from scipy.stats import pearsonr, spearmanr
-from scorer_eval_data import Dataset, public_dataset, seed_datasets
-from scorer_judge import _rank, judge_sample
-from splits import Item
 
+from benchmarks.common import code_version
+from benchmarks.scorer_eval_data import Dataset, public_dataset, seed_datasets
+from benchmarks.scorer_judge import _rank, judge_sample
+from benchmarks.splits import Item
 from grader.config import Settings
 from grader.engine.coverage import coverage_points
 from grader.engine.pipeline import Pipeline

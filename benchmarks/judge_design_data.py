@@ -13,16 +13,14 @@ import hashlib
 import json
 import re
 from collections import defaultdict
-from pathlib import Path
 
-from splits import Item, ads_items, ads_split, mohler_items, mohler_split
-
+from benchmarks.common import ROOT
+from benchmarks.splits import Item, ads_items, ads_split, mohler_items, mohler_split
 from grader.bank.files import load_bank
 from grader.engine.blanks import blank_reason
 from grader.engine.rubrics import derive_rubric, key_points_of, load_rubrics
 from grader.models import Question, QuestionType, Rubric
 
-ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "tests" / "data" / "seed_answers.jsonl"
 BANKS = ROOT / "rubrics"
 SALT = "judge-designs-v1"

@@ -22,8 +22,9 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from judge_design_prompts import GRADED, RUNS, design_of
 from scipy.stats import pearsonr, spearmanr
+
+from benchmarks.judge_design_prompts import GRADED, RUNS, design_of
 
 DATASET_ORDER = ("mohler", "ads", "seed")
 BLOCK = 32

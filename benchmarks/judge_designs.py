@@ -37,8 +37,8 @@ import sys
 import time
 from pathlib import Path
 
-from common import code_version
-from judge_design_prompts import DESIGNS, RUNS, Request, design_of, score
+from benchmarks.common import code_version
+from benchmarks.judge_design_prompts import DESIGNS, RUNS, Request, design_of, score
 
 RESULTS = Path(__file__).resolve().parent / "results" / "judge_designs"
 SAMPLES = RESULTS / "samples.json.gz"
@@ -47,8 +47,7 @@ MODELS = {"1.5b": "qwen2.5-coder-1.5b-instruct", "0.5b": "qwen2.5-coder-0.5b-ins
 
 
 def prepare() -> None:
-    from judge_design_data import build_samples
-
+    from benchmarks.judge_design_data import build_samples
     from grader.embed import Embedder
 
     samples = build_samples(Embedder())
@@ -286,7 +285,7 @@ def main() -> None:
             tuple(int(x) for x in args.part.split("/")) if args.part else None,
         )
     else:
-        from judge_design_report import report
+        from benchmarks.judge_design_report import report
 
         report(RESULTS)
 

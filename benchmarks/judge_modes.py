@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 import torch
-from common import code_version
 
+from benchmarks.common import ROOT, code_version
 from grader.bank.files import load_bank
 from grader.config import Settings
 from grader.engine.pipeline import Pipeline
@@ -32,7 +32,6 @@ from grader.judge import make_judge
 from grader.judge.vllm_local import engine_dtype
 from grader.models import Submission
 
-ROOT = Path(__file__).resolve().parents[1]
 BANK = ROOT / "rubrics" / "grad_accum_engineer.yaml"
 DATA = [
     ROOT / "tests" / "data" / "seed_answers.jsonl",

@@ -18,7 +18,8 @@ import json
 from pathlib import Path
 
 import numpy as np
-from common import paired_pearson_difference, pearson
+
+from benchmarks.common import paired_pearson_difference, pearson
 
 RESAMPLES = 10_000
 

@@ -43,8 +43,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from common import code_version
-
+from benchmarks.common import ROOT, code_version
 from grader.bank.files import load_bank
 from grader.config import Settings
 from grader.engine.prompts import judge_messages, judge_prompt
@@ -55,7 +54,6 @@ from grader.judge import make_judge
 from grader.judge.base import Judge, JudgeRequest
 from grader.models import Question, Rubric
 
-ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "tests" / "data" / "seed_answers.jsonl"
 EXAMPLES = ROOT / "examples"
 BANKS = ROOT / "rubrics"
@@ -99,8 +97,7 @@ def _ids(text: str) -> list[str]:
 
 def mohler_items(questions: list[str] | None, count: int) -> list[tuple[Question, Rubric, str]]:
     """(question, rubric, answer) from the Mohler data, with the agreement benchmark's rubric."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from agreement import DEFAULT_DATA, build_bank, read_rows, sample, scale_rubric
+    from benchmarks.agreement import DEFAULT_DATA, build_bank, read_rows, sample, scale_rubric
 
     rows = sample(read_rows(DEFAULT_DATA), questions, count, seed=0)
     bank = build_bank(rows)

@@ -20,9 +20,8 @@ import argparse
 import json
 from pathlib import Path
 
-import judge_modes
-from common import code_version
-
+from benchmarks import judge_modes
+from benchmarks.common import code_version
 from grader.bank.files import load_bank
 from grader.config import Settings
 from grader.engine.pipeline import Pipeline

@@ -49,9 +49,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import code_version
-from scorer_data import TABLE, load_table, rule_and_scorer
-from scorer_judge import (
+
+from benchmarks.common import RESULTS, code_version
+from benchmarks.scorer_data import TABLE, load_table, rule_and_scorer
+from benchmarks.scorer_judge import (
     PAST_EVERY_MARGIN,
     judge_readings,
     judge_seen,
@@ -59,13 +60,11 @@ from scorer_judge import (
     run_judge,
     submission_of,
 )
-from splits import SALT, Item
-
+from benchmarks.splits import SALT, Item
 from grader.calibrate.scorer_fit import SHIPPED, fit_stages
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.config import Settings
 
-RESULTS = Path(__file__).resolve().parent / "results"
 BLATANT = RESULTS / "offtopic_blatant_vllm.jsonl"
 BLATANT_QUESTIONS = 20
 TAUS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
@@ -112,8 +111,8 @@ def blatant_batch(question_id: str, texts: tuple[str, ...]):
 def read(max_minutes: float) -> None:
     """Both readings; the first goes on where an earlier run stopped, the second is redone."""
     import torch
-    from scorer_features import as_bank, load
 
+    from benchmarks.datasets import as_bank, load
     from grader.embed import Embedder
     from grader.engine.pipeline import Pipeline
     from grader.judge import make_judge
@@ -197,10 +196,11 @@ def blatant_peer_margins() -> dict[str, dict[str, list[float]]]:
     """Peer margins of blatant off-topic text in development cohorts, per language: with the
     other blatant texts of its language in the cohort, and alone."""
     import torch
-    from scorer_features import as_bank, load, settings_for_table
-    from scorer_lexical import INTEGRATION_OFF_TOPIC
-    from signal_calibration import OFF_TOPIC
 
+    from benchmarks.datasets import as_bank, load
+    from benchmarks.scorer_features import settings_for_table
+    from benchmarks.scorer_lexical import INTEGRATION_OFF_TOPIC
+    from benchmarks.signal_calibration import OFF_TOPIC
     from grader.embed import Embedder
     from grader.engine.rubrics import rubric_for
     from grader.engine.signals import analyze_question
@@ -236,8 +236,8 @@ def blatant_graded(blatant: list[dict]) -> dict:
     margin at or above the zero margin, or among their classmates): the shipped scorer's share
     with the judge's reading, each text beside its question's development cohort and the other
     texts, as they were read."""
-    from scorer_features import as_bank, load, settings_for_table
-
+    from benchmarks.datasets import as_bank, load
+    from benchmarks.scorer_features import settings_for_table
     from grader.embed import Embedder
     from grader.engine.features import JudgeReading, answer_features
     from grader.engine.rubrics import rubric_for

@@ -39,11 +39,9 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from grader.service.store import Store  # noqa: E402
-from tests.integration.service import RedisServer, Worker, free_port, wait_for  # noqa: E402
+from benchmarks.common import ROOT
+from grader.service.store import Store
+from tests.integration.service import RedisServer, Worker, free_port, wait_for
 
 EXAM = "grad_accum_engineer"
 OBJECTIVE_SECTIONS = ("004-s1", "004-s2", "004-s3", "004-s4")
@@ -55,7 +53,7 @@ class TimedWorker(Worker):
 
     def __init__(self, env: dict[str, str], log: Path, concurrency: int):
         self.process = subprocess.Popen(
-            [sys.executable, str(ROOT / "benchmarks" / "timed_worker.py"), "worker",
+            [sys.executable, "-m", "benchmarks.timed_worker", "worker",
              "--concurrency", str(concurrency), "--pool", "prefork", "--loglevel", "INFO"],
             cwd=ROOT, env=env, stdout=log.open("a"), stderr=subprocess.STDOUT,
             start_new_session=True,

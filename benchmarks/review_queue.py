@@ -34,10 +34,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-from common import code_version
 from scipy.stats import pearsonr
-from scorer_data import load_table
 
+from benchmarks.common import code_version
+from benchmarks.scorer_data import load_table
 from grader.calibrate.scorer_cv import grade_rows, question_folds
 from grader.calibrate.scorer_fit import SETTINGS, SHIPPED, fit_stages
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow

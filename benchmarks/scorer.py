@@ -29,13 +29,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
-from common import code_version
-from scorer_data import load_table
-from scorer_eval_data import Dataset, Exam, public_dataset, seed_datasets
-from scorer_features import settings_for_table
-from scorer_judge import production_readings
-from scorer_tables import eval_tables
 
+from benchmarks.common import RESULTS, code_version
+from benchmarks.scorer_data import load_table
+from benchmarks.scorer_eval_data import Dataset, Exam, public_dataset, seed_datasets
+from benchmarks.scorer_features import settings_for_table
+from benchmarks.scorer_judge import production_readings
+from benchmarks.scorer_tables import eval_tables
 from grader.calibrate.metrics import agreement
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.config import Settings
@@ -51,7 +51,6 @@ from grader.engine.scoring import answer_evidence, scorer_confidence, to_points
 from grader.engine.signals import analyze_question
 from grader.models import GradedAnswer, Submission
 
-RESULTS = Path(__file__).resolve().parent / "results"
 RATES = (0.1, 0.2, 0.3)
 
 

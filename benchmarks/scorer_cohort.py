@@ -22,12 +22,12 @@ import json
 import warnings
 from pathlib import Path
 
-from common import code_version
-from scorer_data import load_table
-from scorer_designs import figures_of
-from scorer_dev import _counts
 from threadpoolctl import threadpool_limits
 
+from benchmarks.common import code_version
+from benchmarks.scorer_data import load_table
+from benchmarks.scorer_designs import figures_of
+from benchmarks.scorer_dev import _counts
 from grader.calibrate.scorer_cv import cv_grades
 from grader.calibrate.scorer_fit import (
     EXPLAINABLE,

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.datasets import TABLE
 from grader.calibrate.scorer_rows import ScorerRow, read_rows, setting_features
 from grader.engine.scorer import DEFAULT_K, DEFAULT_TEMPERATURE
 
-TABLE = Path(__file__).resolve().parent / "results" / "scorer_features.jsonl.gz"
 SETTINGS = ("none", "graded5", "graded10", "all_other")
 
 SIGNALS = (

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.stats import pearsonr
-from scorer_data import COHORT, RESIDUALS, SIGNALS, SIGNALS_PORTABLE, Rows, dev_rows
 from sklearn.ensemble import HistGradientBoostingRegressor
 
+from benchmarks.scorer_data import COHORT, RESIDUALS, SIGNALS, SIGNALS_PORTABLE, Rows, dev_rows
 from grader.calibrate.metrics import agreement
 from grader.calibrate.scorer_cv import question_split
 from grader.calibrate.scorer_fit import EXPLAINABLE, fit_isotonic, fit_ridge

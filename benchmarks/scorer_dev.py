@@ -24,8 +24,10 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from common import code_version
-from scorer_data import (
+from threadpoolctl import threadpool_limits
+
+from benchmarks.common import code_version
+from benchmarks.scorer_data import (
     COHORT,
     JUDGE,
     KNN,
@@ -36,7 +38,7 @@ from scorer_data import (
     dev_rows,
     load_table,
 )
-from scorer_designs import (
+from benchmarks.scorer_designs import (
     SCOPES,
     cv_predict,
     cv_two_stage,
@@ -47,8 +49,6 @@ from scorer_designs import (
     single_features,
     with_copy_rule,
 )
-from threadpoolctl import threadpool_limits
-
 from grader.calibrate.scorer_cv import cv_grades
 from grader.calibrate.scorer_fit import (
     EXPLAINABLE,

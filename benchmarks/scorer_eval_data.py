@@ -18,14 +18,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from scorer_features import as_bank, load
-from splits import Item, graded_sample
-
+from benchmarks.common import ROOT
+from benchmarks.datasets import as_bank, load
+from benchmarks.splits import Item, graded_sample
 from grader.bank.files import load_bank
 from grader.engine.rubrics import load_rubrics
 from grader.models import Bank, Rubric
 
-ROOT = Path(__file__).resolve().parents[1]
 SEED_SETS = {"seed_dev": "seed_answers.jsonl", "seed_2": "seed_answers_2.jsonl"}
 
 

@@ -37,9 +37,10 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from scorer_judge import add_judge_arguments, judge_seen, production_readings, run_judge
-from splits import Item, ads_items, ads_split, graded_sample, mohler_items, mohler_split
 
+from benchmarks.datasets import TABLE, as_bank, load
+from benchmarks.scorer_judge import add_judge_arguments, judge_seen, production_readings, run_judge
+from benchmarks.splits import Item, graded_sample
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow, write_rows
 from grader.config import Settings
 from grader.engine.blanks import blank_reason
@@ -48,42 +49,11 @@ from grader.engine.rubrics import rubric_for
 from grader.engine.rule_grades import zero_off_topic
 from grader.engine.scorer_core.rules import graded_split
 from grader.engine.signals import analyze_question
-from grader.models import Bank, GradedAnswer, Question, QuestionType, Submission
+from grader.models import GradedAnswer, Question, Submission
 from grader.text import match_key
 
-TABLE = Path(__file__).resolve().parent / "results" / "scorer_features.jsonl.gz"
 GRADED_K = (5, 10)
 DATASETS = ("mohler", "ads")
-
-
-def load(name: str) -> tuple[list[Item], dict[str, str], str]:
-    """(items, part by answer id, language) of one data set."""
-    items, split, language = (
-        (mohler_items(), mohler_split, "en") if name == "mohler" else (ads_items(), ads_split, "zh")
-    )
-    parts = {i.id: part for part, chosen in split(items).items() for i in chosen}
-    return items, parts, language
-
-
-def as_bank(name: str, items: list[Item], language: str) -> Bank:
-    """One short-answer question per data-set question, with its first reference."""
-    firsts: dict[str, Item] = {}
-    for item in items:
-        firsts.setdefault(item.question_id, item)
-    questions = [
-        Question(
-            id=qid,
-            number=qid,
-            section=name,
-            type=QuestionType.SHORT_ANSWER,
-            stem=first.question,
-            answer=first.references[0],
-            points=first.max_score,
-            language=language,  # type: ignore[arg-type]
-        )
-        for qid, first in firsts.items()
-    ]
-    return Bank(name=name, questions=questions)
 
 
 def settings_for_table() -> Settings:

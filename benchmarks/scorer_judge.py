@@ -30,14 +30,14 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from splits import SALT, Item
-
+from benchmarks.common import RESULTS
+from benchmarks.datasets import TABLE, as_bank, load
+from benchmarks.splits import SALT, Item
 from grader.calibrate.scorer_rows import JudgeSeen
 from grader.config import Settings
 from grader.engine.features import judge_reading
 from grader.models import Grade, GradeStatus, Submission
 
-RESULTS = Path(__file__).resolve().parent / "results"
 PAST_EVERY_MARGIN = -1.0  # an off-topic zero margin no answer's topic margin is below
 
 
@@ -132,8 +132,6 @@ def reading_line(grade: Grade, dataset: str, question: str) -> dict:
 def run_judge(args: argparse.Namespace, embedder, judge=None) -> bool:
     """Judge the chosen answers not judged yet (with ``judge`` when given, else one made
     when the first is due); False when the time limit stopped it."""
-    from scorer_features import TABLE, as_bank, load
-
     from grader.calibrate.scorer_rows import read_rows
     from grader.engine.pipeline import Pipeline
     from grader.judge import make_judge

@@ -33,13 +33,13 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from common import code_version
 from scipy.stats import pearsonr
-from scorer_data import dev_rows, load_table, rule_and_scorer
-from scorer_dev import shipped_cv
-from splits import ads_items, mohler_items
 from threadpoolctl import threadpool_limits
 
+from benchmarks.common import code_version
+from benchmarks.scorer_data import dev_rows, load_table, rule_and_scorer
+from benchmarks.scorer_dev import shipped_cv
+from benchmarks.splits import ads_items, mohler_items
 from grader.calibrate.scorer_fit import EXPLAINABLE, SETTINGS, SHIPPED, Design, fit_stages
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow
 from grader.engine.scorer import DEFAULT_TEMPERATURE
@@ -232,8 +232,7 @@ def blatant_margins() -> list[float]:
     """Topic margins of off-topic text that must keep scoring 0: signal_calibration.py's seven
     off-topic answers and the integration test's two, each against the 8 seed questions
     (beside that question's non-blank seed answers, as ``signal_calibration.py`` runs it)."""
-    from signal_calibration import OFF_TOPIC, ROOT, SEEDS
-
+    from benchmarks.signal_calibration import OFF_TOPIC, ROOT, SEEDS
     from grader.bank.files import load_bank
     from grader.config import Settings
     from grader.embed import Embedder

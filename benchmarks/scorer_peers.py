@@ -16,10 +16,9 @@ import argparse
 import json
 from pathlib import Path
 
-from common import code_version
-from scorer_data import load_table
-from scorer_dev import shipped_cv
-
+from benchmarks.common import code_version
+from benchmarks.scorer_data import load_table
+from benchmarks.scorer_dev import shipped_cv
 from grader.calibrate.scorer_fit import EXPLAINABLE, SETTINGS, SHIPPED, Design, with_judge
 
 WITH_PEERS = with_judge(

@@ -34,10 +34,10 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from common import code_version
-from scorer_data import load_table
-from splits import ads_items, ads_split
 
+from benchmarks.common import code_version
+from benchmarks.scorer_data import load_table
+from benchmarks.splits import ads_items, ads_split
 from grader.calibrate.scorer_cv import Graded, cv_grades, question_split
 from grader.calibrate.scorer_fit import (
     SETTINGS,

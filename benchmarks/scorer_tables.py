@@ -7,9 +7,8 @@ Command: ``python benchmarks/scorer_tables.py``
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from benchmarks.common import RESULTS
 
 
 def _cell(fig: dict, interval: bool = True) -> str:

@@ -24,11 +24,11 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from common import code_version, paired_pearson_difference
-from scorer_designs import figures_of
-from scorer_dev import shipped_cv
 from threadpoolctl import threadpool_limits
 
+from benchmarks.common import code_version, paired_pearson_difference
+from benchmarks.scorer_designs import figures_of
+from benchmarks.scorer_dev import shipped_cv
 from grader.calibrate.scorer_cv import Graded, grade_rows
 from grader.calibrate.scorer_fit import Design, fit_stages, with_judge
 from grader.calibrate.scorer_rows import read_rows

@@ -32,10 +32,9 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from common import code_version
-from scorer_data import load_table
-from scorer_dev import shipped_cv
-
+from benchmarks.common import code_version
+from benchmarks.scorer_data import load_table
+from benchmarks.scorer_dev import shipped_cv
 from grader.calibrate.scorer_fit import SETTINGS, SHIPPED, STAGE2, WORDING, Design
 
 DATASETS = ("mohler", "ads")

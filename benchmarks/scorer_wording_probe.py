@@ -24,13 +24,13 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sparse
-from common import code_version
 from scipy.stats import pearsonr
-from scorer_data import load_table
-from scorer_wording import BEFORE
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LinearRegression, Ridge
 
+from benchmarks.common import code_version
+from benchmarks.scorer_data import load_table
+from benchmarks.scorer_wording import BEFORE
 from grader.calibrate.scorer_cv import cv_grades, question_split
 from grader.calibrate.scorer_fit import SHIPPED, Design, fit_stages
 from grader.calibrate.scorer_rows import ScorerRow

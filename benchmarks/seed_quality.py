@@ -20,8 +20,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from common import code_version, fmt
-
+from benchmarks.common import ROOT, code_version, fmt
 from grader.bank.files import load_bank
 from grader.config import Settings
 from grader.engine.pipeline import Pipeline
@@ -30,7 +29,6 @@ from grader.judge import make_judge
 from grader.judge.vllm_local import resolve_model
 from grader.models import Grade, GradeStatus, Submission
 
-ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "tests" / "data" / "seed_answers.jsonl"
 BANKS = ROOT / "rubrics"
 SCORERS = ("judge", "coverage", "mean")

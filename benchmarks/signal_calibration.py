@@ -20,8 +20,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from common import code_version
-
+from benchmarks.common import ROOT, code_version
 from grader.bank.files import load_bank
 from grader.config import Settings
 from grader.embed import Embedder
@@ -30,7 +29,6 @@ from grader.engine.rubrics import load_rubrics, rubric_for
 from grader.engine.signals import analyze_question
 from grader.models import Submission
 
-ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "tests" / "data" / "seed_answers.jsonl"
 
 OFF_TOPIC = [

@@ -419,3 +419,53 @@ def test_a_cycle_is_found_however_lazy():
     )
     assert cycles(edges) == [["workers.app", "workers.hooks"]]
     assert cycles(_fake(**{"workers.app": "import workers.tasks\n", "workers.tasks": ""})) == []
+
+
+# --- benchmarks: a package, run as ``python -m benchmarks.<name>`` ----------------------------
+
+
+def benchmark_imports(sources: Mapping[str, str]) -> tuple[list[str], dict[str, set[str]]]:
+    """(bare sibling imports, the import graph) of the benchmark modules ``sources`` (file
+    stem -> source): ``import common`` or ``from splits import Item`` only works with the
+    script's folder on ``sys.path``; the package imports ``benchmarks.common``."""
+    bare, edges = [], {}
+    for stem, source in sorted(sources.items()):
+        edges[f"benchmarks.{stem}"] = targets = set()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            else:
+                continue
+            if names[0].split(".")[0] in sources:
+                bare.append(f"benchmarks/{stem}.py:{node.lineno} imports {names[0]}")
+            for name in names:
+                if name.startswith("benchmarks.") and name.split(".")[1] in sources:
+                    targets.add(f"benchmarks.{name.split('.')[1]}")
+        targets.discard(f"benchmarks.{stem}")
+    return bare, edges
+
+
+def test_benchmarks_are_a_package_without_bare_imports_or_cycles():
+    folder = ROOT / "benchmarks"
+    assert (folder / "__init__.py").is_file()
+    sources = {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
+    bare, edges = benchmark_imports(sources)
+    assert bare == []
+    assert cycles(edges) == []
+    assert not [s for s in sources.values() if "sys.path.insert" in s]
+
+
+def test_a_bare_benchmark_import_and_a_benchmark_cycle_are_caught():
+    sources = {
+        "common": "",
+        "a": "from benchmarks.b import x\n",
+        "b": "def f():\n    from benchmarks.a import y\n",
+        "c": "import common\nfrom splits import Item\nfrom benchmarks.common import ROOT\n",
+        "splits": "",
+    }
+    bare, edges = benchmark_imports(sources)
+    assert bare == ["benchmarks/c.py:1 imports common", "benchmarks/c.py:2 imports splits"]
+    assert edges["benchmarks.c"] == {"benchmarks.common"}
+    assert cycles(edges) == [["benchmarks.a", "benchmarks.b"]]
