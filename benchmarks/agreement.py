@@ -28,7 +28,7 @@ robin over the questions, each question's answers shuffled with ``--seed``); ``-
 keeps only the listed question ids. The nine answers a spreadsheet corrupted to ``#NAME?`` are
 graded (an engine must cope) but reported apart from the metrics.
 
-    python benchmarks/agreement.py --limit 240 --out benchmarks/results/agreement_1.5b.json
+    python -m benchmarks.agreement --limit 240 --out benchmarks/results/agreement_1.5b.json
 """
 
 from __future__ import annotations

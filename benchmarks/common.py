@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,15 @@ def code_version(*paths: str | Path) -> dict:
         return {"commit": git("rev-parse", "HEAD"), "dirty": bool(changed)}
     except (OSError, subprocess.CalledProcessError):
         return {"commit": None, "dirty": None}
+
+
+def command() -> str:
+    """This run's command line as a reader reruns it from the repository root, for a result
+    file (``python -m benchmarks.<name> ...``; ``sys.argv[0]`` is the module's file path)."""
+    script = Path(sys.argv[0]).resolve()
+    if script.parent == ROOT / "benchmarks":
+        return " ".join([f"python -m benchmarks.{script.stem}", *sys.argv[1:]])
+    return " ".join(["python", *sys.argv])
 
 
 def fmt(value: object) -> str:

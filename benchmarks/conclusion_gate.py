@@ -14,7 +14,7 @@ gate (a rule with a handful of choices) is chosen on the development part and th
 is reported once. Figures: Pearson and MAE against the course's grades, and the mean grade
 of the answers the course scored 0, on the data set's points.
 
-    python benchmarks/conclusion_gate.py          # writes results/conclusion_gate.json
+    python -m benchmarks.conclusion_gate          # writes results/conclusion_gate.json
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ and chat template — copied from any Qwen2.5 folder, by default the prepared em
 is all vLLM reads before it fills the weights with random values. Verdicts from such a model
 are noise; only the speed figures mean anything.
 
-    python benchmarks/dummy_model.py --preset qwen2.5-1.5b --out /tmp/qwen2.5-1.5b-dummy
+    python -m benchmarks.dummy_model --preset qwen2.5-1.5b --out /tmp/qwen2.5-1.5b-dummy
 """
 
 from __future__ import annotations

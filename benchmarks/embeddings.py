@@ -11,7 +11,7 @@ Two questions, answered side by side in one run:
   fresh vector cache) and cached (a new Embedder on the same cache: no model load, no model
   call), in the same process.
 
-    python benchmarks/embeddings.py --out benchmarks/results/embeddings_e5.json
+    python -m benchmarks.embeddings --out benchmarks/results/embeddings_e5.json
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ LOAD_FORMAT=auto
 if [[ -n "$DUMMY" ]]; then
     FROM=${TOKENIZER_FROM:-}
     [[ -z "$FROM" && -d "$MODEL" ]] && FROM=$MODEL
-    step dummy_model 60 "$PYTHON" benchmarks/dummy_model.py --preset "$DUMMY" \
+    step dummy_model 60 "$PYTHON" -m benchmarks.dummy_model --preset "$DUMMY" \
         --out "$OUT/dummy-$DUMMY" ${FROM:+--tokenizer-from "$FROM"} || exit 1
     MODEL="$OUT/dummy-$DUMMY"
     LOAD_FORMAT=dummy
@@ -108,7 +108,7 @@ print(resolve_model(Settings(judge_model='$MODEL')))" || exit 1
 fi
 
 # --- 3. judge throughput: batching, prefix cache on/off, structured on/off, one run ---------
-step judge_throughput 300 "$PYTHON" benchmarks/judge_throughput.py \
+step judge_throughput 300 "$PYTHON" -m benchmarks.judge_throughput \
     --model "$MODEL" --load-format "$LOAD_FORMAT" --data seed --questions all \
     --answers "$ANSWERS" --batch-sizes "$BATCH_SIZES" \
     --max-tokens "$MAX_TOKENS" --min-tokens "$MAX_TOKENS" \
@@ -122,7 +122,7 @@ if [[ "$LOAD_FORMAT" == dummy ]]; then
 else
     LIMIT_ARGS=()
     ((AGREEMENT_LIMIT > 0)) && LIMIT_ARGS=(--limit "$AGREEMENT_LIMIT")
-    step agreement 400 "$PYTHON" benchmarks/agreement.py --model "$MODEL" --chunk 512 \
+    step agreement 400 "$PYTHON" -m benchmarks.agreement --model "$MODEL" --chunk 512 \
         "${LIMIT_ARGS[@]}" --out "$OUT/agreement.json"
 fi
 

@@ -13,7 +13,7 @@ platform, on its own threads, keeps posting
     (issue 29 items 1 to 4, at sizes that took seconds, not days, before their fixes).
 The figure is the ratio of the normal platform's p99 POST latency in phase 2 to phase 1.
 
-    python benchmarks/hostile_soak.py --seconds 30 --out benchmarks/results/hostile_soak.json
+    python -m benchmarks.hostile_soak --seconds 30 --out benchmarks/results/hostile_soak.json
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@
   whole grade (``Pipeline.grade_many`` with the test embedder, the default scorer and a judge
   fooled by every attempt), with and without the seed answers as graded neighbours.
 
-    python benchmarks/injection_binding.py --test --out benchmarks/results/injection_binding.json
+    python -m benchmarks.injection_binding --test --out benchmarks/results/injection_binding.json
 
 ``results/injection_binding_before.json``: the injection part run on the code before the
 binding (commit 812e609), for the comparison in benchmarks/README.md.

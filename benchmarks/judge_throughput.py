@@ -26,7 +26,7 @@ sizes). On CUDA, ``--model`` is any local model folder; with ``--load-format dum
 it random weights (a folder with config.json and a tokenizer is enough: see
 ``benchmarks/dummy_model.py``), for throughput when no weights are at hand.
 
-    python benchmarks/judge_throughput.py --answers 16 --batch-sizes 1,4,16 \
+    python -m benchmarks.judge_throughput --answers 16 --batch-sizes 1,4,16 \
         --max-tokens 48 --min-tokens 48 --out benchmarks/results/judge_throughput_cpu.json
 """
 
@@ -38,12 +38,11 @@ import json
 import math
 import platform
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.common import ROOT, code_version
+from benchmarks.common import ROOT, code_version, command
 from grader.bank.files import load_bank
 from grader.config import Settings
 from grader.engine.prompts import judge_messages, judge_prompt
@@ -353,7 +352,7 @@ def main() -> None:
     context = {
         "benchmark": "judge_throughput",
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": " ".join(["python", *sys.argv]),
+        "command": command(),
         "machine": machine(),
         "code": code_version("grader", "prompts", __file__),
         "backend": args.backend,

@@ -11,7 +11,7 @@ wave computed. Printed per answer: uncached tokens, and the parts they come from
 Needs the judge model's tokenizer (the model folder ``grader`` assembles on first use; no
 weights are read).
 
-    python benchmarks/judge_token_budget.py --out benchmarks/results/judge_token_budget.json
+    python -m benchmarks.judge_token_budget --out benchmarks/results/judge_token_budget.json
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the "judge", so ``grader calibrate`` must reproduce the published human–human agreement
 (Pearson 0.597, exact agreement 55.6 % over all 2,273 answers).
 
-    python benchmarks/mohler_as_exam.py ../shared/data/mohler/mohler_2011.csv out/mohler
+    python -m benchmarks.mohler_as_exam ../shared/data/mohler/mohler_2011.csv out/mohler
     grader calibrate --human out/mohler/human.csv --grades out/mohler/grades.jsonl \
         --submissions out/mohler/submissions.jsonl --report out/mohler/report
 

@@ -36,8 +36,8 @@ Mohler development CV Pearson without graded answers ships if it beats the shipp
 least 0.01 there, is not lower with 5 graded answers, and ADS without graded answers does not
 drop by more than 0.005; otherwise nothing changes.
 
-    flock /tmp/grader-heavy.lock python benchmarks/offtopic_veto.py read
-    python benchmarks/offtopic_veto.py report --out benchmarks/results/offtopic_veto.json
+    flock /tmp/grader-heavy.lock python -m benchmarks.offtopic_veto read
+    python -m benchmarks.offtopic_veto report --out benchmarks/results/offtopic_veto.json
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ and the embedding model in one pool process, on the example exam's answers (all 
 ones, and the subjective ones but those to the warm-up question), to measure the fraction of
 end-to-end time spent outside the judge.
 
-    python benchmarks/queue_throughput.py --n 2000 --processes 1 2 4 --latency 0 0.2 \
+    python -m benchmarks.queue_throughput --n 2000 --processes 1 2 4 --latency 0 0.2 \
         --mix example subjective --out benchmarks/results/queue_throughput.json
-    python benchmarks/queue_throughput.py --real --out benchmarks/results/queue_throughput_real.json
+    python -m benchmarks.queue_throughput --real --out benchmarks/results/queue_throughput_real.json
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.common import ROOT
+from benchmarks.common import ROOT, command
 from grader.service.store import Store
 from tests.integration.service import RedisServer, Worker, free_port, wait_for
 
@@ -338,7 +338,7 @@ def main() -> None:
     report = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()}",
         "date": time.strftime("%Y-%m-%d"),
-        "command": " ".join(sys.argv),
+        "command": command(),
         "commit": commit(),
         "service": "1 uvicorn process; 1 `grader worker --concurrency P` (prefork); "
         "a local redis-server (AOF); SQLite (WAL)",

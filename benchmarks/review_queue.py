@@ -20,8 +20,8 @@ development parts for every choice made here, the test parts reported once (``--
     top 10, 20, 30 % of each question's answers, against a random queue of the same size
     (its expectation).
 
-    python benchmarks/review_queue.py --out benchmarks/results/review_queue.json
-    python benchmarks/review_queue.py --test --out benchmarks/results/review_queue_test.json
+    python -m benchmarks.review_queue --out benchmarks/results/review_queue.json
+    python -m benchmarks.review_queue --test --out benchmarks/results/review_queue_test.json
 """
 
 from __future__ import annotations

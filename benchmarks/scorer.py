@@ -15,7 +15,7 @@ seeds 0.5). Beside the scorer: the e5 reference cosine alone (correlations only)
 alone, the similarity-weighted share of the 5 nearest graded answers alone, and, on Mohler,
 grader 1 against grader 2 on the same answers. Test parts are reported once per design.
 
-    python benchmarks/scorer.py --out benchmarks/results/scorer_eval.json
+    python -m benchmarks.scorer --out benchmarks/results/scorer_eval.json
 """
 
 from __future__ import annotations

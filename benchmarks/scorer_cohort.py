@@ -12,7 +12,7 @@ copy rule and bands included) on the development parts (Mohler dev half, ADS dev
 - ``dropped, refit``: the shipped design without the z-score, refit (the judge's scorer for
   English answers kept, on the signals without the z-score).
 
-    python benchmarks/scorer_cohort.py --out benchmarks/results/scorer_cohort.json --bootstrap 200
+    python -m benchmarks.scorer_cohort --out benchmarks/results/scorer_cohort.json --bootstrap 200
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ The shipped design is then cross-validated by the production procedure itself
 other questions, every answer graded as ``grader.engine.scoring.decide`` grades it, copy rule
 and bands included), and ``--scorer-out`` writes ``fit_default`` on every development row:
 
-    python benchmarks/scorer_dev.py --out benchmarks/results/scorer_dev.json \\
+    python -m benchmarks.scorer_dev --out benchmarks/results/scorer_dev.json \\
         --scorer-out grader/engine/scorer_default.json
 """
 

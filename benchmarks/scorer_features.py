@@ -23,8 +23,8 @@ JSON line per answer (``grader.calibrate.scorer_rows.ScorerRow``, with the answe
 the graded answers' wording model), gzipped;
 the default scorer is fit from its development rows only.
 
-    python benchmarks/scorer_features.py                      # embeddings only, no lock
-    flock /tmp/grader-heavy.lock python benchmarks/scorer_features.py --judge vllm \\
+    python -m benchmarks.scorer_features                      # embeddings only, no lock
+    flock /tmp/grader-heavy.lock python -m benchmarks.scorer_features --judge vllm \\
         --datasets mohler --parts dev --limit-per-question 12 --max-minutes 25
 """
 

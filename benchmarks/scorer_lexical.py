@@ -20,7 +20,7 @@ answer graded as ``scoring.decide`` grades it), against the shipped design on th
    unread only under a stricter condition; figures over every answer a rule or the scorer
    grades (the rule's zeros included), so the designs are compared on the same answers.
 
-    python benchmarks/scorer_lexical.py --out benchmarks/results/scorer_lexical.json
+    python -m benchmarks.scorer_lexical --out benchmarks/results/scorer_lexical.json
 """
 
 from __future__ import annotations

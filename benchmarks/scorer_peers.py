@@ -7,7 +7,7 @@ CV of the answers the scorer grades, it raises the Pearson without graded answer
 least 0.01 on one data set and lowers no data set's Pearson without graded answers or with 5
 by more than 0.005.
 
-    python benchmarks/scorer_peers.py --out benchmarks/results/scorer_peers.json   # 3 min
+    python -m benchmarks.scorer_peers --out benchmarks/results/scorer_peers.json   # 3 min
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@
 (c) Graded copies: with every other dev answer graded, the answers whose exact text (match
     key) was graded: the copy rule's grade against the human one and the signals scorer's.
 
-    python benchmarks/scorer_review.py --out benchmarks/results/scorer_review.json
-    python benchmarks/scorer_review.py --pairs   # print the cosine ≥ 0.97 pairs, then stop
+    python -m benchmarks.scorer_review --out benchmarks/results/scorer_review.json
+    python -m benchmarks.scorer_review --pairs   # print the cosine ≥ 0.97 pairs, then stop
 
 Sample rule for the labels: within a bin, pairs sorted by
 sha256("grader-dup-sample:" + a + ":" + b), the first 15.

@@ -1,7 +1,7 @@
 """Markdown tables for benchmarks/README.md from scorer_dev.json, scorer_review.json and
 scorer_eval.json.
 
-Command: ``python benchmarks/scorer_tables.py``
+Command: ``python -m benchmarks.scorer_tables``
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ the confidence models), then every test row the judge read graded in each settin
 paired difference of each judge design's Pearson and the signals design's, with an interval
 from resampling questions.
 
-    python benchmarks/scorer_with_judge.py --table benchmarks/results/scorer_features.jsonl.gz \
+    python -m benchmarks.scorer_with_judge --table benchmarks/results/scorer_features.jsonl.gz \
         --out benchmarks/results/scorer_with_judge.json
 """
 

@@ -22,7 +22,7 @@ ridge's alpha in ``grader.engine.wording``.
 - if both pass, the one with the larger sum of Pearson changes over those three settings and
   both data sets ships; on a tie, wording20 (fewer bands read it).
 
-    python benchmarks/scorer_wording.py --out benchmarks/results/scorer_wording.json   # ~6 min
+    python -m benchmarks.scorer_wording --out benchmarks/results/scorer_wording.json   # ~6 min
 """
 
 from __future__ import annotations

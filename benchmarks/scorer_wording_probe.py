@@ -11,8 +11,8 @@ question) is "stacked". Pearson over the development answers the design's scorer
 - ``vectors``: against the shipped design (E6), the answers' e5 vectors as the ridge's input,
   alone or beside the n-grams (tried, not pursued).
 
-    python benchmarks/scorer_wording_probe.py grid --out benchmarks/results/scorer_wording_probe_grid.json     # 4 min
-    python benchmarks/scorer_wording_probe.py vectors --out benchmarks/results/scorer_wording_probe_vectors.json  # 3 min
+    python -m benchmarks.scorer_wording_probe grid --out benchmarks/results/scorer_wording_probe_grid.json     # 4 min
+    python -m benchmarks.scorer_wording_probe vectors --out benchmarks/results/scorer_wording_probe_vectors.json  # 3 min
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ grades all of them the way production does — ``Pipeline.grade_many``, one batc
 compares the judge, the no-LLM key-point coverage and the mean of the two with the human totals,
 so a change of model, prompt or rubric is measured rather than eyeballed on a few answers.
 
-    python benchmarks/seed_quality.py --model qwen2.5-coder-1.5b-instruct \
+    python -m benchmarks.seed_quality --model qwen2.5-coder-1.5b-instruct \
         --out benchmarks/results/seed_quality_1.5b.json
 """
 

@@ -10,7 +10,7 @@ Three checks, all through ``grader.engine.signals.analyze_question`` with the de
 * key-point coverage: Spearman of the semantic coverage and of the n-gram coverage
   (``grader.engine.coverage``) with the human totals of the seed answers.
 
-    python benchmarks/signal_calibration.py --out benchmarks/results/signal_calibration.json
+    python -m benchmarks.signal_calibration --out benchmarks/results/signal_calibration.json
 """
 
 from __future__ import annotations

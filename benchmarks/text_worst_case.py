@@ -5,8 +5,8 @@ cases use 50,000 characters, the size the issue timed through the CLI. Each case
 process with the code under ``--root`` and a time limit, so the code before the fix can be timed
 too (a case past the limit is recorded as ``null`` with ``timed_out``):
 
-    python benchmarks/text_worst_case.py                      # this tree: after
-    python benchmarks/text_worst_case.py --root /path/to/old --label before --limit 20
+    python -m benchmarks.text_worst_case                      # this tree: after
+    python -m benchmarks.text_worst_case --root /path/to/old --label before --limit 20
 
 Both write (or update) ``benchmarks/results/text_worst_case.json``, one entry per label.
 ``tests/unit/test_linear_text.py`` asserts the bounded work; this file has the times.
@@ -22,6 +22,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from benchmarks.common import command
 
 ANSWER = 20_000
 PAPER = 50_000
@@ -134,7 +136,7 @@ def main() -> None:
     results[args.label] = {
         "machine": f"{platform.node()}: {platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}",
-        "command": "python " + " ".join(sys.argv),
+        "command": command(),
         "limit_s": args.limit,
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "cases": rows,

@@ -7,7 +7,7 @@ signals (``Pipeline._analyze``) and its judge call (``grader.engine.asking.ask``
 call of a batch, re-asks included). Each call appends one JSON line (pid, step, start, end, items) to the
 file named by ``GRADER_BENCH_TIMINGS``. The service's own code is unchanged.
 
-    GRADER_BENCH_TIMINGS=t.jsonl python benchmarks/timed_worker.py worker --concurrency 2
+    GRADER_BENCH_TIMINGS=t.jsonl python -m benchmarks.timed_worker worker --concurrency 2
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ the code under ``--root``, records its resident memory once it answers, sends on
 request, and reads the process's peak resident memory (VmHWM) afterwards. Run it against the
 code before and after a change with two roots:
 
-    python benchmarks/upload_memory.py --root /path/to/old --label before --out before.json
-    python benchmarks/upload_memory.py --root . --label after --out after.json
+    python -m benchmarks.upload_memory --root /path/to/old --label before --out before.json
+    python -m benchmarks.upload_memory --root . --label after --out after.json
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 ``grader/engine/scorer_default.json`` must equal, byte for byte, ``fit_default`` on the
 development rows of the feature table in the repository
 (``benchmarks/results/scorer_features.jsonl.gz``, production's features of every Mohler and
-ADS answer; ``python benchmarks/scorer_dev.py --scorer-out grader/engine/scorer_default.json``
+ADS answer; ``python -m benchmarks.scorer_dev --scorer-out grader/engine/scorer_default.json``
 writes the file). No model is loaded: the table holds the numbers.
 
 "Equal" is every name, feature, setting and count the same, and every number within a
