@@ -65,14 +65,14 @@ def calibrate_fit(
     from grader.calibrate.refit_rows import refit_answers
     from grader.calibrate.tables import read_answers
     from grader.engine.scorer import to_json
-    from grader.engine.scorer_choice import choose_scorer
+    from grader.engine.scorer_choice import choose_scorer, scorer_setting
     from grader.files.grades import read_grades
 
     try:
         humans, scales, anchors = calibration_inputs(human, bank_path)
         answers = read_answers(submissions) if submissions else None
         pairing = pairing_of(humans, grades, human, scales, answers, anchors)
-        chosen = choose_scorer(base or (None if bank_path else "default"), bank_path)
+        chosen = choose_scorer(scorer_setting(base), bank_path)
         if chosen.scorer is None:
             raise ConfigError("--base none: there is no scorer to refit")
         newest = {g.submission_id: g for g in read_grades(grades)}
@@ -125,7 +125,7 @@ def calibrate_rescore(
     from grader.config import Settings
     from grader.engine.rescoring import rescore_grades
     from grader.engine.review_queue import rank_grades, unranked
-    from grader.engine.scorer import load_scorer
+    from grader.engine.scorer_choice import choose_scorer, scorer_setting
     from grader.errors import CalibrationError
     from grader.files.grades import GradeWriter, read_grades
 
@@ -136,7 +136,7 @@ def calibrate_rescore(
             )
         if not grades.is_file():
             raise CalibrationError("no such grades file", file=grades)
-        scorer = load_scorer(scorer_choice)
+        scorer = choose_scorer(scorer_setting(scorer_choice)).scorer
         if scorer is None:
             raise CalibrationError("--scorer none: nothing to re-score with", file=out)
         # the scorer re-decides its own review reasons, then the queue is ranked again

@@ -233,17 +233,21 @@ def _log_file(settings) -> Path | None:
 
 
 def _scorer(settings, bank_path: Path):
-    """GRADER_SCORER or --scorer, else the exam's scorer.json, else the shipped one (the
-    scorer reads embedding signals: without an embedder the judge decides)."""
-    from grader.engine.scorer_choice import choose_scorer
+    """The run's scorer (``choose_scorer``), chosen before any model loads so that a broken
+    scorer file stops the run at once."""
+    from grader.engine.scorer_choice import ScorerSource, choose_scorer, scorer_setting
 
     try:
-        chosen = choose_scorer(settings.scorer, bank_path)
+        chosen = choose_scorer(
+            scorer_setting(settings.scorer),
+            bank_path,
+            embeddings=settings.embed_model != "none",  # as ``make_embedder`` decides
+        )
     except GraderError as exc:
         raise fail(exc) from exc
-    if chosen.scorer is not None and chosen.source != "default":
-        err.print(escape(f"scorer: {chosen.source} (version {chosen.scorer.version})"))
-    return chosen.scorer
+    if chosen.scorer is not None and chosen.source is not ScorerSource.DEFAULT:
+        err.print(escape(f"scorer: {chosen.label} (version {chosen.scorer.version})"))
+    return chosen
 
 
 def _graded(path: Path, bank, rubrics, pending: list) -> list:

@@ -24,7 +24,7 @@ from grader.errors import GraderError
 if TYPE_CHECKING:  # the command line starts fast: the engine is imported when a run needs it
     from grader.config import Settings
     from grader.engine.pipeline import Pipeline
-    from grader.engine.scorer import ScorerSet
+    from grader.engine.scorer_choice import ScorerChoice
     from grader.models import Bank, Grade, GradedAnswer, Rubric, Submission
 
 # Judge requests per call in the command line: about a dozen answers' checks in the
@@ -44,12 +44,12 @@ class Run:
         settings: Settings,
         cohort: Sequence[Submission],
         batch_size: int,
-        scorer: ScorerSet | None = None,
+        scorer: ScorerChoice | None = None,
         graded: Sequence[GradedAnswer] = (),
     ):
         self.out, self.bank, self.rubrics, self.settings = out, bank, rubrics, settings
         self.cohort, self.batch_size = list(cohort), batch_size
-        # The scorer reads embedding signals: without an embedder the judge's points stand.
+        # ``scorer``: chosen for this run (``choose_scorer``); None: from the settings.
         self.scorer, self.graded = scorer, list(graded)
         self.trouble: str | None = None  # why the judge left answers unscored, first seen
 
@@ -74,9 +74,8 @@ class Run:
         from grader.engine.pipeline import Pipeline
 
         try:
-            scorer = self.scorer if embedder is not None else None
             pipeline = Pipeline(
-                self.bank, self.rubrics, judge, self.settings, embedder, scorer=scorer
+                self.bank, self.rubrics, judge, self.settings, embedder, scorer=self.scorer
             )
             counters = _SubjectiveCounters(
                 display, len(items), embedder is not None, judge is not None

@@ -43,7 +43,8 @@ from grader.engine.rule_grades import (
     rubric_copy_grade,
     zero_off_topic,
 )
-from grader.engine.scorer import ScorerSet, load_scorer
+from grader.engine.scorer import ScorerSet
+from grader.engine.scorer_choice import ScorerChoice, choose_scorer, scorer_setting
 from grader.engine.scorer_core.pool import GradedPool
 from grader.engine.scoring import calibrated
 from grader.engine.signals import QuestionAnalysis, analyze_question
@@ -78,7 +79,7 @@ class Pipeline:
         judge: Judge | None = None,
         settings: Settings | None = None,
         embedder: Embedder | None = None,
-        scorer: ScorerSet | None = None,
+        scorer: ScorerChoice | None = None,
     ):
         self.bank = bank
         self.rubrics = rubrics if rubrics is not None else {}
@@ -86,11 +87,12 @@ class Pipeline:
         self.settings = settings or Settings()
         self.embedder = embedder
         self.mode = MODES[self.settings.judge_mode]
-        # The calibrated scorer reads embedding signals: without an embedder the judge decides.
-        # ``scorer``: the caller's choice (``scorer_choice``); else the setting, else the default.
-        self.scorer = scorer or (
-            load_scorer(self.settings.scorer or "default") if embedder else None
-        )
+        # ``scorer``: the caller's choice (``choose_scorer``, which knows the exam's file);
+        # else chosen here from the setting, with or without embeddings to read.
+        if scorer is None:
+            setting = scorer_setting(self.settings.scorer)
+            scorer = choose_scorer(setting, embeddings=embedder is not None)
+        self.scorer: ScorerSet | None = scorer.scorer
         self._questions = {q.id: q for q in bank.questions}
 
     def grade_many(
@@ -110,7 +112,7 @@ class Pipeline:
         ``progress``: told as answers are ruled on, embedded, set aside and judged
         (``engine.progress``).
         ``scorer``: this call's scorer instead of the pipeline's (the service's exam scorer,
-        applied on the instructor pages after the pipeline was built); needs an embedder.
+        applied on the instructor pages after the pipeline was built: ``choose_scorer``).
         """
         tell = reporter(progress)
         grades: dict[int, Grade] = {}

@@ -374,10 +374,11 @@ def _rounded(value: object) -> object:
 DEFAULT_FILE = Path(__file__).with_name("scorer_default.json")
 
 
-def load_scorer(choice: str) -> ScorerSet | None:
+def load_scorer(choice: str | Path) -> ScorerSet | None:
     """``"default"``: the scorer shipped with grader (fit on development data only,
-    ``benchmarks/README.md``); ``"none"``: no scorer, the judge's points stand; otherwise the
-    path of a scorer file (``grader calibrate fit``)."""
+    ``benchmarks/README.md``); ``"none"``: no scorer, the judge's points stand; otherwise (and
+    always for a ``Path``) a scorer file (``grader calibrate fit``). Grading chooses through
+    ``scorer_choice.choose_scorer``."""
     if choice == "none":
         return None
     path = DEFAULT_FILE if choice == "default" else Path(choice)

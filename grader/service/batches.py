@@ -18,6 +18,7 @@ from grader.errors import ConfigError
 from grader.models import Grade, Submission
 from grader.service.exams import Graders
 from grader.service.store import Store, StoredSubmission
+from grader.service.store.scorers import ExamScorer
 
 
 @dataclass
@@ -33,18 +34,18 @@ def grade_stored(store: Store, graders: Graders, ids: Sequence[int]) -> Outcome:
         by_exam[stored.exam, stored.platform_id].append(stored)
     results: list[tuple[StoredSubmission, Grade]] = []
     outcome = Outcome()
-    applied: dict[str, tuple[str, str] | None] = {}  # per exam, read once per task
+    applied: dict[str, ExamScorer | None] = {}  # per exam, read once per task
     for (exam, platform_id), items in by_exam.items():
         if exam not in graders.exams:
             raise ConfigError(f"exam {exam!r} is not served by this worker (GRADER_BANKS)")
         items.sort(key=lambda s: s.question_id)  # one rubric prefix after another
         pipeline = graders.pipeline(exam)
-        cohort, scored, scorer = [], [], None
-        if pipeline.embedder is not None:  # signals, and the scorer that reads them
+        cohort, scored = [], []
+        if pipeline.embedder is not None:  # the answers the embedding signals compare
             questions = sorted({s.question_id for s in items})
             cohort = store.queue.cohort(platform_id, exam, questions)
             scored = store.queue.graded(platform_id, exam, questions)
-            scorer = graders.scorer(exam, _applied(store, exam, applied))
+        scorer = graders.scorer(exam, _applied(store, exam, applied))
         external = {str(s.id): s.external_id for s in (*cohort, *items)}
         graded = pipeline.grade_many(
             [_submission(s) for s in items],
@@ -79,13 +80,10 @@ def chunks(items: Iterable[StoredSubmission], size: int) -> list[list[int]]:
     return out
 
 
-def _applied(
-    store: Store, exam: str, seen: dict[str, tuple[str, str] | None]
-) -> tuple[str, str] | None:
-    """The scorer an instructor applied to ``exam`` (version, file text), read once per task."""
+def _applied(store: Store, exam: str, seen: dict[str, ExamScorer | None]) -> ExamScorer | None:
+    """The scorer an instructor applied to ``exam``, read once per task."""
     if exam not in seen:
-        found = store.scorers.applied(exam)
-        seen[exam] = (found.version, found.text) if found else None
+        seen[exam] = store.scorers.applied(exam)
     return seen[exam]
 
 

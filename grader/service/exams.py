@@ -11,8 +11,8 @@ from grader.config import Settings
 from grader.embed import Embedder, make_embedder
 from grader.engine.pipeline import Pipeline
 from grader.engine.rubrics import load_rubrics
-from grader.engine.scorer import ScorerSet, from_json
-from grader.engine.scorer_choice import choose_scorer
+from grader.engine.scorer import ScorerSet
+from grader.engine.scorer_choice import AppliedScorer, ScorerChoice, choose_scorer, scorer_setting
 from grader.errors import ConfigError
 from grader.judge import Judge, make_judge
 from grader.models import Bank, Rubric
@@ -54,7 +54,8 @@ class Graders:
     judge: Judge | None = None
     embedder: Embedder | None = None
     _pipelines: dict[str, Pipeline] = field(default_factory=dict)
-    _applied: dict[str, ScorerSet] = field(default_factory=dict)  # by version
+    # by exam and the version applied on the pages (None: none applied)
+    _chosen: dict[tuple[str, str | None], ScorerChoice] = field(default_factory=dict)
 
     @classmethod
     def load(cls, settings: Settings) -> Graders:
@@ -65,25 +66,28 @@ class Graders:
     def pipeline(self, exam: str) -> Pipeline:
         if exam not in self._pipelines:
             e = self.exams[exam]
-            # GRADER_SCORER, else the exam's scorer.json, else the shipped default
-            chosen = choose_scorer(self.settings.scorer, e.path) if self.embedder else None
             self._pipelines[exam] = Pipeline(
                 e.bank, e.rubrics, self.judge, self.settings, self.embedder,
-                scorer=chosen.scorer if chosen else None,
+                scorer=self._choice(exam, None),
             )  # fmt: skip
         return self._pipelines[exam]
 
-    def scorer(self, exam: str, applied: tuple[str, str] | None) -> ScorerSet | None:
-        """The scorer that grades ``exam`` now: GRADER_SCORER when set, else the scorer an
-        instructor applied on the pages (``applied``: its version and file text, read from
-        the store once per task), else the pipeline's (the exam's file or the default)."""
-        pipeline = self.pipeline(exam)
-        if self.settings.scorer is not None or applied is None or pipeline.scorer is None:
-            return pipeline.scorer
-        version, text = applied
-        if version not in self._applied:
-            self._applied[version] = from_json(text, f"the scorer applied to {exam}")
-        return self._applied[version]
+    def scorer(self, exam: str, applied: AppliedScorer | None) -> ScorerSet | None:
+        """The scorer that grades ``exam`` now (``choose_scorer``); ``applied``: the one an
+        instructor applied on the pages, read from the store once per task."""
+        return self._choice(exam, applied).scorer
+
+    def _choice(self, exam: str, applied: AppliedScorer | None) -> ScorerChoice:
+        """Chosen once per exam and applied version: files are read once per process."""
+        key = (exam, applied.version if applied is not None else None)
+        if key not in self._chosen:
+            self._chosen[key] = choose_scorer(
+                scorer_setting(self.settings.scorer),
+                self.exams[exam].path,
+                embeddings=self.embedder is not None,
+                applied=applied,
+            )
+        return self._chosen[key]
 
     def close(self) -> None:
         if self.judge is not None:

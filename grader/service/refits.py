@@ -41,10 +41,10 @@ class Applied:
 
 
 def base_scorer(settings: Settings, store: Store, exam: Exam) -> ScorerSet:
-    """The scorer that grades ``exam`` now, as the workers pick it: the refit applied last on
-    the pages, else the exam's ``scorer.json``, else the shipped one. Refused while
-    ``GRADER_SCORER`` is set: the workers grade with it, and would ignore an applied refit."""
-    from grader.engine.scorer import from_json
+    """The scorer that grades ``exam`` now, chosen as the workers choose it (the refit applied
+    last on the pages, else the exam's ``scorer.json``, else the shipped one), with the
+    embeddings a refit reads. Refused while ``GRADER_SCORER`` is set: the workers grade with
+    it, and would ignore an applied refit."""
     from grader.engine.scorer_choice import choose_scorer
 
     if settings.scorer is not None:
@@ -52,11 +52,8 @@ def base_scorer(settings: Settings, store: Store, exam: Exam) -> ScorerSet:
             f"GRADER_SCORER is set ({settings.scorer!r}): the service grades every exam with "
             "it and would not use a refit applied here. Unset it to refit on these pages."
         )
-    applied = store.scorers.applied(exam.name)
-    if applied is not None:
-        return from_json(applied.text, f"the scorer applied to {exam.name}")
-    chosen = choose_scorer(None, exam.path).scorer
-    assert chosen is not None  # only an explicit "none" chooses no scorer
+    chosen = choose_scorer(None, exam.path, applied=store.scorers.applied(exam.name)).scorer
+    assert chosen is not None  # only an explicit "none", or no embeddings, chooses no scorer
     return chosen
 
 
