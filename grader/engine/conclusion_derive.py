@@ -94,8 +94,7 @@ def _value(stem: str, reference: str) -> Conclusion | None:
         found = expression
     if found is None:
         return None
-    kind = "formula" if found.symbols else "value"
-    return Conclusion(kind=kind, expected=found.text)
+    return Conclusion(kind="formula" if found.symbols else "value", expected=found.text)
 
 
 def _choice(reference: str) -> Conclusion | None:
