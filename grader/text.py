@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Literal
 
 # Pinyin annotations such as 訓(xùn)練: a parenthesised syllable with at least one tone mark.
 # Requiring a tone mark keeps real parentheticals like "(int8)" or "(BERT/GPT)" intact. Where
@@ -74,7 +75,7 @@ _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
 
 
-def language_of(text: str) -> str:
+def language_of(text: str) -> Literal["zh", "en"]:
     """'zh' when the text has any real amount of Chinese, else 'en' (code and terms are Latin)."""
     cjk = len(_CJK.findall(text))
     latin = len(_LATIN.findall(text))
