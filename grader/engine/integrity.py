@@ -58,7 +58,7 @@ def suspect_pairs(
     pairs = []
     for qid, answers in by_question.items():
         vectors = embedder.encode([s.answer for s in answers])
-        stem = bank.get(qid).stem  # type: ignore[union-attr]  # subjective: in the bank
+        stem = bank.question(qid).stem  # subjective: in the bank
         for pair in copied_pairs(answers, vectors, settings, stem):
             pairs.append(
                 SuspectPair(qid, pair.similarity, answers[pair.first], answers[pair.second])
