@@ -15,6 +15,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from opencc import OpenCC
 
 # Pinyin annotations such as 訓(xùn)練: a parenthesised syllable with at least one tone mark.
 # Requiring a tone mark keeps real parentheticals like "(int8)" or "(BERT/GPT)" intact. Where
@@ -37,25 +41,27 @@ def clean(text: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _t2s():
+def _t2s() -> OpenCC:
     import opencc
 
     return opencc.OpenCC("t2s")
 
 
 @lru_cache(maxsize=1)
-def _s2t():
+def _s2t() -> OpenCC:
     import opencc
 
     return opencc.OpenCC("s2t")
 
 
 def to_simplified(text: str) -> str:
-    return _t2s().convert(text)
+    simplified: str = _t2s().convert(text)
+    return simplified
 
 
 def to_traditional(text: str) -> str:
-    return _s2t().convert(text)
+    traditional: str = _s2t().convert(text)
+    return traditional
 
 
 _SPACE = re.compile(r"\s+")
@@ -74,7 +80,7 @@ _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
 
 
-def language_of(text: str) -> str:
+def language_of(text: str) -> Literal["zh", "en"]:
     """'zh' when the text has any real amount of Chinese, else 'en' (code and terms are Latin)."""
     cjk = len(_CJK.findall(text))
     latin = len(_LATIN.findall(text))

@@ -38,13 +38,13 @@ def parse_body(body: bytes, max_items: int, max_object_bytes: int | None = None)
     ``ObjectTooLarge`` without being decoded (an object of a million keys costs seconds). Raises ``ValueError`` (``json.JSONDecodeError``, ``UnicodeDecodeError``) or
     ``RecursionError`` for a body that is not JSON."""
     text = body.decode(json.detect_encoding(body), "surrogatepass")
-    start = _SPACE.match(text).end()
+    start = _past_space(text, 0)
     if not text.startswith("[", start):
         if max_object_bytes is not None and len(body) > max_object_bytes:
             raise ObjectTooLarge(max_object_bytes)
         return json.loads(text)  # one object (or a value the intake refuses): one decode
     items: list[Any] = []
-    at = _SPACE.match(text, start + 1).end()
+    at = _past_space(text, start + 1)
     if text.startswith("]", at):
         return _end(text, at + 1, items)
     while True:
@@ -52,12 +52,12 @@ def parse_body(body: bytes, max_items: int, max_object_bytes: int | None = None)
             raise TooManyItems(max_items)
         item, at = _DECODER.raw_decode(text, at)
         items.append(item)
-        at = _SPACE.match(text, at).end()
+        at = _past_space(text, at)
         if text.startswith("]", at):
             return _end(text, at + 1, items)
         if not text.startswith(",", at):
             raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
-        at = _SPACE.match(text, at + 1).end()
+        at = _past_space(text, at + 1)
 
 
 def too_many_in_prefix(prefix: bytes, max_items: int) -> bool:
@@ -72,8 +72,15 @@ def too_many_in_prefix(prefix: bytes, max_items: int) -> bool:
     return False
 
 
+def _past_space(text: str, at: int) -> int:
+    """Where the JSON whitespace from ``at`` ends (``_SPACE`` matches the empty string too)."""
+    space = _SPACE.match(text, at)
+    assert space is not None  # a pattern that matches the empty string always matches
+    return space.end()
+
+
 def _end(text: str, at: int, items: list[Any]) -> list[Any]:
-    at = _SPACE.match(text, at).end()
+    at = _past_space(text, at)
     if at != len(text):
         raise json.JSONDecodeError("Extra data", text, at)
     return items

@@ -50,7 +50,7 @@ def platform(
         raise unauthorized
     key_id = keys.key_id_of(credentials.credentials)
     found = svc.store.accounts.platform_by_key_id(key_id) if key_id else None
-    if found is None or not keys.matches(credentials.credentials, found.key_hash):
+    if not key_id or found is None or not keys.matches(credentials.credentials, found.key_hash):
         raise unauthorized
     count_request(svc.settings, svc.store, key_id)
     return found

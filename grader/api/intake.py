@@ -87,7 +87,9 @@ async def _read_body(request: Request, settings: Settings) -> bytes:
     blank = 0  # the leading whitespace scanned so far
     async for chunk in request.stream():
         body += chunk
-        blank = _SPACE.match(body, blank).end()
+        space = _SPACE.match(body, blank)
+        assert space is not None  # ``_SPACE`` matches the empty string: it always matches
+        blank = space.end()
         if len(body) > most and body[blank : blank + 1] == b"{":
             raise HTTPException(413, str(ObjectTooLarge(most)))
         if not checked and len(body) >= PREFIX_BYTES:
@@ -195,6 +197,7 @@ def _validate(
     data: Any, settings: Settings, exams: dict[str, Exam], caller: Platform
 ) -> list[NewSubmission]:
     """Every item checked before anything is stored; all problems reported at once."""
+    prefix: list[str | int] | None  # an error's location: a lone object's, or None (its index)
     if isinstance(data, dict):
         raw, prefix = [data], ["body"]
     elif isinstance(data, list):
@@ -266,7 +269,9 @@ def _validate(
     return items
 
 
-def _submission_in(entry: Any, loc: list, errors: list[dict]) -> SubmissionIn | None:
+def _submission_in(
+    entry: Any, loc: list[str | int], errors: list[dict[str, Any]]
+) -> SubmissionIn | None:
     """``entry`` as a submission, or None with its problems added to ``errors``."""
     if isinstance(entry, dict) and len(entry) > MAX_KEYS:
         # one error, not one per unknown key (an object of a million keys: seconds)

@@ -89,7 +89,7 @@ class _StoreCollector:
         )  # fmt: skip
         yield SummaryMetricFamily(
             "grader_judge_latency_seconds", "judge time per judged answer",
-            count_value=totals["judged"], sum_value=totals["judge_latency_s"],
+            count_value=int(totals["judged"]), sum_value=totals["judge_latency_s"],
         )  # fmt: skip
         yield GaugeMetricFamily(
             "grader_open_reviews", "grades waiting for a human", value=totals["open_reviews"]
@@ -97,8 +97,8 @@ class _StoreCollector:
         deliveries = GaugeMetricFamily(
             "grader_webhook_deliveries", "webhook deliveries by status", labels=["status"]
         )
-        for status in DeliveryStatus:
-            deliveries.add_metric([status.value], counts["deliveries"].get(status.value, 0))
+        for delivery in DeliveryStatus:
+            deliveries.add_metric([delivery.value], counts["deliveries"].get(delivery.value, 0))
         yield deliveries
 
 

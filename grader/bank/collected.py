@@ -21,6 +21,7 @@ _KEY_CHARS = "A-Ha-h√×✓✗✔✘对错對錯TF"
 _RANGE_KEYS = rf"(?=\s*[{_KEY_CHARS}][{_KEY_CHARS}\s,，、;；|]*(?:$|\n|\d))"
 _TABLE_NUMBERS = re.compile(r"^[ \t]*[题題]\s*[号號][ \t|:：]*((?:\d+[ \t|]*)+)$", re.MULTILINE)
 _TABLE_KEYS = re.compile(r"^[ \t]*(?:参考|參考|标准|標準)?答\s*案[ \t|:：]*(.+)$", re.MULTILINE)
+_SPACE = re.compile(r"\s*")
 
 
 def _entry_start(n: int, paren: bool | None = None) -> re.Pattern[str]:
@@ -109,7 +110,9 @@ def block_heads(text: str, start: int, end: int, first: int) -> list[tuple[int, 
     heads = []
     for pattern in (ANSWER_MARK, ANSWER_HEAD_LINE):
         for m in pattern.finditer(text, start, end):
-            after = re.compile(r"\s*").match(text, m.end(), end).end()
+            space = _SPACE.match(text, m.end(), end)
+            assert space is not None  # ``\s*`` always matches
+            after = space.end()
             entry = _entry_start(first).match(text, after, end)
             if entry is not None:
                 heads.append((m.start(), after))

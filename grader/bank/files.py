@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -65,7 +66,7 @@ def load_bank(path: Path) -> Bank:
     return bank
 
 
-def _question_line(text: str, data: dict, loc: tuple) -> int | None:
+def _question_line(text: str, data: dict[str, Any], loc: tuple[int | str, ...]) -> int | None:
     """Best-effort line of the question a validation error points at."""
     if len(loc) >= 2 and loc[0] == "questions" and isinstance(loc[1], int):
         try:

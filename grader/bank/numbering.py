@@ -79,7 +79,9 @@ def first_marker(text: str, start: int, end: int) -> Marker | None:
     and a ``（1）`` must begin a line, since inside text it is more likely a sub-question.
     """
     head = re.compile(rf"\s*(?:[（(]\s*(?:{TF_MARK})\s*[)）]\s*)?")
-    at = head.match(text, start, end).end()
+    lead = head.match(text, start, end)
+    assert lead is not None  # every part of ``head`` is optional: it always matches
+    at = lead.end()
     best: tuple[int, re.Match[str], Style] | None = None
     for style in Style:
         pattern = number_pattern(style)

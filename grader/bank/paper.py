@@ -283,7 +283,8 @@ def _label(q: Question) -> str:
 
 
 def _has_item(section: _Section, number: int) -> bool:
-    return bool(section.layout) and any(i.ordinal == number for i in section.layout.items)  # type: ignore[union-attr]
+    layout = section.layout
+    return layout is not None and any(i.ordinal == number for i in layout.items)
 
 
 def _ref_targets(

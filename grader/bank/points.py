@@ -9,6 +9,7 @@ the section's ``共N分`` shared among the questions that have nothing else.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from grader.bank.lexicon import (
@@ -89,7 +90,7 @@ def per_blank(stem: str) -> float | None:
 
 
 # Sub-questions: （1）（2）…, (1)(2)…, ①②…; in a case, also 1. 2. … and 问题1：问题2：…
-_SUB_STYLES = [
+_SUB_STYLES: list[Callable[[int], str]] = [
     lambda n: rf"[（(]\s*{n}\s*[)）]",
     lambda n: chr(0x2460 + n - 1) if n <= 20 else "(?!)",
     lambda n: rf"(?:^|(?<=[\s。；;：:]))(?<![\d.]){n}\s*[.．、](?!\d)",

@@ -101,13 +101,13 @@ def refit(
         folds=found.folds,
         neighbours=with_neighbours,
         comparison=compare(
-            _pairing(rows, {r.id: r.current for r in rows}),
+            _pairing(rows, {r.id: r.current_points() for r in rows}),
             _pairing(rows, {r.id: to_points(after[r.id], r.points) for r in rows}),
             bootstrap=bootstrap,
             seed=seed,
         ),
         stage1=agreement(
-            [r.human for r in rows],
+            [r.human_points() for r in rows],
             [to_points(found.stage1[r.id], r.points) for r in rows],
             max(r.points for r in rows),
             bootstrap=bootstrap,
@@ -166,7 +166,8 @@ def _mae(found: OutOfFold, ids: Sequence[str], shares: dict) -> float | None:
     if not ids:
         return None
     errors = [
-        abs(to_points(shares[i], found.read[i].row.points) - found.read[i].row.human) for i in ids
+        abs(to_points(shares[i], found.read[i].row.points) - found.read[i].row.human_points())
+        for i in ids
     ]
     return round(sum(errors) / len(errors), 4)
 
@@ -186,7 +187,7 @@ def _pairing(rows: Sequence[ScorerRow], scores: dict[str, float]) -> Pairing:
                 submission_id=r.id,
                 question_id=r.question,
                 max_score=r.points,
-                human=r.human,
+                human=r.human_points(),
                 judge=scores[r.id],
                 answer=r.answer,
             )

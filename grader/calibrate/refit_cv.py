@@ -34,6 +34,7 @@ class Read:
 
     row: ScorerRow
     reading: Reading  # features: own, neighbour ones, and base_share
+    stage1: float  # the first stage's share (base_share)
 
     @property
     def features(self) -> AnswerFeatures:
@@ -64,20 +65,19 @@ def read_answers(
         by_pool[row.pool or row.question].append(row)
     out = []
     for members in by_pool.values():
-        texts = [r for r in members if r.answer is not None]
         graded = [
-            (GradedAnswer(id=r.id, question_id=r.question, answer=r.answer, score=r.human),
+            (GradedAnswer(id=r.id, question_id=r.question, answer=text, score=r.human_points()),
              r.own_features())
-            for r in texts
+            for r in members
+            if (text := r.answer) is not None
         ]  # fmt: skip
         pool = GradedPool.from_features(members[0].points, graded, vectors, stage1)
         for row in members:
             vector = vectors.get(row.id) if vectors else None
             reading = read_answer(row.own_features(), row.points, pool, row.id, row.answer, vector)
-            staged = reading.features.model_copy(
-                update={"base_share": stage1.base(reading.features)[1]}
-            )
-            out.append(Read(row, replace(reading, features=staged)))
+            base = stage1.base(reading.features)[1]
+            staged = reading.features.model_copy(update={"base_share": base})
+            out.append(Read(row, replace(reading, features=staged), base))
     return out
 
 
@@ -102,7 +102,7 @@ def out_of_fold(
             rid = read.row.id
             result.read[rid] = read
             result.fold[rid] = number
-            result.stage1[rid] = float(read.features.base_share)
+            result.stage1[rid] = read.stage1
             result.shipped[rid] = share(read, signals, base.graded)
             band = _band(base, read)
             result.band[rid] = band
@@ -134,10 +134,10 @@ def fit_bands(base: ScorerSet, reads: Sequence[Read]) -> dict[int, Scorer]:
         if band is not None and not read.reading.copies:
             routed[band].append((read.row, read.features))
     fitted = {}
-    for band in base.graded:
-        model = refit_band(band, routed.get(band.min_graded, []), base)
+    for scorer in base.graded:
+        model = refit_band(scorer, routed.get(scorer.min_graded, []), base)
         if model is not None:
-            fitted[band.min_graded] = model
+            fitted[scorer.min_graded] = model
     return fitted
 
 

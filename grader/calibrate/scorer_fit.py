@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Literal
 
 import numpy as np
@@ -267,7 +268,7 @@ def fit_stages(rows: Sequence[ScorerRow], design: Design) -> ScorerSet:
             if row.scored_in(setting) and not copies(row, setting, shares)
         ]
         spec = Spec(f"graded{band}+", names, min_graded=band)
-        scorer = fit_model(spec, examples, lambda used, s=setting: trained_on(used, setting=s))
+        scorer = fit_model(spec, examples, partial(trained_on, setting=setting))
         if scorer is not None:
             graded.append(scorer)
     return ScorerSet(signals=signals, graded=graded)
@@ -296,8 +297,9 @@ def fit_confidences(
     for g in graded:
         values = uncertainty_row(g, scorers)
         for name, names in specs:
-            if all(values.get(n) is not None for n in names):
-                routed[name].append(([float(values[n]) for n in names], not large_error(g)))
+            row = [float(v) for v in (values.get(n) for n in names) if v is not None]
+            if len(row) == len(names):  # the grade has every signal the model reads
+                routed[name].append((row, not large_error(g)))
                 break
     models = []
     for name, names in specs:

@@ -87,6 +87,14 @@ class ScorerRow(BaseModel):
         """Production's scorer grades this answer in ``setting`` (no rule, not graded)."""
         return self.rule is None and (setting == NO_GRADED or setting in self.neighbours)
 
+    def human_points(self) -> float:
+        """``human``, which every row of an instructor's refit carries (``refit_row``)."""
+        return _given(self.human, self.id, "instructor's score")
+
+    def current_points(self) -> float:
+        """``current``, which every row of an instructor's refit carries (``refit_row``)."""
+        return _given(self.current, self.id, "current grade")
+
     def own_features(self) -> AnswerFeatures:
         """The features production gives the scorer for this answer: the judge's included."""
         if self.judge is None:
@@ -94,6 +102,12 @@ class ScorerRow(BaseModel):
         return self.features.model_copy(
             update={"judge_share": self.judge.share, "judge_entropy": self.judge.entropy}
         )
+
+
+def _given(value: float | None, row: str, what: str) -> float:
+    if value is None:
+        raise ValueError(f"row {row!r} has no {what}: not a refit's row")
+    return value
 
 
 def setting_features(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -22,7 +22,8 @@ def _load_exam(bank_path: Path, submissions: Path, embed_model: str | None):
     from grader.files.submissions import read_submissions
 
     try:
-        settings = Settings(**({"embed_model": embed_model} if embed_model else {}))
+        given: dict[str, Any] = {"embed_model": embed_model} if embed_model else {}
+        settings = Settings(**given)
         bank = load_bank(bank_path)
         pending = read_submissions(submissions, bank)
         embedder = make_embedder(settings, progress=lambda m: err.print(escape(m)))

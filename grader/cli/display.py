@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from datetime import timedelta
 from enum import StrEnum
-from typing import Protocol
+from typing import Protocol, Self
 
 from rich.console import Console
 from rich.markup import escape
@@ -51,6 +51,8 @@ class Counter(Protocol):
 
 
 class Display(Protocol):
+    def __enter__(self) -> Self: ...
+    def __exit__(self, *exc: object) -> None: ...
     def step(self, description: str) -> contextlib.AbstractContextManager[Step]: ...
     def counter(self, description: str, total: int, unit: str) -> Counter: ...
     def note(self, message: str) -> None:
@@ -132,7 +134,7 @@ class RichDisplay:
         self.progress.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.progress.stop()
 
     @contextlib.contextmanager
@@ -186,7 +188,7 @@ class PlainDisplay:
     def __enter__(self) -> PlainDisplay:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         pass
 
     def note(self, message: str) -> None:

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import IO, TextIO
 
 from rich.console import Console
 
@@ -113,7 +113,7 @@ def _terminal_consoles(consoles: Sequence[Console]) -> Iterator[None]:
                 terminal.close()
 
 
-def _duplicate(stream: TextIO) -> TextIO | None:
+def _duplicate(stream: IO[str]) -> TextIO | None:
     """A new stream on a copy of ``stream``'s descriptor, if it is descriptor 1 or 2; None
     when it is not an OS stream (a test runner's buffer), which the redirect does not touch."""
     try:

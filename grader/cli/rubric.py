@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -124,7 +124,8 @@ def rubric_draft(
     from grader.judge import make_judge
 
     try:
-        settings = Settings(**({"judge": judge} if judge else {}))
+        given: dict[str, Any] = {"judge": judge} if judge else {}
+        settings = Settings(**given)
         bank = load_bank(bank_path)
     except GraderError as exc:
         raise fail(exc) from exc

@@ -167,12 +167,13 @@ def serve(
     from grader.api.app import create_app
     from grader.api.server import server_config
     from grader.config import Settings
-    from grader.service.dispatch import InlineDispatcher
+    from grader.service.dispatch import Dispatcher, InlineDispatcher
     from grader.service.exams import Graders, load_exams
     from workers.dispatch import CeleryDispatcher
 
     settings = Settings()
     store = _store()
+    dispatcher: Dispatcher
     try:
         if inline:
             graders = Graders.load(settings)

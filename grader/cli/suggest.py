@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -45,7 +45,8 @@ def suggest(
     from grader.files.submissions import read_submissions
 
     try:
-        settings = Settings(**{k: v for k, v in {"embed_model": embed_model}.items() if v})
+        given: dict[str, Any] = {"embed_model": embed_model} if embed_model else {}
+        settings = Settings(**given)
         bank = load_bank(bank_path)
         pending = read_submissions(submissions, bank)
         embedder = make_embedder(settings, progress=lambda m: err.print(escape(m)))

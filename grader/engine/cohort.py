@@ -111,4 +111,5 @@ def centroid(vectors: np.ndarray) -> np.ndarray:
     import numpy as np
 
     mean = vectors.mean(axis=0)
-    return mean / max(float(np.linalg.norm(mean)), 1e-12)
+    direction: np.ndarray = mean / max(float(np.linalg.norm(mean)), 1e-12)
+    return direction

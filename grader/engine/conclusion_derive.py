@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from grader.engine.conclusion_read import EARLY_CHARS, verdict_of
-from grader.engine.formulas import equivalent, parse, plain, runs, same_growth
+from grader.engine.formulas import Expression, equivalent, parse, plain, runs, same_growth
 from grader.models import Conclusion
 
 _TRUE_FALSE = re.compile(
@@ -71,16 +71,16 @@ def _verdict(reference: str, language: str) -> Conclusion | None:
 
 
 def _complexity(reference: str) -> Conclusion | None:
-    distinct: list[str] = []
+    distinct: list[Expression] = []
     for inner in _BIG_O.findall(plain(reference)):
         expression = parse(inner)
         if expression is None:
             return None
-        if not any(same_growth(expression, parse(d)) for d in distinct):  # type: ignore[arg-type]
-            distinct.append(inner)
+        if not any(same_growth(expression, d) for d in distinct):
+            distinct.append(expression)
     if len(distinct) != 1:
         return None
-    return Conclusion(kind="complexity", expected=f"O({distinct[0]})")
+    return Conclusion(kind="complexity", expected=f"O({distinct[0].text})")
 
 
 def _value(stem: str, reference: str) -> Conclusion | None:
@@ -94,8 +94,7 @@ def _value(stem: str, reference: str) -> Conclusion | None:
         found = expression
     if found is None:
         return None
-    kind = "formula" if found.symbols else "value"
-    return Conclusion(kind=kind, expected=found.text)
+    return Conclusion(kind="formula" if found.symbols else "value", expected=found.text)
 
 
 def _choice(reference: str) -> Conclusion | None:

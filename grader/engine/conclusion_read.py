@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from grader.engine.formulas import equivalent, parse, plain, runs, same_growth
+from grader.engine.formulas import Expression, equivalent, parse, plain, runs, same_growth
 from grader.models import Conclusion
 
 Decision = Literal["match", "mismatch", "undecided"]
@@ -181,7 +181,7 @@ def read_value(expected: str, answer: str, complexity: bool = False) -> Reading:
     return Reading(decision="mismatch", read=last[0], evidence=_clip(last[1]), confidence=0.8)
 
 
-def _formula(expected: str, complexity: bool):
+def _formula(expected: str, complexity: bool) -> Expression | None:
     text = plain(expected)
     if complexity:
         inner = _BIG_O.search(text)

@@ -8,6 +8,7 @@ is unreliable at arithmetic. The draft is saved with ``reviewed: false``.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from grader.engine.conclusion_derive import derive_conclusion
 from grader.engine.prompts import load_prompt, reference_text
@@ -22,7 +23,7 @@ from grader.judge.base import Judge, JudgeRequest
 from grader.models import Criterion, Question, Rubric
 
 
-def draft_schema(points: int, max_criteria: int) -> dict:
+def draft_schema(points: int, max_criteria: int) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {

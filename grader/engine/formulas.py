@@ -40,16 +40,20 @@ _ENUMERATOR = re.compile(r"^\(\d{1,2}\)(?=[0-9A-Za-z(])")
 _FORMULA_LIKE = re.compile(r"[0-9+\-*/^]")
 _LOG_ONLY = re.compile(r"[a-z]?L[a-z]$")  # nLn, Ln: n log n and log n after ``plain``
 
+Value = Fraction | float  # exact until a log makes it a float
+Values = dict[str, int]  # a value for each variable
+Node = Callable[[Values], Value]  # a parsed (sub)formula
+
 
 class Expression:
     """A parsed formula: call it with variable values to get an exact value (or None)."""
 
-    def __init__(self, text: str, symbols: frozenset[str], value: Callable[[dict], object]):
+    def __init__(self, text: str, symbols: frozenset[str], value: Node):
         self.text = text
         self.symbols = symbols
         self._value = value
 
-    def at(self, values: dict[str, int]) -> Fraction | float | None:
+    def at(self, values: Values) -> Value | None:
         try:
             result = self._value(values)
         except (ZeroDivisionError, OverflowError, ValueError):
@@ -146,7 +150,8 @@ _TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d+)?)|([A-Za-z])|([-+*/^()]))")
 
 
 def _tokens(text: str) -> list[str]:
-    out, at = [], 0
+    out: list[str] = []
+    at = 0
     while at < len(text):
         m = _TOKEN.match(text, at)
         if m is None or m.end() == at:
@@ -163,7 +168,8 @@ class _Parser:
     unary := '-' unary | power; power := atom ('^' unary)?; atom := number | var | L atom | (e)"""
 
     def __init__(self, tokens: list[str]):
-        self.tokens, self.at, self.symbols = tokens, 0, set()
+        self.tokens, self.at = tokens, 0
+        self.symbols: set[str] = set()
 
     def peek(self) -> str | None:
         return self.tokens[self.at] if self.at < len(self.tokens) else None
@@ -173,7 +179,7 @@ class _Parser:
         self.at += 1
         return token
 
-    def expression(self, depth: int) -> Callable[[dict], object]:
+    def expression(self, depth: int) -> Node:
         if depth > MAX_DEPTH:
             raise _NotAFormula
         value = self.term(depth)
@@ -182,7 +188,7 @@ class _Parser:
             value = _add(left, right) if op == "+" else _sub(left, right)
         return value
 
-    def term(self, depth: int) -> Callable[[dict], object]:
+    def term(self, depth: int) -> Node:
         value = self.unary(depth)
         while (token := self.peek()) is not None and (token in {"*", "/", "("} or _atomic(token)):
             op = self.take() if token in {"*", "/"} else "*"
@@ -190,16 +196,16 @@ class _Parser:
             value = _mul(left, right) if op == "*" else _div(left, right)
         return value
 
-    def unary(self, depth: int) -> Callable[[dict], object]:
+    def unary(self, depth: int) -> Node:
         if depth > MAX_DEPTH:
             raise _NotAFormula
         if self.peek() == "-":
             self.take()
             inner = self.unary(depth + 1)
-            return lambda v: -inner(v)  # type: ignore[operator]
+            return lambda v: -inner(v)
         return self.power(depth)
 
-    def power(self, depth: int) -> Callable[[dict], object]:
+    def power(self, depth: int) -> Node:
         base = self.atom(depth)
         if self.peek() != "^":
             return base
@@ -207,7 +213,7 @@ class _Parser:
         exponent = self.unary(depth + 1)
         return lambda v: _pow(base(v), exponent(v))
 
-    def atom(self, depth: int) -> Callable[[dict], object]:
+    def atom(self, depth: int) -> Node:
         token = self.take() if self.peek() is not None else None
         if token is None:
             raise _NotAFormula
@@ -235,7 +241,7 @@ def _atomic(token: str) -> bool:
     return token[0].isdigit() or (token.isalpha() and token not in {"O", "o"})
 
 
-def _bounded(x):
+def _bounded(x: Value) -> Value:
     """Values past ``MAX_BITS`` are no answer a student means, and would cost unbounded work
     (``((n^64)^64)^64``): the comparison gives up instead."""
     if (
@@ -246,23 +252,23 @@ def _bounded(x):
     return x
 
 
-def _add(a, b):
+def _add(a: Node, b: Node) -> Node:
     return lambda v: _bounded(a(v) + b(v))
 
 
-def _sub(a, b):
+def _sub(a: Node, b: Node) -> Node:
     return lambda v: _bounded(a(v) - b(v))
 
 
-def _mul(a, b):
+def _mul(a: Node, b: Node) -> Node:
     return lambda v: _bounded(a(v) * b(v))
 
 
-def _div(a, b):
+def _div(a: Node, b: Node) -> Node:
     return lambda v: _bounded(a(v) / b(v))
 
 
-def _pow(base, exponent):
+def _pow(base: Value, exponent: Value) -> Value:
     if not (isinstance(exponent, Fraction) and exponent.denominator == 1):
         raise ValueError("only whole exponents are compared")
     if abs(exponent) > MAX_EXPONENT:
@@ -274,7 +280,7 @@ def _pow(base, exponent):
     return _bounded(base ** int(exponent))
 
 
-def _log(x):
+def _log(x: Value) -> float:
     if float(x) <= 0:
         raise ValueError
     return math.log2(float(x))

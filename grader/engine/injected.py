@@ -104,8 +104,8 @@ def bound(raw: Grade, cleaned: Grade, flagged: Flagged) -> Grade:
     """The lower of the raw and the cleaned answer's final grades, as the raw answer's grade,
     with both scores in ``details["injection"]`` and the injection reason. A cleaned twin
     without a score (the judge failed on it) leaves the raw grade, still to review."""
-    scored = cleaned.status == GradeStatus.GRADED and cleaned.score is not None
-    lower = scored and (raw.score is None or cleaned.score < raw.score)
+    score = cleaned.score if cleaned.status == GradeStatus.GRADED else None
+    lower = score is not None and (raw.score is None or score < raw.score)
     kept = cleaned if lower and raw.status == GradeStatus.GRADED else raw
     reasons = list(kept.review_reasons)
     if not any(r.code == ReviewCode.SUSPECTED_INJECTION for r in reasons):

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
@@ -36,7 +36,7 @@ class SuspectPair:
     first: Submission
     second: Submission
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {
             "question_id": self.question_id,
             "similarity": self.similarity,
@@ -58,7 +58,7 @@ def suspect_pairs(
     pairs = []
     for qid, answers in by_question.items():
         vectors = embedder.encode([s.answer for s in answers])
-        stem = bank.get(qid).stem  # type: ignore[union-attr]  # subjective: in the bank
+        stem = bank.question(qid).stem  # subjective: in the bank
         for pair in copied_pairs(answers, vectors, settings, stem):
             pairs.append(
                 SuspectPair(qid, pair.similarity, answers[pair.first], answers[pair.second])

@@ -21,6 +21,9 @@ from grader.engine.prompts import Prompt, defuse_delimiters, probability_prompt,
 from grader.judge.base import Judge, LabelRequest, LabelScores
 from grader.models import Anchor, AnswerSignals, Question, Rubric, Submission
 
+# What makes two label requests the same: the conversation ((role, content) pairs), the labels.
+LabelKey = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
+
 
 @dataclass(frozen=True)
 class LabelPlan:
@@ -121,7 +124,7 @@ def score_all(
     ``chunk`` requests, each answer reported when its checks are scored); scores land on the
     items."""
     keyed = [[(_key(r), r) for r in (*item.requests, *item.cleaned_requests)] for item in items]
-    unique: dict[tuple, LabelRequest] = {}
+    unique: dict[LabelKey, LabelRequest] = {}
     for pairs in keyed:
         for key, request in pairs:
             unique.setdefault(key, request)
@@ -136,6 +139,6 @@ def score_all(
         item.scores, item.cleaned_scores = got[: len(item.requests)], got[len(item.requests) :]
 
 
-def _key(request: LabelRequest) -> tuple:
+def _key(request: LabelRequest) -> LabelKey:
     messages = tuple((m["role"], m["content"]) for m in request.messages)
     return messages, request.labels

@@ -135,7 +135,7 @@ class Pipeline:
                 flagged[i] = ruled
         tell(Stage.RULED, len(grades))
         # A flagged answer's cleaned twin is graded beside it, end to end (``injected``).
-        taken = {s.id for s in (*submissions, *cohort, *graded)}
+        taken = {s.id for s in (*submissions, *cohort)} | {g.id for g in graded}
         twins = {len(submissions) + k: i for k, i in enumerate(flagged)}
         for j, i in twins.items():
             subjective[j] = twin(submissions[i], flagged[i].cleaned, taken)

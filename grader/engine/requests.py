@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from grader.config import Settings
 from grader.engine import asking
@@ -21,6 +22,10 @@ from grader.engine.prompts import Prompt, judge_prompt, judge_system, judge_user
 from grader.engine.verdict import token_budget, verdict_schema
 from grader.judge.base import Judge, JudgeRequest
 from grader.models import Anchor, AnswerSignals, Question, Rubric, Submission
+
+# What makes two requests the same: the conversation ((role, content) pairs) and the sampling
+# (temperature, seed, max_tokens).
+RequestKey = tuple[tuple[tuple[str, str], ...], float, int | None, int]
 
 
 @dataclass(frozen=True)
@@ -33,7 +38,7 @@ class Plan:
     anchors: list[Anchor]
     prompt: Prompt
     system: dict[str, str]  # the rendered system message: the cached prefix
-    json_schema: dict
+    json_schema: dict[str, Any]
     max_tokens: int
     temperature: float
     group: str  # the prefix's cache key; requests are sorted by it
@@ -128,7 +133,7 @@ def judge_all(
     ]
     # Identical answers to one question (copies, one-word answers, an injection stripped
     # back to its clean twin) are judged once and share the verdict.
-    unique: dict[tuple, JudgeRequest] = {}
+    unique: dict[RequestKey, JudgeRequest] = {}
     for pairs in keyed:
         for key, request in pairs:
             unique.setdefault(key, request)
@@ -146,7 +151,7 @@ def judge_all(
         item.replies, item.cleaned_replies = got[: len(item.requests)], got[len(item.requests) :]
 
 
-def _request_key(request: JudgeRequest) -> tuple:
+def _request_key(request: JudgeRequest) -> RequestKey:
     """Requests asking the same thing: the same conversation and sampling. Hashing a tuple of
     the message strings is cheap (the shared system message's hash is computed once)."""
     messages = tuple((m["role"], m["content"]) for m in request.messages)

@@ -80,7 +80,7 @@ def rescored(
     features = stored_features(grade)
     if features is None or not readable(scorer, features) or grade.max_score is None:
         return None
-    rubric = _rubric(grade, rubric)
+    rubric = _rubric(grade, rubric, grade.max_score)
     if pool is not None:
         reading = read_answer(features, rubric.points, pool, grade.submission_id, answer, vector)
     else:  # the graded answers are unknown: the copies the grade recorded still stand
@@ -116,18 +116,19 @@ def _recorded_copies(grade: Grade, points: float) -> tuple[Copy, ...]:
     )
 
 
-def _rubric(grade: Grade, rubric: Rubric | None) -> Rubric:
-    """``rubric`` when it has the grade's criteria and points; else one made of them."""
+def _rubric(grade: Grade, rubric: Rubric | None, points: float) -> Rubric:
+    """``rubric`` when it has the grade's criteria and ``points`` (the grade's maximum);
+    else one made of them."""
     ids = [c.id for c in grade.criteria]
     if (
         rubric is not None
         and [c.id for c in rubric.criteria] == ids
-        and abs(rubric.points - (grade.max_score or 0)) < 1e-9
+        and abs(rubric.points - points) < 1e-9
     ):
         return rubric
     return Rubric(
         question_id=grade.question_id,
-        points=grade.max_score,
+        points=points,
         criteria=[
             Criterion(id=c.id, description="", points=c.max_points)
             for c in grade.criteria
@@ -168,7 +169,8 @@ def rescore_grades(
     """
     answers, rubrics = answers or {}, rubrics or {}
     newest = {g.submission_id: g for g in grades}
-    pools, result = {}, Rescoring()
+    pools: dict[str, GradedPool] = {}
+    result = Rescoring()
     if graded is not None:
         pools, result.unused = _pools(graded, newest, scorer, vectors)
         result.neighbours = sum(len(p.answers) for p in pools.values())
@@ -213,7 +215,12 @@ def _pools(
     for g in graded:
         grade = newest.get(g.id)
         features = stored_features(grade) if grade is not None else None
-        if features is None or grade.max_score is None or not readable(scorer, features):
+        if (
+            grade is None
+            or features is None
+            or grade.max_score is None
+            or not readable(scorer, features)
+        ):
             unused.append(g.id)
             continue
         by_question.setdefault(g.question_id, []).append((g, features))

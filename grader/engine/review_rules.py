@@ -14,6 +14,7 @@ Pure functions, measured on ADS development data by ``scorer_review.py``:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -90,25 +91,26 @@ def uncertainty_signals(
     ``scorer`` is the ridge signals scorer (its standardisation tells how unusual the
     answer's features are)."""
     z = (features.vector(scorer.features) - np.asarray(scorer.mean)) / np.asarray(scorer.scale)
-    graded = features.knn_share is not None
+    knn_share, nearest = features.knn_share, features.knn_top_similarity  # set together
     return {
         "middle": share * (1 - share),
         "coverage_gap": abs((features.semantic_coverage or 0) - (features.ngram_coverage or 0)),
         "novelty": float(np.abs(z).max()),
         "knn_spread": features.knn_spread,
-        "neighbour_gap": abs(share - features.knn_share) if graded else None,
+        "neighbour_gap": None if knn_share is None else abs(share - knn_share),
         "correction": None if features.knn_residual is None else abs(features.knn_residual),
-        "distance": 1 - features.knn_top_similarity if graded else None,
+        "distance": None if knn_share is None or nearest is None else 1 - nearest,
         "judge_entropy": features.judge_entropy,
         "judge_gap": None if features.judge_share is None else abs(share - features.judge_share),
     }
 
 
-def confidence(model: Confidence, x: np.ndarray) -> np.ndarray:
+def confidence(model: Confidence, x: np.ndarray | Sequence[float]) -> np.ndarray:
     """P(within a quarter of the points) for the rows of ``x`` (columns in model order)."""
     z = (np.atleast_2d(x) - np.asarray(model.mean)) / np.asarray(model.scale)
     logit = z @ np.asarray(model.coef) + model.intercept
-    return 1 / (1 + np.exp(-logit))
+    probability: np.ndarray = 1 / (1 + np.exp(-logit))
+    return probability
 
 
 def review_threshold(scores: np.ndarray, rate: float) -> float:

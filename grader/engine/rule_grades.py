@@ -7,7 +7,7 @@ similarity, not from reading the answer.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from grader.config import Settings
 from grader.engine.objective import grade_objective
@@ -106,7 +106,7 @@ def rubric_copy_grade(submission: Submission, rubric: Rubric) -> Grade:
     return _zero_by_rule(submission, rubric, "rubric copied", [reason], 0.9, needs_review=True)
 
 
-def zero_off_topic(signals: AnswerSignals | None, settings: Settings) -> bool:
+def zero_off_topic(signals: AnswerSignals | None, settings: Settings) -> TypeGuard[AnswerSignals]:
     """Off topic far enough to score 0 unread: below ``offtopic_zero_margin`` (unset: every
     off-topic answer). The second margin grades the answers near the line like any other,
     keeping their ``off_topic`` flag for review: short references put genuine answers there

@@ -26,7 +26,7 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -228,7 +228,8 @@ def predict(scorer: Scorer, x: np.ndarray) -> np.ndarray:
         raw = np.interp(x[:, 0], scorer.x, scorer.y)
     else:
         raw = scorer.intercept + _standardised(scorer, x) @ np.asarray(scorer.coef)
-    return np.clip(raw, 0.0, 1.0)
+    shares: np.ndarray = np.clip(raw, 0.0, 1.0)
+    return shares
 
 
 def contributions(scorer: Scorer, features: AnswerFeatures) -> dict[str, float]:
@@ -243,7 +244,8 @@ def contributions(scorer: Scorer, features: AnswerFeatures) -> dict[str, float]:
 
 
 def _standardised(scorer: Scorer, x: np.ndarray) -> np.ndarray:
-    return (x - np.asarray(scorer.mean)) / np.asarray(scorer.scale)
+    z: np.ndarray = (x - np.asarray(scorer.mean)) / np.asarray(scorer.scale)
+    return z
 
 
 class Confidence(BaseModel):
@@ -333,7 +335,7 @@ class ScorerSet(BaseModel):
         return max(reached, key=lambda g: g.min_graded, default=None)
 
 
-def content_version(payload: dict) -> str:
+def content_version(payload: dict[str, Any]) -> str:
     """12 hex digits of sha256 over the canonical JSON without its ``version``: any change to a
     coefficient, threshold or feature name is a new version."""
     bare = {k: v for k, v in payload.items() if k != "version"}
@@ -344,7 +346,8 @@ def content_version(payload: dict) -> str:
 def to_json(scorers: ScorerSet) -> str:
     """The file's text; floats rounded to 6 significant digits so a refit on the same data
     gives the same bytes, ``version`` filled in."""
-    payload = _rounded(scorers.model_dump(mode="json", by_alias=True, exclude={"version"}))
+    dumped = scorers.model_dump(mode="json", by_alias=True, exclude={"version"})
+    payload = {k: _rounded(v) for k, v in dumped.items()}
     payload["version"] = content_version(payload)
     return json.dumps(payload, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
 

@@ -176,8 +176,8 @@ def scorer_confidence(share: float, features: AnswerFeatures, scorer: ScorerSet)
         return None
     values = uncertainty_signals(share, features, signals_scorer)
     for model in scorer.confidence:
-        if all(values.get(name) is not None for name in model.features):
-            row = [values[name] for name in model.features]
+        row = [v for v in (values.get(name) for name in model.features) if v is not None]
+        if len(row) == len(model.features):  # the grade has every signal the model reads
             return round(float(confidence(model, row)[0]), 3)
     return None
 

@@ -142,7 +142,7 @@ def analyze_question(
     for t in twins:
         index[t.id] = len(everyone)
         everyone.append(t)
-    own = sorted({index[s.id] for s in (*submissions, *graded, *twins)})
+    own = sorted({index[s.id] for s in (*submissions, *twins)} | {index[g.id] for g in graded})
     space = _embed(question, rubric, everyone, own, embedder, settings, students)
     analysed = {
         everyone[i].id: _answer_signals(everyone[i], i, space, rubric, settings) for i in own

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 from grader.errors import JudgeProtocolError
 from grader.models import Criterion, CriterionVerdict, Rubric, Verdict
@@ -36,7 +37,7 @@ def token_budget(rubric: Rubric) -> int:
     return 16 + per_criterion * len(rubric.criteria) + FEEDBACK_MAX_CHARS
 
 
-def verdict_schema(rubric: Rubric) -> dict:
+def verdict_schema(rubric: Rubric) -> dict[str, Any]:
     criterion_schema = {
         c.id: {
             "type": "object",

@@ -58,7 +58,10 @@ class WordingModel:
 
     def predict(self, answers: Sequence[str]) -> np.ndarray:
         """The residual each answer's wording predicts (human − signals scorer, as a share)."""
-        return self.ridge.predict(self.vectoriser.transform([_flat(a) for a in answers]))
+        residuals: np.ndarray = self.ridge.predict(
+            self.vectoriser.transform([_flat(a) for a in answers])
+        )
+        return residuals
 
 
 def wording_residual(

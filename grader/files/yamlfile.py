@@ -32,7 +32,7 @@ class _NoAliasLoader(yaml.SafeLoader):
 
     def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
+            event = self.peek_event()  # type: ignore[no-untyped-call]  # unannotated in types-PyYAML
             raise yaml.composer.ComposerError(
                 None,
                 None,
@@ -53,7 +53,9 @@ def write_yaml(data: Any, path: Path) -> None:
     tmp.replace(path)
 
 
-def read_yaml_mapping(path: Path, error: type[_LocatedError], what: str) -> tuple[dict, str]:
+def read_yaml_mapping(
+    path: Path, error: type[_LocatedError], what: str
+) -> tuple[dict[str, Any], str]:
     """The mapping in ``path`` and its text, or ``error`` naming the file and line."""
     try:
         text = path.read_text(encoding="utf-8")

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.config import Settings
 from grader.errors import ConfigError
@@ -29,6 +30,9 @@ from grader.judge.base import (
 )
 from grader.judge.block_align import pad_to_block, shared_cut
 from grader.judge.engine_death import EngineWatch, death_message, endings, memory_budget
+
+if TYPE_CHECKING:
+    from vllm.inputs import TokensPrompt
 
 TOP_LOGPROBS = 20  # vLLM's default cap on returned logprobs per position
 
@@ -242,7 +246,9 @@ class VllmJudge(Judge):
             firsts = prefix_waves(requests)[0]  # each question prefix's first request
             self._prime([requests[i] for i in firsts if shared[requests[i].group] > 1])
             outputs = self.llm.chat(
-                [r.messages for r in requests], [self._params(r) for r in requests], use_tqdm=False
+                [r.messages for r in requests],  # type: ignore[arg-type]  # see _prime
+                [self._params(r) for r in requests],
+                use_tqdm=False,
             )
         except Exception as exc:
             if len(requests) > 1:
@@ -274,8 +280,12 @@ class VllmJudge(Judge):
         if requests:
             from vllm import SamplingParams
 
+            # vLLM types a message as its own TypedDicts; ours are the {role, content} dicts
+            # those describe, which it reads the same.
             self.llm.chat(
-                [r.messages for r in requests], SamplingParams(max_tokens=1), use_tqdm=False
+                [r.messages for r in requests],  # type: ignore[arg-type]
+                SamplingParams(max_tokens=1),
+                use_tqdm=False,
             )
 
     def score_labels(self, requests: Sequence[LabelRequest]) -> list[LabelScores]:
@@ -312,7 +322,7 @@ class VllmJudge(Judge):
             for out, r in zip(outputs, requests, strict=True)
         ]
 
-    def _label_prompts(self, requests: Sequence[LabelRequest]) -> list[dict]:
+    def _label_prompts(self, requests: Sequence[LabelRequest]) -> list[TokensPrompt]:
         """Each request's prompt tokens (``label_prompt_ids``); a shared part is tokenized
         once per call, not once per check."""
         tokenizer = self.llm.get_tokenizer()
@@ -381,4 +391,4 @@ class VllmJudge(Judge):
             shutdown = getattr(engine, "shutdown", None)
             if callable(shutdown):
                 shutdown()
-            self.llm = None
+            del self.llm  # the engine is gone: getattr(self, "llm", None) is None again

@@ -91,3 +91,11 @@ class Bank(_Model):
 
     def get(self, question_id: str) -> Question | None:
         return next((q for q in self.questions if q.id == question_id), None)
+
+    def question(self, question_id: str) -> Question:
+        """The question of an answer already checked against this bank (stored, or read
+        with it); KeyError when the bank has no such question."""
+        found = self.get(question_id)
+        if found is None:
+            raise KeyError(question_id)
+        return found

@@ -21,7 +21,7 @@ import csv
 import io
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from grader.engine.review_queue import review_of
@@ -100,7 +100,7 @@ def long_table(scores: ExamScores) -> tuple[list[str], list[list[Value]]]:
     )
     rows = []
     for r in records:
-        q, g = scores.bank.get(r.question_id), r.grade
+        q, g = scores.bank.question(r.question_id), r.grade
         row = [
             r.submission_id, r.student, r.question_id, q.section, q.number,
             g.status.value if g else "pending", g.score if g else None,
@@ -119,7 +119,8 @@ def csv_lines(header: list[str], rows: Iterable[list[Value]]) -> Iterator[str]:
     """CSV text line by line (for streaming); text cells quoted against formulas."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    for row in [header, *rows]:
+    table: list[Sequence[Value]] = [header, *rows]
+    for row in table:
         writer.writerow([_csv_value(v) for v in row])
         yield buffer.getvalue()
         buffer.seek(0)
@@ -145,7 +146,8 @@ def write_xlsx(
     book = Workbook()
     sheet = book.active
     sheet.title = sheet_title(title)
-    for values in [header, *rows]:
+    table: list[Sequence[Value]] = [header, *rows]
+    for values in table:
         sheet.append(
             [ILLEGAL_CHARACTERS_RE.sub("\ufffd", v) if isinstance(v, str) else v for v in values]
         )

@@ -178,7 +178,7 @@ def _item_analysis(scores: ExamScores, notes: list[str]) -> ItemAnalysis | None:
         notes.append("Item analysis needs at least two students with every answer scored.")
         return None
     used = list(complete.columns)
-    choices = [_choice_item(scores, scores.bank.get(qid), complete.index) for qid in used]
+    choices = [_choice_item(scores, scores.bank.question(qid), complete.index) for qid in used]
     return analyse(complete, maxima[used], [c for c in choices if c is not None])
 
 
@@ -259,5 +259,5 @@ def _under_review(scores: ExamScores, student: str) -> list[ReviewItem]:
             answer=records[grade.question_id].answer,
             expected_error=review_of(grade).get("expected_error"),
         )
-        for grade in queue_order([r.grade for r in records.values()])
+        for grade in queue_order([r.grade for r in records.values() if r.grade is not None])
     ]

@@ -25,6 +25,7 @@ from grader.service.store.scorers import ExamScorer, Rescored
 if TYPE_CHECKING:
     import numpy as np
 
+    from grader.calibrate.tables import ScorePair
     from grader.config import Settings
     from grader.embed import Embedder
     from grader.engine.rescoring import Rescoring
@@ -71,27 +72,13 @@ def propose(
     what is missing when the scored answers are too few."""
     from grader.calibrate.refit import refit
     from grader.calibrate.refit_rows import check_enough, refit_answers
-    from grader.calibrate.tables import ScorePair
     from grader.engine.scorer import to_json
 
     base = base_scorer(settings, store, exam)
     found = store.reviews.answers(exam.name, scored_only=True)
-    scored = [
-        r
-        for r in found
-        if r.human is not None and r.submission.grade is not None and r.submission.grade.max_score
-    ]
-    pairs = [
-        ScorePair(
-            submission_id=str(r.submission.id),
-            question_id=r.submission.question_id,
-            max_score=r.submission.grade.max_score or 0.0,
-            human=r.human.score,
-            judge=r.submission.grade.score or 0.0,
-            answer=r.submission.answer,
-        )
-        for r in scored
-    ]
+    paired = [(r, pair) for r in found if (pair := _score_pair(r)) is not None]
+    scored = [r for r, _ in paired]
+    pairs = [pair for _, pair in paired]
     grades = {str(r.submission.id): _by_store_id(r) for r in scored}
     rows, notes = refit_answers(pairs, grades, base)
     if len(found) > len(scored):
@@ -109,6 +96,23 @@ def propose(
     report = result.model_dump(mode="json", exclude={"scorer"})
     return store.scorers.propose(
         exam.name, str(result.scorer.version), to_json(result.scorer), report, instructor
+    )
+
+
+def _score_pair(row: AnswerRow) -> ScorePair | None:
+    """The answer's instructor score beside its grade; None without both (or without points)."""
+    from grader.calibrate.tables import ScorePair
+
+    grade, human = row.submission.grade, row.human
+    if human is None or grade is None or not grade.max_score:
+        return None
+    return ScorePair(
+        submission_id=str(row.submission.id),
+        question_id=row.submission.question_id,
+        max_score=grade.max_score,
+        human=human.score,
+        judge=grade.score or 0.0,
+        answer=row.submission.answer,
     )
 
 

@@ -51,3 +51,12 @@ def test_grader_grade_refuses_the_bank_before_anything_is_written(tmp_path):
         "\n", ""
     )
     assert not out.exists()
+
+
+def test_question_is_the_bank_question_with_that_id_and_refuses_an_unknown_one():
+    bank = load_bank(BANK)
+    second = bank.questions[1]
+    assert bank.question(second.id) is second
+    assert bank.get("no-such-question") is None
+    with pytest.raises(KeyError):
+        bank.question("no-such-question")

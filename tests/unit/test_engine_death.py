@@ -151,3 +151,13 @@ def test_memory_figures_from_the_kernel_and_the_checkpoint(tmp_path):
     assert weights_gib(str(model), "float32") == 2 * 1024 / 1024**3  # twice its files
     assert weights_gib(str(model), "bfloat16") == 1024 / 1024**3
     assert weights_gib(str(tmp_path), "float32") is None  # no weights: not known
+
+
+def test_a_closed_judge_shuts_its_engine_down_once_and_reports_no_failure():
+    shutdowns = []
+    engine = SimpleNamespace(shutdown=lambda: shutdowns.append(1))
+    judge = _judge(SimpleNamespace(llm_engine=engine), MemoryBudget(needed_gib=1.0, free_gib=2.0))
+    judge.close()
+    judge.close()
+    assert shutdowns == [1]
+    assert judge.failure() is None

@@ -232,3 +232,12 @@ def test_a_grade_no_scorer_decided_is_not_rescored():
     assert rescored(plain, BASE, 0.6) is None
     unscored = grade().model_copy(update={"status": GradeStatus.UNSCORED, "score": None})
     assert rescored(unscored, BASE, 0.6) is None
+
+
+def test_a_refit_row_carries_both_scores_and_a_default_fit_row_is_refused():
+    row = rows(questions=1, per=1)[0][0]
+    assert (row.human_points(), row.current_points()) == (row.human, row.current)
+    with pytest.raises(ValueError, match="instructor's score"):
+        row.model_copy(update={"human": None}).human_points()
+    with pytest.raises(ValueError, match="current grade"):
+        row.model_copy(update={"current": None}).current_points()

@@ -19,7 +19,7 @@ router = APIRouter(prefix="/instructor/answers/{submission_id}", include_in_sche
 async def enter_score(request: Request, submission_id: int, who: Who, ctx: Ctx):
     form = await checked_form(request, who)
     exam, row = ctx.answer_of(who.instructor, submission_id)
-    question = exam.bank.get(row.submission.question_id)
+    question = exam.bank.question(row.submission.question_id)
     points = marking(ctx, exam, question, row)
     try:
         entry = parse_human_score(form, points.max_score, points.criteria)
@@ -37,7 +37,7 @@ async def enter_score(request: Request, submission_id: int, who: Who, ctx: Ctx):
 async def override(request: Request, submission_id: int, who: Who, ctx: Ctx):
     form = await checked_form(request, who)
     exam, row = ctx.answer_of(who.instructor, submission_id)
-    question = exam.bank.get(row.submission.question_id)
+    question = exam.bank.question(row.submission.question_id)
     try:
         entry = parse_override(form, marking(ctx, exam, question, row).max_score)
     except FormError as exc:
@@ -69,7 +69,7 @@ async def promote(request: Request, submission_id: int, who: Who, ctx: Ctx):
     form = await checked_form(request, who)
     exam, row = ctx.answer_of(who.instructor, submission_id)
     s = row.submission
-    question = exam.bank.get(s.question_id)
+    question = exam.bank.question(s.question_id)
     try:
         if question.type.objective:
             raise FormError("promote", "objective questions have no rubric anchors")

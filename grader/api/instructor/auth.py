@@ -37,9 +37,9 @@ async def login(request: Request, ctx: Ctx):
     wait_s = login_wait_s(ctx.settings, ctx.store, request)
     if wait_s is not None:
         error = f"too many failed logins from your address: retry in {wait_s} s"
-        response = ctx.render(request, "login.html.j2", status=429, error=error)
-        response.headers["Retry-After"] = str(wait_s)
-        return response
+        page = ctx.render(request, "login.html.j2", status=429, error=error)
+        page.headers["Retry-After"] = str(wait_s)
+        return page
     key = (await read_form(request)).get("key", "").strip()
     key_id = keys.key_id_of(key, keys.INSTRUCTOR_PREFIX)
     found = ctx.store.accounts.instructor(key_id=key_id) if key_id else None

@@ -107,7 +107,7 @@ def review_queue(
         rows=rows,
         pager=pager,
         scales={
-            r.submission.id: marking(ctx, found, found.bank.get(r.submission.question_id), r)
+            r.submission.id: marking(ctx, found, found.bank.question(r.submission.question_id), r)
             for r in rows
         },
         done=DONE.get(request.query_params.get("done", "")),

@@ -31,7 +31,8 @@ async def add_wrong_claim(request: Request, submission_id: int, who: Who, ctx: C
     s = row.submission
     question = exam.bank.get(s.question_id)
     try:
-        rubric = _subjective_rubric(exam, question, "claim")
+        question = _subjective(question, "claim")
+        rubric = rubric_for(question, exam.rubrics)
         entry = parse_wrong_claim(form, rubric)
         criteria = [
             c.model_copy(update={"wrong_claims": [*c.wrong_claims, entry.claim]})
@@ -55,7 +56,7 @@ async def switch_gate(request: Request, exam: str, question_id: str, who: Who, c
     if question is None:
         raise HTTPException(404, f"no question {question_id!r} in {exam}")
     try:
-        rubric = _subjective_rubric(found, question, "gate")
+        rubric = rubric_for(_subjective(question, "gate"), found.rubrics)
         if rubric.conclusion is None:
             raise FormError("gate", "this rubric names no conclusion")
         wanted = form.get("gate")
@@ -72,10 +73,11 @@ async def switch_gate(request: Request, exam: str, question_id: str, who: Who, c
     return RedirectResponse(url, status_code=303)
 
 
-def _subjective_rubric(exam: Exam, question: Question | None, field: str) -> Rubric:
+def _subjective(question: Question | None, field: str) -> Question:
+    """``question``, refused on the form when it has no rubric (objective, or gone)."""
     if question is None or question.type.objective:
         raise FormError(field, "objective questions are graded exactly, without a rubric")
-    return rubric_for(question, exam.rubrics)
+    return question
 
 
 def _save(exam: Exam, question: Question, rubric: Rubric, field: str) -> None:

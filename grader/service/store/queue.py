@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import timedelta
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -52,7 +53,7 @@ class Queue:
                 .order_by(submissions.c.id)
                 .limit(limit)
             ).scalars().all()  # fmt: skip
-            claimed: list[str] = []
+            claimed: list[sa.Row[Any]] = []
             for start in range(0, len(candidates), _CLAIM_CHUNK):
                 claimed += conn.execute(
                     submissions.update()
