@@ -164,7 +164,7 @@ def trained_on(rows: Sequence[ScorerRow], **extra: object) -> dict[str, object]:
 
 # Stage 1 in order of preference: with the cohort z-score (needs 5 answers to the question),
 # then without. Every weight positive, so each feature's push can be shown to an instructor
-# (benchmarks/README.md, "The calibrated scorer": the designs tried).
+# (docs/research/benchmarks-log.md, "The calibrated scorer": the designs tried).
 EXPLAINABLE = ("reference_margin", "semantic_coverage", "ngram_coverage", "length_log_ratio")
 STAGE1 = (("signals+cohort", (*EXPLAINABLE, "cohort_reference_z")), ("signals", EXPLAINABLE))
 STAGE2 = ("base_share", "knn_residual", "graded_residual")
@@ -215,7 +215,7 @@ def with_judge(
     )
 
 
-# What ships (benchmarks/README.md, "The calibrated scorer": why): the judge's reading is
+# What ships (docs/research/benchmarks-log.md, "The calibrated scorer": why): the judge's reading is
 # weighed for English answers, where it added on development data; Chinese answers are scored
 # from the signals (on ADS development answers the judge's reading lowered the Pearson).
 SHIPPED = with_judge(Design(), languages=("en",))

@@ -14,8 +14,9 @@ from grader.cli.app import app, console, err, fail
 from grader.errors import GraderError
 
 
-def _load_exam(bank_path: Path, submissions: Path, embed_model: str | None):
-    """Bank, its submissions, settings and embedder for the commands that compare answers."""
+def load_exam(bank_path: Path, submissions: Path, embed_model: str | None):
+    """Bank, its submissions, settings and embedder for the commands that compare answers
+    (``groups``, ``integrity``, ``suggest``); a clear error and exit 2 without an embedder."""
     from grader.bank.files import load_bank
     from grader.config import Settings
     from grader.embed import make_embedder
@@ -67,7 +68,7 @@ def groups(
     """
     from grader.engine.cohort import group_answers
 
-    bank, pending, settings, embedder = _load_exam(bank_path, submissions, embed_model)
+    bank, pending, settings, embedder = load_exam(bank_path, submissions, embed_model)
     question = bank.get(question_id)
     if question is None:
         err.print(
@@ -149,7 +150,7 @@ def integrity(
     """Report different students' near-identical answers to the same question, side by side."""
     from grader.engine.integrity import suspect_pairs, write_report
 
-    bank, pending, settings, embedder = _load_exam(bank_path, submissions, embed_model)
+    bank, pending, settings, embedder = load_exam(bank_path, submissions, embed_model)
     if threshold is not None:
         settings = settings.model_copy(update={"duplicate_cosine": threshold})
     try:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the command line starts fast: the engine is imported when a
     from grader.models import Bank, Grade, GradedAnswer, Rubric, Submission
 
 # Judge requests per call in the command line: about a dozen answers' checks in the
-# probability mode, so the display moves every few answers; see benchmarks/README.md for
+# probability mode, so the display moves every few answers; see docs/research/benchmarks-log.md for
 # what it costs against one call per batch.
 CLI_JUDGE_CHUNK = 16
 

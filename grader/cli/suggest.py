@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 
-from grader.cli.app import app, console, err, fail
-from grader.errors import GraderError
+from grader.cli.app import app, console
 
 HEADER = ("submission_id", "question_id", "score", "student", "answer")
 
@@ -38,26 +37,10 @@ def suggest(
     """Write the K answers per question whose scores would help the rest most: the centres
     of the question's answer groups (greedy k-medoids over e5), never two near-copies. Fill
     in every score (or delete a row), then run `grader grade --graded` with the file."""
-    from grader.bank.files import load_bank
-    from grader.config import Settings
-    from grader.embed import make_embedder
+    from grader.cli.cohort import load_exam
     from grader.engine.suggest import suggest as choose_answers
-    from grader.files.submissions import read_submissions
 
-    try:
-        given: dict[str, Any] = {"embed_model": embed_model} if embed_model else {}
-        settings = Settings(**given)
-        bank = load_bank(bank_path)
-        pending = read_submissions(submissions, bank)
-        embedder = make_embedder(settings, progress=lambda m: err.print(escape(m)))
-    except GraderError as exc:
-        raise fail(exc) from exc
-    except ValueError as exc:  # settings validation
-        err.print(f"[bold red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(code=2) from exc
-    if embedder is None:
-        err.print("[bold red]error:[/] choosing answers needs an embedding model")
-        raise typer.Exit(code=2)
+    bank, pending, settings, embedder = load_exam(bank_path, submissions, embed_model)
     picked = choose_answers(bank, pending, embedder, settings, per_question)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="", encoding="utf-8") as handle:

@@ -17,15 +17,12 @@ from dataclasses import dataclass, replace
 
 from grader.engine.blanks import blank_reason
 from grader.engine.injection import Finding, find_injections, strip_injections
-from grader.engine.provenance import rule_provenance
 from grader.engine.reasons import injection_reason
-from grader.engine.rule_grades import identity
+from grader.engine.rule_grades import zero_by_rule
 from grader.engine.signals import QuestionAnalysis
 from grader.models import (
-    CriterionScore,
     Grade,
     GradeStatus,
-    Method,
     ReviewCode,
     Rubric,
     Submission,
@@ -78,26 +75,12 @@ def as_raw(
 
 def injection_only_grade(submission: Submission, rubric: Rubric, flagged: Flagged) -> Grade:
     """0 by rule for an answer that is only an injection attempt, and to review."""
-    return Grade(
-        **identity(submission),
-        status=GradeStatus.GRADED,
-        score=0.0,
-        max_score=rubric.points,
-        method=Method.RULE,
-        criteria=[
-            CriterionScore(
-                id=c.id, points=0.0, max_points=c.points, rationale="only an injection attempt"
-            )
-            for c in rubric.criteria
-        ],
-        confidence=0.9,
-        needs_review=True,
-        review_reasons=[injection_reason(flagged.findings)],
-        details={
-            "injection": {"raw_score": None, "cleaned_score": 0.0, "kept": "cleaned"},
-        },
-        provenance=rule_provenance(rubric, None),
-    )
+    grade = zero_by_rule(
+        submission, rubric, "only an injection attempt", [injection_reason(flagged.findings)],
+        0.9, needs_review=True,
+    )  # fmt: skip
+    injection = {"raw_score": None, "cleaned_score": 0.0, "kept": "cleaned"}
+    return grade.model_copy(update={"details": {"injection": injection}})
 
 
 def bound(raw: Grade, cleaned: Grade, flagged: Flagged) -> Grade:

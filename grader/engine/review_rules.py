@@ -21,7 +21,7 @@ import numpy as np
 from grader.engine.scorer import AnswerFeatures, Confidence, Scorer
 from grader.text import content_chars, match_key
 
-# Chosen on ADS development pairs (benchmarks/README.md, "Review flags").
+# Chosen on ADS development pairs (docs/research/benchmarks-log.md, "Review flags").
 COPY_MIN_COSINE = 0.97
 COPY_MIN_CONTAINMENT = 0.5
 COPY_MIN_CHARS = 20  # shorter answers are too generic to call copies (Settings.duplicate_min_chars)

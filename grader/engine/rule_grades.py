@@ -92,7 +92,7 @@ def objective_grade(submission: Submission, question: Question, settings: Settin
 def blank_grade(submission: Submission, rubric: Rubric, why: ReviewCode) -> Grade:
     """0 for a blank answer or a non-answer ("不知道"), sure of it."""
     reason = ReviewReason(code=why, message=_BLANK_MESSAGES[why])
-    return _zero_by_rule(submission, rubric, "blank answer", [reason], 1.0)
+    return zero_by_rule(submission, rubric, "blank answer", [reason], 1.0)
 
 
 def rubric_copy_grade(submission: Submission, rubric: Rubric) -> Grade:
@@ -103,7 +103,7 @@ def rubric_copy_grade(submission: Submission, rubric: Rubric) -> Grade:
         message="the answer copies the rubric's own wording (criteria or their key points): "
         "0 without the judge",
     )
-    return _zero_by_rule(submission, rubric, "rubric copied", [reason], 0.9, needs_review=True)
+    return zero_by_rule(submission, rubric, "rubric copied", [reason], 0.9, needs_review=True)
 
 
 def zero_off_topic(signals: AnswerSignals | None, settings: Settings) -> TypeGuard[AnswerSignals]:
@@ -113,7 +113,7 @@ def zero_off_topic(signals: AnswerSignals | None, settings: Settings) -> TypeGua
     (49 Mohler development answers below the first margin average 2.9 of 5; the 15 between
     0.02 and 0.025, 3.6). Blatant ones sit lower (a hot-pot dinner, a football match: 72
     pairs of off-topic text and seed question, all below 0.018), so the default second
-    margin, 0.02, still scores them 0 (benchmarks/README.md, "The off-topic rule"). Below it,
+    margin, 0.02, still scores them 0 (docs/research/benchmarks-log.md, "The off-topic rule"). Below it,
     an answer among its classmates' answers is still graded (``among_classmates``)."""
     if signals is None or not signals.off_topic:
         return False
@@ -132,7 +132,7 @@ def off_topic_grade(
         f"(margin {signals.topic_margin:+.3f}): 0 without the judge",
     )
     reasons = [off_topic, *duplicate_reasons(signals)]
-    return _zero_by_rule(
+    return zero_by_rule(
         submission, rubric, "off topic", reasons, 0.5, signals, embed_model, needs_review=True
     )
 
@@ -182,7 +182,7 @@ def needs_judge_grade(
     )
 
 
-def _zero_by_rule(
+def zero_by_rule(
     submission: Submission,
     rubric: Rubric,
     rationale: str,
@@ -193,6 +193,7 @@ def _zero_by_rule(
     *,
     needs_review: bool = False,
 ) -> Grade:
+    """A 0 decided by rule, without the judge: every criterion 0 for ``rationale``."""
     return Grade(
         **identity(submission),
         status=GradeStatus.GRADED,

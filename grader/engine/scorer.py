@@ -62,7 +62,7 @@ FEATURE_NAMES = (
     "judge_entropy",  # entropy of the judge's level distribution, normalised to [0, 1]
 )
 
-# The neighbour rule, chosen on development data (benchmarks/README.md, "The scorer").
+# The neighbour rule, chosen on development data (docs/research/benchmarks-log.md, "The scorer").
 DEFAULT_K = 5
 DEFAULT_TEMPERATURE = 0.02
 
@@ -379,7 +379,7 @@ DEFAULT_FILE = Path(__file__).with_name("scorer_default.json")
 
 def load_scorer(choice: str | Path) -> ScorerSet | None:
     """``"default"``: the scorer shipped with grader (fit on development data only,
-    ``benchmarks/README.md``); ``"none"``: no scorer, the judge's points stand; otherwise (and
+    ``docs/research/benchmarks-log.md``); ``"none"``: no scorer, the judge's points stand; otherwise (and
     always for a ``Path``) a scorer file (``grader calibrate fit``). Grading chooses through
     ``scorer_choice.choose_scorer``."""
     if choice == "none":

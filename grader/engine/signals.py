@@ -341,7 +341,7 @@ def among_classmates(peer_margin: float | None, settings: Settings) -> bool | No
     """Whether the answer sits among its classmates' answers (peer margin at least
     ``offtopic_peer_margin``); None when the class cannot tell (rule off, too few classmates).
     Blatant text sits far from every classmate, even where a one-line reference lets it pass
-    the topic margin (benchmarks/README.md, "The off-topic rule, second round")."""
+    the topic margin (docs/research/benchmarks-log.md, "The off-topic rule, second round")."""
     limit = settings.offtopic_peer_margin
     if limit is None or peer_margin is None:
         return None

@@ -14,7 +14,7 @@ paid such answers half the points. Two lexical checks on the final grade, after 
   只有在n个元素连续进栈后……"). Such a grade is capped at ``CAP_SHARE`` of the points and goes
   to review. English answers are not checked: on the Mohler development half the measure
   capped 35 answers, 22 of them worth half the points or more (short right answers reuse the
-  stem's words). Thresholds: benchmarks/README.md, "Injections bind, restatements capped".
+  stem's words). Thresholds: docs/research/benchmarks-log.md, "Injections bind, restatements capped".
 - **Wrong claims.** A criterion may list known wrong claims (``Criterion.wrong_claims``). The
   answer's sentence holding the largest share of a claim's 3-grams (beyond the stem's) asserts
   it when that share is at least ``CLAIM_CONTAINMENT`` and the sentence does not negate it

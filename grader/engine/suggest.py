@@ -6,7 +6,7 @@ distance: each pick is the answer that most reduces the distance from every answ
 nearest pick, so the picks are the centres of the question's answer groups, large groups
 first, and never two near-copies. On ADS and Mohler development data it was compared with
 random samples and with strata of the scorer's predicted share (``benchmarks/review_queue.py``,
-benchmarks/README.md "Answers to grade first"); it needs no judge and no scorer.
+docs/research/benchmarks-log.md "Answers to grade first"); it needs no judge and no scorer.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ the ones marked down. The nearest graded answers (``neighbour_features``) see th
 through whole-answer cosines; this model weighs the pieces. A ridge regression over TF-IDF
 character n-grams of the question's graded answers learns how far each answer's human share
 sits from the signals scorer's share (the residual) and predicts it for a new answer — the
-second stage weighs that prediction beside the neighbours' (benchmarks/README.md, "The
+second stage weighs that prediction beside the neighbours' (docs/research/benchmarks-log.md, "The
 wording of graded answers").
 
 Character n-grams need no word segmentation: Chinese n-grams of 1–3 characters, English ones

@@ -82,7 +82,7 @@ def engine_dtype(dtype: str, cuda: bool) -> str:
     """``auto``: bfloat16 where the hardware multiplies it natively (CUDA; CPUs with AVX-512
     BF16 or AMX), float32 on other CPUs. Measured on this project's AVX2 machines: the same
     probability checks took 165 s in float32 and did not finish in 637 s in bfloat16
-    (benchmarks/README.md, "dtype on this CPU")."""
+    (docs/research/benchmarks-log.md, "dtype on this CPU")."""
     if dtype != "auto":
         return dtype
     if cuda:
@@ -191,7 +191,7 @@ class VllmJudge(Judge):
             os.environ.setdefault("VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS", "3600")
             if (os.cpu_count() or 1) <= 2:
                 # vLLM keeps one core for its scheduler and computes on the rest: on 2 cores,
-                # on one. Computing on both graded 1.77x faster (benchmarks/README.md).
+                # on one. Computing on both graded 1.77x faster (docs/research/benchmarks-log.md).
                 os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
         if multiprocessing.current_process().daemon:
             # A Celery prefork pool process is daemonic and may not start children, and vLLM

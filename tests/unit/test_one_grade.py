@@ -103,7 +103,7 @@ def test_a_file_graded_in_batches_of_1_32_or_all_gives_each_answer_one_score():
     strict=True,
     reason="issue 27, open: the off-topic rule's classmates (peer margin) and the scorer's "
     "cohort z-score still read whoever shares the run; neither pays to drop on development "
-    "data (benchmarks/README.md, 'The cohort z-score')",
+    "data (docs/research/benchmarks-log.md, 'The cohort z-score')",
 )
 def test_an_answer_graded_alone_in_a_batch_of_32_or_among_all_gets_one_score():
     """A file (or a service post) holding only some of the class: no other answers to compare

@@ -21,7 +21,7 @@ def signals(margin: float, off_topic: bool = True, peers: float | None = None) -
 def test_by_default_only_answers_below_the_second_margin_score_zero_unread():
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     assert settings.offtopic_zero_margin == 0.02 < settings.offtopic_margin
-    # the highest margin of a blatant off-topic text (benchmarks/README.md): still 0
+    # the highest margin of a blatant off-topic text (docs/research/benchmarks-log.md): still 0
     assert zero_off_topic(signals(0.0171), settings)
     assert zero_off_topic(signals(-0.3), settings)
     # near the line (Mohler's one-line references put genuine answers here): graded
@@ -44,7 +44,7 @@ def test_an_answer_among_its_classmates_is_graded_whatever_its_topic_margin():
     assert settings.offtopic_peer_margin == 0.045
     assert not zero_off_topic(signals(-0.3, peers=0.045), settings)
     assert not zero_off_topic(signals(0.0, peers=0.2), settings)
-    # the highest peer margin of a blatant off-topic text (benchmarks/README.md): still 0
+    # the highest peer margin of a blatant off-topic text (docs/research/benchmarks-log.md): still 0
     assert zero_off_topic(signals(0.0171, peers=0.0355), settings)
     assert zero_off_topic(signals(0.0, peers=-0.1), settings)
     assert zero_off_topic(signals(0.0, peers=None), settings)  # too few classmates to tell

@@ -3,7 +3,7 @@
 - The neighbour rule (``graded_split``): a graded answer is never its own neighbour, and one
   with the answer's very text (the same match key) is a copy, not a neighbour. A copy's
   grade is shown and taken, never averaged in: on the ADS development part copies often
-  carry a different score (benchmarks/README.md), and in an evaluation they would be the
+  carry a different score (docs/research/benchmarks-log.md), and in an evaluation they would be the
   answer grading itself.
 - The copy rule (``decide``): an answer whose text was graded takes the mean human share of
   those copies; any other answer the scorer's share.
