@@ -81,5 +81,5 @@ def test_a_judge_that_cannot_load_stops_the_start(database_url):
     store = Store(database_url)
     store.migrate()
     settings = _settings(database_url, banks=[RUBRICS / "no-such-bank.yaml"])
-    with pytest.raises(GraderError, match="could not start: .*no-such-bank"):
+    with pytest.raises(GraderError, match=r"could not start: .*no-such-bank"):
         InlineProcess(settings, store)
