@@ -158,7 +158,8 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 8080,
     inline: Annotated[
-        bool, typer.Option(help="Grade in this process (no Redis, no workers).")
+        bool,
+        typer.Option(help="Grade in a child process of this one (no Redis, no workers)."),
     ] = False,
 ) -> None:
     """Run the HTTP intake (OpenAPI docs at /docs). Grading: workers on Redis, or --inline."""
@@ -167,25 +168,24 @@ def serve(
     from grader.api.app import create_app
     from grader.api.server import server_config
     from grader.config import Settings
-    from grader.service.dispatch import Dispatcher, InlineDispatcher
-    from grader.service.exams import Graders, load_exams
+    from grader.service.dispatch import Dispatcher
+    from grader.service.exams import load_exams
+    from grader.service.inline_process import InlineProcess
     from workers.dispatch import CeleryDispatcher
 
     settings = Settings()
     store = _store()
     dispatcher: Dispatcher
     try:
-        if inline:
-            graders = Graders.load(settings)
-            exams, dispatcher = graders.exams, InlineDispatcher(settings, store, graders)
+        exams = load_exams(settings.banks)
+        if inline:  # the API keeps the intake, pages and health; a child process grades
+            grading = InlineProcess(settings, store)
+            dispatcher, mode = grading, f"inline, grading in process {grading.pid}"
         else:
-            exams, dispatcher = load_exams(settings.banks), CeleryDispatcher(settings)
+            dispatcher, mode = CeleryDispatcher(settings), "workers"
     except GraderError as exc:
         raise fail(exc) from exc
-    err.print(
-        escape(f"serving exams: {', '.join(sorted(exams))}")
-        + f" ({'inline' if inline else 'workers'})"
-    )
+    err.print(escape(f"serving exams: {', '.join(sorted(exams))} ({mode})"))
     try:
         app = create_app(settings, store, exams, dispatcher)
         uvicorn.Server(server_config(settings, app, host, port)).run()

@@ -1,5 +1,6 @@
 """How the API hands stored submissions to graders: Celery tasks (``workers.dispatch``), or a
-thread in this process (``InlineDispatcher``), behind one protocol.
+thread in this process (``InlineDispatcher``), or a process of its own beside the API
+(``grader.service.inline_process``, what ``grader serve --inline`` runs), behind one protocol.
 
 Either way the submission rows are committed first, so a dispatch that is lost (the API dies
 while gathering, Redis restarts before persisting the message) loses no work: the rows stay
@@ -11,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Protocol
 
@@ -80,21 +82,64 @@ class Gatherer:
                 return
 
 
-class InlineDispatcher:
-    """No Redis: one thread grades queued submissions from the store and hands the webhooks
-    to a ``Courier``, which sends them on its own threads (a slow platform stalls no grading).
+class GradingLoop:
+    """Grades every submission the store holds ``queued``, batch by batch, until ``stop``:
+    the loop ``InlineDispatcher`` runs on a thread and the inline grading process runs alone.
 
     It polls the store rather than an in-memory queue, so after a restart it picks up every
-    submission still queued.
+    submission still queued; ``after_batch`` runs once each batch's grades are committed (and
+    once a round, for webhook retries that came due).
+    """
+
+    def __init__(
+        self, settings: Settings, store: Store, graders: Graders, after_batch: Callable[[], object]
+    ):
+        self.settings, self.store, self.graders = settings, store, graders
+        self._after_batch = after_batch
+
+    def run(self, wake: threading.Event, stop: threading.Event, poll_s: float) -> None:
+        while not stop.is_set():
+            wake.wait(poll_s)
+            wake.clear()
+            try:
+                self._tick(stop)
+            except Exception:
+                log.exception("inline grading failed; retrying")
+                stop.wait(self.settings.retry_backoff_s)
+
+    def _tick(self, stop: threading.Event) -> None:
+        pending = self.store.queue.claim_stale(older_than=timedelta(0))
+        retry = False
+        for ids in chunks(pending, self.settings.batch_size):
+            outcome = grade_stored(self.store, self.graders, ids)
+            retry = retry or bool(outcome.retry)
+            self._after_batch()
+        self._after_batch()
+        if retry:  # the judge is unreachable: wait before asking it again
+            stop.wait(self.settings.retry_backoff_s)
+
+
+class InlineDispatcher:
+    """No Redis: one thread of this process grades queued submissions from the store
+    (``GradingLoop``) and hands the webhooks to a ``Courier``, which sends them on its own
+    threads (a slow platform stalls no grading). ``grader serve --inline`` grades in a
+    process of its own instead (``InlineProcess``), so no answer can stall the intake.
     """
 
     def __init__(self, settings: Settings, store: Store, graders: Graders, poll_s: float = 1.0):
         self.settings, self.store, self.graders = settings, store, graders
         self._poll_s = poll_s
         self.courier = Courier(settings, store)
+        # the courier returns at once: its threads send the webhooks
+        self._loop = GradingLoop(settings, store, graders, after_batch=self.courier.send_due)
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="inline-grader", daemon=True)
+        self._thread = threading.Thread(
+            target=self._loop.run,
+            args=(self._wake, self._stop, poll_s),
+            name="inline-grader",
+            daemon=True,
+        )
         self._thread.start()
 
     def enqueue(self, submissions: list[StoredSubmission]) -> None:
@@ -112,24 +157,3 @@ class InlineDispatcher:
         self._thread.join(timeout=30)
         self.courier.close()
         self.graders.close()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait(self._poll_s)
-            self._wake.clear()
-            try:
-                self._tick()
-            except Exception:
-                log.exception("inline grading failed; retrying")
-                self._stop.wait(self.settings.retry_backoff_s)
-
-    def _tick(self) -> None:
-        pending = self.store.queue.claim_stale(older_than=timedelta(0))
-        retry = False
-        for ids in chunks(pending, self.settings.batch_size):
-            outcome = grade_stored(self.store, self.graders, ids)
-            retry = retry or bool(outcome.retry)
-            self.courier.send_due()  # returns at once: the courier's threads send them
-        self.courier.send_due()  # retries that came due
-        if retry:  # the judge is unreachable: wait before asking it again
-            self._stop.wait(self.settings.retry_backoff_s)

@@ -4,15 +4,29 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.integration.service import ROOT, free_port, wait_for
+from tests.integration.service import ROOT, free_port, grader_cli, printed_value, wait_for
 
 pytestmark = pytest.mark.slow
+
+EXAM = "grad_accum_engineer"
+ANSWER = (
+    "每个micro-batch的loss除以累积步数再backward，累积够步数后optimizer.step()，然后zero_grad()。"
+)
+
+
+def _healthy(client: httpx.Client) -> bool:
+    try:
+        return client.get("/healthz", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 def test_serve_inline_grades_without_redis(tmp_path):
@@ -63,4 +77,109 @@ def test_serve_inline_grades_without_redis(tmp_path):
         assert httpx.get(f"{base}/docs").status_code == 200
     finally:
         server.terminate()
+        server.wait(20)
+
+
+# A judge that holds the interpreter lock for seconds, as a backtracking regex over a hostile
+# answer does: loaded into every process of the test's ``grader serve --inline`` through
+# ``sitecustomize``, it logs when its burn starts and ends.
+_BURNING_JUDGE = """
+import os, re
+from grader.judge import scripted
+
+def _event(name):
+    with open(os.environ["BURN_EVENTS"], "a") as f:
+        f.write(name + "\\n")
+
+
+def _burning(method):
+    def judge(self, requests):
+        if any("burn-the-cpu" in r.answer for r in requests):
+            _event("burn-start")
+            re.fullmatch(r"(x+x+)+y", "x" * 28)  # one call into C: seconds without a GIL switch
+            _event("burn-end")
+        return method(self, requests)
+
+    return judge
+
+
+for name in ("complete", "score_labels"):  # verdicts or label scores: whichever it asks for
+    setattr(scripted.ScriptedJudge, name, _burning(getattr(scripted.ScriptedJudge, name)))
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in "ZX"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_grading_that_holds_the_gil_stalls_no_intake_and_dies_with_the_server(tmp_path):
+    """While the judge holds the interpreter lock for seconds, /healthz and another
+    platform's POST answer (before the burn ends); the grades still arrive; the grading
+    process dies with a SIGKILLed server."""
+    hooks, events = tmp_path / "hooks", tmp_path / "events"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(_BURNING_JUDGE)
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{hooks}{os.pathsep}{ROOT}",
+        "BURN_EVENTS": str(events),
+        "GRADER_DATABASE_URL": f"sqlite:///{tmp_path / 'grader.db'}",
+        "GRADER_BANKS": json.dumps([str(ROOT / "rubrics" / f"{EXAM}.yaml")]),
+        "GRADER_JUDGE": "scripted",
+        "GRADER_EMBED_MODEL": "none",
+    }
+    keys = {
+        name: printed_value(grader_cli(env, tmp_path, "platform", "add", name, "--exam", EXAM), "api_key")
+        for name in ("acme", "other")
+    }  # fmt: skip
+    port = free_port()
+    log = tmp_path / "serve.log"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "grader", "serve", "--inline", "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=300)
+
+    def answered(path: str, key: str) -> dict:
+        return client.get(path, headers={"Authorization": f"Bearer {key}"}).json()
+
+    def post(key: str, items: list[dict]) -> None:
+        response = client.post(
+            "/v1/submissions", json=items, headers={"Authorization": f"Bearer {key}"}
+        )
+        assert response.status_code == 202, response.text
+
+    try:
+        wait_for(lambda: _healthy(client) or server.poll() is not None, 60, "/healthz")
+        assert server.poll() is None, log.read_text()
+        post(keys["acme"], [
+            {"id": "e1", "exam": EXAM, "question_id": "004-s5-q3", "answer": ANSWER + " burn-the-cpu"},
+            {"id": "c1", "exam": EXAM, "question_id": "004-s1-q1", "answer": "B"},
+        ])  # fmt: skip
+        wait_for(lambda: events.exists() and "burn-start" in events.read_text(), 60, "the burn")
+
+        assert client.get("/healthz").status_code == 200
+        with events.open("a") as f:
+            f.write("healthz\n")
+        post(keys["other"], [{"id": "o1", "exam": EXAM, "question_id": "004-s1-q1", "answer": "B"}])
+        with events.open("a") as f:
+            f.write("posted\n")
+
+        for key, sid in ((keys["acme"], "e1"), (keys["acme"], "c1"), (keys["other"], "o1")):
+            wait_for(lambda key=key, sid=sid: answered(f"/v1/submissions/{sid}", key)["status"] == "graded",
+                     60, f"the grade of {sid}")  # fmt: skip
+        assert events.read_text().split() == ["burn-start", "healthz", "posted", "burn-end"]
+
+        child = int(re.search(r"grading in process (\d+)", log.read_text())[1])
+        server.kill()  # no chance to stop its child: the kernel (or the doorbell's end) does
+        server.wait(20)
+        wait_for(lambda: not _running(child), 30, "the grading process to die with the server")
+    finally:
+        client.close()
+        server.kill()
         server.wait(20)

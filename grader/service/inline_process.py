@@ -1,0 +1,220 @@
+"""``grader serve --inline``'s grading, in a process of its own beside the API.
+
+Python's regex engine, and any other long call into C, holds the interpreter lock for as long
+as it runs: one pathological answer graded on a thread of the API's process stalled every
+platform's posts, the instructor pages and ``/healthz``. Here the API process keeps the
+intake, the pages, the health check and the webhooks' ``Courier`` (it only reads the outbox,
+signs small bodies and waits on the network: nothing CPU-heavy); a child process, started
+with ``spawn`` (no copied threads, locks or database connections), runs the same
+``GradingLoop`` as ``InlineDispatcher`` on the same store. It claims what is queued and
+records each grade idempotently, so a child killed mid-batch loses nothing and grades nothing
+twice: the rows it held stay ``queued`` and its replacement claims them again.
+
+The API talks to the child over pipes only (a ``multiprocessing.Event`` is left broken when a
+process waiting on it is killed): a byte on the doorbell wakes the child's loop, never
+blocking a request (a full pipe already holds a wake); the doorbell's end stops it, after
+its batch. So the child stops when the API closes, and dies when the API dies (the kernel's
+parent-death signal on Linux, the doorbell's end everywhere). A child that dies is restarted
+with a log line, after a delay that doubles with each quick death (up to ``_MAX_DELAY_S``),
+so a crash loop cannot spin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+
+from grader.config import Settings
+from grader.errors import GraderError
+from grader.service.courier import Courier
+from grader.service.dispatch import GradingLoop
+from grader.service.store import Store, StoredSubmission
+
+log = logging.getLogger(__name__)
+
+_CONTEXT = multiprocessing.get_context("spawn")
+_STABLE_S = 60.0  # a child that lived this long died by accident, not in a crash loop
+_MAX_DELAY_S = 60.0
+_STOP_S = 30.0  # what a child gets to finish its batch at shutdown before it is killed
+_READY, _FAILED, _GRADED = "ready", "failed", "graded"
+
+
+class InlineProcess:
+    """The ``Dispatcher`` of ``grader serve --inline``: grading in a child process, webhooks
+    and the child's supervision on one thread of this one.
+
+    Construction returns once the child has loaded its judge and exams, or raises the error
+    that stopped it (a bad ``GRADER_JUDGE``, say), as grading in-process did.
+    """
+
+    def __init__(self, settings: Settings, store: Store, poll_s: float = 1.0):
+        self.settings, self.store, self._poll_s = settings, store, poll_s
+        self._closing = threading.Event()
+        self._bell_lock = threading.Lock()  # no ring on a doorbell being closed (its fd reused)
+        self._failures, self._started_at = 0, 0.0
+        self._child, self._events, self._bell = self._start()
+        message = self._first_message()
+        if message[0] != _READY:
+            self._reap()
+            raise GraderError(f"the inline grading process could not start: {message[1]}")
+        self.courier = Courier(settings, store)
+        self._thread = threading.Thread(target=self._supervise, name="inline-supervisor")
+        self._thread.daemon = True
+        self._thread.start()
+
+    @property
+    def pid(self) -> int | None:
+        """The grading process's id (a new one after each restart)."""
+        return self._child.pid
+
+    def enqueue(self, submissions: list[StoredSubmission]) -> None:
+        with self._bell_lock, contextlib.suppress(OSError):  # full: a wake is pending already;
+            self._bell.send_bytes(b"")  # closed: the child is restarting and will look anyway
+
+    def broker_ok(self) -> bool:
+        return self._child.is_alive()
+
+    def queue_depth(self) -> dict[str, int]:
+        return {}
+
+    def close(self) -> None:
+        """Let the child finish its batch and exit (killed after ``_STOP_S``), then let the
+        webhooks in flight end."""
+        self._closing.set()
+        self._thread.join()  # it reaps the child before it ends
+        self.courier.close()
+
+    def _start(self) -> tuple[BaseProcess, Connection, Connection]:
+        events, events_child = _CONTEXT.Pipe(duplex=False)
+        bell_child, bell = _CONTEXT.Pipe(duplex=False)
+        child = _CONTEXT.Process(
+            target=child_main,
+            args=(self.settings, bell_child, events_child, self._poll_s),
+            name="grader-inline",  # not daemonic: a model judge may start processes of its own
+        )
+        child.start()
+        events_child.close()  # the child holds the only writer: its death reads as end-of-file
+        bell_child.close()
+        os.set_blocking(bell.fileno(), False)
+        self._started_at = time.monotonic()
+        return child, events, bell
+
+    def _first_message(self) -> tuple[str, str]:
+        """Wait (as long as a model judge takes to load) for the child to say it is ready."""
+        while not self._events.poll(1.0):
+            if not self._child.is_alive():
+                break
+        try:
+            return self._events.recv()
+        except EOFError:
+            self._child.join(5)
+            return _FAILED, f"it exited with code {self._child.exitcode}"
+
+    def _supervise(self) -> None:
+        """Send due webhooks when the child has graded (and every ``poll_s`` for retries);
+        restart the child when it dies. The thread that started a child outlives it (the
+        kernel's parent-death signal follows the thread), so this one reaps it at the end."""
+        try:
+            self._watch()
+        finally:
+            self._reap()
+
+    def _watch(self) -> None:
+        while not self._closing.is_set():
+            try:
+                while self._events.poll(self._poll_s):
+                    kind, detail = self._events.recv()  # mostly "graded"
+                    if kind == _FAILED:  # a restarted child that could not load
+                        log.error("the inline grading process could not start: %s", detail)
+                    if not self._events.poll(0):
+                        break
+            except (EOFError, OSError):  # the child is gone
+                self._child.join(5)
+            try:
+                self.courier.send_due()
+            except Exception:
+                log.exception("could not read the webhook outbox; trying again")
+            if not self._child.is_alive() and not self._closing.is_set():
+                self._restart()
+
+    def _restart(self) -> None:
+        self._events.close()
+        with self._bell_lock:
+            self._bell.close()
+        lived = time.monotonic() - self._started_at
+        self._failures = 0 if lived >= _STABLE_S else self._failures + 1
+        delay = min(_MAX_DELAY_S, 2.0 ** (self._failures - 1)) if self._failures else 0.0
+        log.error(
+            "the inline grading process (pid %s) exited with code %s after %.0f s; "
+            "restarting it in %.0f s",
+            self._child.pid, self._child.exitcode, lived, delay,
+        )  # fmt: skip
+        if self._closing.wait(delay):
+            return
+        child, self._events, bell = self._start()
+        with self._bell_lock:
+            self._child, self._bell = child, bell
+        log.warning("the inline grading process restarted (pid %s)", self._child.pid)
+
+    def _reap(self) -> None:
+        with self._bell_lock:
+            self._bell.close()  # the child ends its batch and exits
+        self._child.join(_STOP_S)
+        if self._child.is_alive():
+            log.error("the inline grading process did not stop in %.0f s; killing it", _STOP_S)
+            self._child.kill()
+            self._child.join(5)
+        self._events.close()
+
+
+def child_main(settings: Settings, bell: Connection, events: Connection, poll_s: float) -> None:
+    """The grading process: load the judge and exams, say so, grade until the doorbell ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the API stops us
+    _die_with_parent()
+    wake, stop = threading.Event(), threading.Event()
+    threading.Thread(target=_listen, args=(bell, wake, stop), name="doorbell", daemon=True).start()
+    from grader.service.exams import Graders
+
+    try:
+        store, graders = Store(settings.database_url), Graders.load(settings)
+    except Exception as exc:  # the parent prints it and exits
+        events.send((_FAILED, str(exc) if isinstance(exc, GraderError) else repr(exc)))
+        return
+    events.send((_READY, ""))
+    loop = GradingLoop(settings, store, graders, after_batch=lambda: events.send((_GRADED, "")))
+    try:
+        loop.run(wake, stop, poll_s)
+    finally:
+        graders.close()
+
+
+def _listen(bell: Connection, wake: threading.Event, stop: threading.Event) -> None:
+    """Each ring wakes the loop; the doorbell's end (the parent closing it, or gone) stops it."""
+    try:
+        while True:
+            bell.recv_bytes()
+            wake.set()
+    except (EOFError, OSError):
+        stop.set()
+        wake.set()
+
+
+def _die_with_parent() -> None:
+    """On Linux, have the kernel kill this process when its parent ends, however it ends
+    (SIGKILL included, and while a long call here holds the interpreter lock)."""
+    if sys.platform == "linux":
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+        parent = multiprocessing.parent_process()
+        if parent is None or os.getppid() != parent.pid:
+            os._exit(1)  # the parent ended before the signal was set
