@@ -125,7 +125,10 @@ class Settings(BaseSettings):
     # review
     min_answer_chars: int = Field(2, ge=0, description="shorter answers are blank: 0, no judge")
     review_below_confidence: float = Field(
-        0.65, ge=0, le=1, description="below it a grade goes to review (docs/research/benchmarks-log.md)"
+        0.65,
+        ge=0,
+        le=1,
+        description="below it a grade is explained as low_confidence in the ranked review queue",
     )
     review_share: float = Field(
         0.2,
