@@ -10,24 +10,9 @@ from grader.config import Settings
 from grader.service.exams import load_exams
 from grader.service.store import Store
 from tests.conftest import RUBRICS
+from tests.dispatchers import Refusing
 
 EXAM = "grad_accum_engineer"
-
-
-class NoQueue:
-    """The dispatcher's protocol; nothing is reached with the database away."""
-
-    def enqueue(self, submissions):
-        raise AssertionError("nothing is stored, so nothing is enqueued")
-
-    def broker_ok(self) -> bool:
-        return True
-
-    def queue_depth(self) -> dict[str, int]:
-        return {}
-
-    def close(self) -> None:
-        pass
 
 
 def test_the_api_answers_503_with_retry_after_while_the_database_is_away(tmp_path, caplog):
@@ -38,7 +23,7 @@ def test_the_api_answers_503_with_retry_after_while_the_database_is_away(tmp_pat
         banks=[RUBRICS / f"{EXAM}.yaml"],
         secret_key="k" * 32,  # else the pages read theirs from the database at start
     )
-    app = create_app(settings, Store(settings.database_url), load_exams(settings.banks), NoQueue())
+    app = create_app(settings, Store(settings.database_url), load_exams(settings.banks), Refusing())
     client = TestClient(app, raise_server_exceptions=False)
     bearer = {"Authorization": f"Bearer {new_key().key}"}
     item = {"id": "s1", "exam": EXAM, "question_id": "004-s1-q1", "answer": "C"}

@@ -20,27 +20,12 @@ from grader.service.exams import load_exams
 from grader.service.store import Store
 from grader.service.store.records import NewSubmission
 from tests.conftest import RUBRICS
+from tests.dispatchers import Refusing
 from tests.embedders import CountingEmbedder
 from tests.refit_exam import BASE, CHOICE, EXAM, QUESTIONS, scored_exam
 
 OTHER = "llm_trainer_solutions"
 URL = f"/instructor/exams/{EXAM}/scorer"
-
-
-class NoDispatch:
-    """The app's dispatcher: nothing is queued here, so nothing is graded."""
-
-    def enqueue(self, submissions):
-        raise AssertionError("nothing should be queued")
-
-    def broker_ok(self) -> bool:
-        return True
-
-    def queue_depth(self) -> dict[str, int]:
-        return {}
-
-    def close(self) -> None:
-        pass
 
 
 @pytest.fixture
@@ -61,7 +46,7 @@ def service(tmp_path):
         key = new_key(INSTRUCTOR_PREFIX)
         ids[name] = store.accounts.add_instructor(name, [exam], key.key_id, key.key_hash)
         keys[name] = key.key
-    app = create_app(settings, store, load_exams(settings.banks), NoDispatch())
+    app = create_app(settings, store, load_exams(settings.banks), Refusing())
     with TestClient(app) as client:
         yield client, store, keys, acme, ids
 

@@ -14,26 +14,11 @@ from grader.config import Settings
 from grader.service.exams import load_exams
 from grader.service.store import NewSubmission, QueueFull, Store
 from tests.conftest import RUBRICS
+from tests.dispatchers import Holding
 
 EXAM = "grad_accum_engineer"
 CHOICE = "004-s1-q1"
 NOW = 6_000_000_010.0  # 10 s into a minute: no window ends while a test runs
-
-
-class Holding:
-    """A dispatcher that grades nothing: what is posted stays queued."""
-
-    def enqueue(self, submissions) -> None:
-        pass
-
-    def broker_ok(self) -> bool:
-        return True
-
-    def queue_depth(self) -> dict[str, int]:
-        return {}
-
-    def close(self) -> None:
-        pass
 
 
 @pytest.fixture
