@@ -12,10 +12,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import httpx
 import pytest
 
 from grader.service.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
@@ -74,6 +76,33 @@ def wait_for(predicate: Callable[[], object], timeout: float, what: str, every: 
             return value
         time.sleep(every)
     raise TimeoutError(f"timed out after {timeout:g}s waiting for {what}")
+
+
+@contextmanager
+def inline_server(env: dict, cwd: Path) -> Iterator[str]:
+    """``grader serve --inline`` on a free port, answering /healthz (200, or 503 while a
+    dependency is away); yields its base URL, its log in ``cwd/serve.log``; stopped on exit."""
+    port = free_port()
+    log = cwd / "serve.log"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "grader", "serve", "--inline", "--port", str(port)],
+        cwd=cwd, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+
+    def healthy() -> bool:
+        try:
+            return httpx.get(f"{base}/healthz", timeout=1).status_code in (200, 503)
+        except httpx.HTTPError:
+            return server.poll() is not None  # stop waiting if it died
+
+    try:
+        wait_for(healthy, 60, "grader serve --inline to answer")
+        assert server.poll() is None, log.read_text()
+        yield base
+    finally:
+        server.terminate()
+        server.wait(20)
 
 
 class RedisServer:

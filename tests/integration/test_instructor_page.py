@@ -11,15 +11,20 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 
 import httpx
 import pytest
 
 from grader.bank.files import load_bank
 from grader.engine.rubrics import load_rubrics
-from tests.integration.service import ROOT, chromium, free_port, grader_cli, printed_value, wait_for
+from tests.integration.service import (
+    ROOT,
+    chromium,
+    grader_cli,
+    inline_server,
+    printed_value,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -54,24 +59,8 @@ def test_instructor_scores_promotes_and_overrides_in_a_browser(tmp_path):
     key = printed_value(
         grader_cli(env, tmp_path, "instructor", "add", "li", "--exam", EXAM), "instructor_key"
     )
-    port = free_port()
-    log = tmp_path / "serve.log"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "grader", "serve", "--inline", "--port", str(port)],
-        cwd=tmp_path, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {api_key}"}
-    try:
-
-        def healthy():
-            try:
-                return httpx.get(f"{base}/healthz", timeout=1).status_code in (200, 503)
-            except httpx.HTTPError:
-                return server.poll() is not None
-
-        wait_for(healthy, 60, "grader serve --inline to answer")
-        assert server.poll() is None, log.read_text()
+    with inline_server(env, tmp_path) as base:
         posted = httpx.post(
             f"{base}/v1/submissions",
             json=[{"id": i, "exam": EXAM, "question_id": ESSAY, "answer": a, "student": s}
@@ -163,6 +152,3 @@ def test_instructor_scores_promotes_and_overrides_in_a_browser(tmp_path):
         grade = httpx.get(f"{base}/v1/submissions/e2", headers=headers).json()["grade"]
         assert grade["score"] == 2 and grade["method"] == "instructor"
         assert grade["details"]["override"]["judge"]["score"] == judged["e2"]["score"]
-    finally:
-        server.terminate()
-        server.wait(20)

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 
 import httpx
 import pytest
@@ -21,7 +19,7 @@ import pytest
 from grader.api.keys import INSTRUCTOR_PREFIX, key_id_of
 from grader.service.store import Store
 from tests.conftest import RUBRICS
-from tests.integration.service import ROOT, chromium, free_port, grader_cli, printed_value, wait_for
+from tests.integration.service import ROOT, chromium, grader_cli, inline_server, printed_value
 from tests.refit_exam import BASE, EXAM, scored_exam
 
 pytestmark = pytest.mark.slow
@@ -52,24 +50,8 @@ def test_an_instructor_proposes_and_applies_a_refit_in_a_browser(tmp_path):
     instructor = store.accounts.instructor(key_id=key_id_of(key, INSTRUCTOR_PREFIX))
     platform = store.accounts.platform_by_name("acme")
     scored_exam(store, platform.id, instructor.id)  # 60 scored answers on 3 questions, 66 graded
-    port = free_port()
-    log = tmp_path / "serve.log"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "grader", "serve", "--inline", "--port", str(port)],
-        cwd=tmp_path, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {api_key}"}
-    try:
-
-        def healthy():
-            try:
-                return httpx.get(f"{base}/healthz", timeout=1).status_code in (200, 503)
-            except httpx.HTTPError:
-                return server.poll() is not None
-
-        wait_for(healthy, 60, "grader serve --inline to answer")
-        assert server.poll() is None, log.read_text()
+    with inline_server(env, tmp_path) as base:
         before = httpx.get(f"{base}/v1/submissions/r1-3", headers=headers).json()["grade"]
 
         with sync_playwright() as p:
@@ -113,6 +95,3 @@ def test_an_instructor_proposes_and_applies_a_refit_in_a_browser(tmp_path):
         assert grade["provenance"]["scorer_version"] == proposal.version != BASE.version
         assert grade["details"]["rescored_from"]["score"] == before["score"]
         assert store.scorers.applied(EXAM).applied_by == "li"
-    finally:
-        server.terminate()
-        server.wait(20)
