@@ -58,12 +58,9 @@ def grade_stored(store: Store, graders: Graders, ids: Sequence[int]) -> Outcome:
                 outcome.retry.append(stored.id)
             else:
                 results.append((stored, _with_platform_ids(grade, external)))
-    outcome.deliveries = store.queue.record(results)
-    outcome.graded = len(results)
     # the review budget is a question's share of all its stored answers, not of this batch's
-    for exam in {s.exam for s, _ in results}:
-        questions = sorted({s.question_id for s, _ in results if s.exam == exam})
-        store.ranking.rerank(exam, questions, graders.settings.review_share)
+    outcome.deliveries = store.queue.record(results, graders.settings.review_share)
+    outcome.graded = len(results)
     return outcome
 
 

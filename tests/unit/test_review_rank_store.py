@@ -52,7 +52,8 @@ def open_reviews(db):
 
 
 def post_batch(store, platform, start, confidences, *codes):
-    """One batch graded alone (its own budget), stored, then the question re-ranked."""
+    """One batch graded alone (its own budget), then stored with the question ranked again
+    in the same transaction."""
     stored = [
         s
         for s, _ in store.intake.submit(
@@ -62,8 +63,7 @@ def post_batch(store, platform, start, confidences, *codes):
     graded = rank_grades(
         [grade(s, c, *codes) for s, c in zip(stored, confidences, strict=True)], 0.2
     )
-    store.queue.record(list(zip(stored, graded, strict=True)))
-    store.ranking.rerank("exam1", ["q1"], 0.2)
+    store.queue.record(list(zip(stored, graded, strict=True)), review_share=0.2)
     return stored
 
 

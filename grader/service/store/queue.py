@@ -20,6 +20,7 @@ from grader.models import DeliveryStatus, Grade, GradedAnswer, SubmissionStatus
 from grader.service.store import rows
 from grader.service.store.engine import insert_ignore
 from grader.service.store.records import GRADE_EVENT, StoredSubmission, utcnow
+from grader.service.store.review_rank import rerank_in
 from grader.service.store.schema import (
     dead_letters,
     grades,
@@ -127,8 +128,13 @@ class Queue:
             for r in found
         ]
 
-    def record(self, results: Sequence[tuple[StoredSubmission, Grade]]) -> list[int]:
+    def record(
+        self, results: Sequence[tuple[StoredSubmission, Grade]], review_share: float | None = None
+    ) -> list[int]:
         """Store grades and mark their submissions graded, in one transaction; idempotent.
+        With ``review_share`` the transaction also ranks each touched question's stored grades
+        again (``review_rank``): the review budget is over all of a question's answers, and no
+        reader sees a stored grade before its place in the queue.
 
         Returns the ids of pending webhook deliveries for these submissions, so the caller
         can send them once the grades are safely committed.
@@ -182,6 +188,10 @@ class Queue:
                     for row in hooked
                 ],
             )
+            if review_share is not None:
+                for exam in {stored.exam for stored, _ in results}:
+                    touched = {stored.question_id for stored, _ in results if stored.exam == exam}
+                    rerank_in(conn, exam, sorted(touched), review_share)
             return list(
                 conn.execute(
                     sa.select(webhook_deliveries.c.id).where(

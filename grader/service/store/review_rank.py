@@ -31,11 +31,14 @@ class ReviewRanking:
 
     def rerank(self, exam: str, question_ids: Iterable[str], share: float) -> int:
         """Rank each question's stored grades again; returns how many grades changed."""
-        changed = 0
         with self.engine.begin() as conn:
-            for qid in question_ids:
-                changed += _rerank_question(conn, exam, qid, share)
-        return changed
+            return rerank_in(conn, exam, question_ids, share)
+
+
+def rerank_in(conn: Connection, exam: str, question_ids: Iterable[str], share: float) -> int:
+    """``ReviewRanking.rerank`` inside the caller's transaction (the queue ranks a batch's
+    questions in the one that stores its grades, so no reader sees a grade unranked)."""
+    return sum(_rerank_question(conn, exam, qid, share) for qid in question_ids)
 
 
 def _rerank_question(conn: Connection, exam: str, question_id: str, share: float) -> int:
