@@ -24,7 +24,7 @@ from sklearn.model_selection import KFold
 from grader.calibrate.metrics import Agreement, agreement
 from grader.calibrate.tables import ScorePair, question_order
 from grader.errors import CalibrationError
-from grader.models import Grade
+from grader.models import Grade, MappingUsed
 
 MIN_PAIRS = 5  # fewer answers on a question: leave its scores as the judge gave them
 
@@ -191,7 +191,7 @@ def apply_mapping(grades: Iterable[Grade], mapping: ScoreMapping, source: str) -
         if question is None or grade.score is None:
             out.append(grade)
             continue
-        if "score_mapping" in grade.provenance:
+        if grade.provenance.score_mapping is not None:
             raise CalibrationError(
                 f"grade {grade.submission_id!r} is already mapped; map the judge's own grades"
             )
@@ -202,13 +202,10 @@ def apply_mapping(grades: Iterable[Grade], mapping: ScoreMapping, source: str) -
             )
         mapped = grade.model_copy(deep=True)
         mapped.score = float(question.map([grade.score])[0])
-        mapped.details["raw_score"] = grade.score
-        mapped.provenance["score_mapping"] = {
-            "method": mapping.method,
-            "version": mapping.version,
-            "source": source,
-            "learned_on": question.n,
-        }
+        mapped.details.raw_score = grade.score
+        mapped.provenance.score_mapping = MappingUsed(
+            method=mapping.method, version=mapping.version, source=source, learned_on=question.n
+        )
         out.append(mapped)
     return out
 

@@ -358,7 +358,7 @@ def calibrate_apply(
     with GradeWriter(tmp) as writer:
         writer.write(mapped)
     tmp.replace(out)
-    changed = sum("score_mapping" in g.provenance for g in mapped)
+    changed = sum(g.provenance.score_mapping is not None for g in mapped)
     console.print(
         f"wrote {escape(str(out))}: {len(mapped)} grades, {changed} mapped "
         f"(version {escape(str(mapping.version))})"

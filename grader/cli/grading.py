@@ -303,7 +303,7 @@ def _summary(grades: list) -> None:
             str(len(items) - len(scored)),
         )
     console.print(table)
-    from grader.engine.review_queue import queue_order, review_of
+    from grader.engine.review_queue import queue_order, recorded_error
 
     flagged = queue_order(grades)  # hard reasons first, then the largest expected error
     if flagged:
@@ -312,7 +312,7 @@ def _summary(grades: list) -> None:
             table.add_column(column, overflow="fold")
         for g in flagged[:10]:
             score = "—" if g.score is None else f"{g.score:g}/{g.max_score:g}"
-            error = review_of(g).get("expected_error")
+            error = recorded_error(g)
             why = "; ".join(r.message for r in g.review_reasons)[:160]
             table.add_row(
                 escape(g.submission_id), score, "" if error is None else f"{error:g}", escape(why)
@@ -322,9 +322,7 @@ def _summary(grades: list) -> None:
     for g in grades:
         statuses[g.status.value] += 1
     console.print("status: " + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())))
-    derived = sorted(
-        {g.question_id for g in grades if g.provenance.get("rubric_reviewed") is False}
-    )
+    derived = sorted({g.question_id for g in grades if g.provenance.rubric_reviewed is False})
     if derived:
         console.print(
             f"[yellow]{len(derived)} question(s) graded against a rubric no instructor has "

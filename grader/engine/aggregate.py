@@ -10,7 +10,6 @@ A judge that gave no verdict yields ``unscored`` with a reason, never a silent 0
 from __future__ import annotations
 
 import statistics
-from typing import Any
 
 from grader.config import Settings
 from grader.engine.coverage import coverage_points
@@ -21,6 +20,8 @@ from grader.engine.rule_grades import identity, unscored_grade
 from grader.models import (
     CriterionScore,
     Grade,
+    GradeDetails,
+    GradeProvenance,
     GradeStatus,
     Method,
     ReviewCode,
@@ -35,7 +36,7 @@ _NOTES = {
 }
 
 
-def judged_grade(item: Work, provenance: dict[str, Any], settings: Settings) -> Grade:
+def judged_grade(item: Work, provenance: GradeProvenance, settings: Settings) -> Grade:
     """The grade of an answer judged by a JSON verdict."""
     good = [r.verdict for r in item.replies if r.verdict is not None]
     if not good:
@@ -61,11 +62,9 @@ def judged_grade(item: Work, provenance: dict[str, Any], settings: Settings) -> 
         confidence=confidence,
         needs_review=bool(reasons),
         review_reasons=reasons,
-        details={
-            "coverage_points": round(coverage, 2),
-            "samples": len(good),
-            "sample_totals": totals,
-        },
+        details=GradeDetails(
+            coverage_points=round(coverage, 2), samples=len(good), sample_totals=totals
+        ),
         signals=item.signals,
         provenance=provenance,
     )
@@ -133,7 +132,7 @@ def aggregate(
     return scores, [round(sum(p.values()), 4) for p in checked], set(unsupported)
 
 
-def _unscored(item: Work, provenance: dict[str, Any]) -> Grade:
+def _unscored(item: Work, provenance: GradeProvenance) -> Grade:
     replies = item.replies
     reason = next((r.error for r in replies if r.error), "no verdict")
     why = f"no valid verdict after {replies[0].attempts} attempt(s): {reason}"

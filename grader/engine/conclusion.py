@@ -20,6 +20,7 @@ from typing import Any
 from grader.engine.conclusion_read import Reading, read_conclusion
 from grader.models import (
     Conclusion,
+    ConclusionReading,
     Grade,
     GradeStatus,
     Method,
@@ -44,19 +45,19 @@ def apply_conclusion(grade: Grade, rubric: Rubric | None, answer: str | None) ->
         return grade
     if conclusion is not None and answer is not None:
         record = _record(conclusion, read_conclusion(conclusion, answer))
-    elif isinstance(recorded := grade.details.get("conclusion"), dict):
-        record = {k: v for k, v in recorded.items() if k != "capped_from"}
+    elif (recorded := grade.details.conclusion) is not None:
+        record = ConclusionReading.model_validate(recorded.model_dump(exclude={"capped_from"}))
     else:
         return grade
     update: dict[str, Any] = {}
-    limit = _limit(grade, record["cap"])
-    if record["gate"] and limit is not None and grade.score is not None and grade.score > limit:
-        if record["decision"] == "mismatch":
+    limit = _limit(grade, record.cap)
+    if record.gate and limit is not None and grade.score is not None and grade.score > limit:
+        if record.decision == "mismatch":
             update |= _capped(grade, limit, record)
-            record["capped_from"] = grade.score
-        elif record["decision"] == "undecided":
+            record = record.model_copy(update={"capped_from": grade.score})
+        elif record.decision == "undecided":
             update |= _to_review(grade, record)
-    details = dict(grade.details) | {"conclusion": record}
+    details = grade.details.model_copy(update={"conclusion": record})
     return grade.model_copy(update=update | {"details": details})
 
 
@@ -69,17 +70,17 @@ def cap_share(conclusion: Conclusion) -> float:
     return 0.0 if conclusion.kind == "verdict" else 0.2
 
 
-def _record(conclusion: Conclusion, reading: Reading) -> dict[str, Any]:
-    return {
-        "kind": conclusion.kind,
-        "expected": conclusion.expected,
-        "read": reading.read,
-        "evidence": reading.evidence,
-        "decision": reading.decision,
-        "confidence": reading.confidence,
-        "gate": conclusion.gate,
-        "cap": cap_share(conclusion),
-    }
+def _record(conclusion: Conclusion, reading: Reading) -> ConclusionReading:
+    return ConclusionReading(
+        kind=conclusion.kind,
+        expected=conclusion.expected,
+        read=reading.read,
+        evidence=reading.evidence,
+        decision=reading.decision,
+        confidence=reading.confidence,
+        gate=conclusion.gate,
+        cap=cap_share(conclusion),
+    )
 
 
 def _limit(grade: Grade, cap: float) -> float | None:
@@ -90,7 +91,7 @@ def _limit(grade: Grade, cap: float) -> float | None:
     return math.floor(cap * grade.max_score / STEP + 1e-9) * STEP
 
 
-def _to_review(grade: Grade, record: dict[str, Any]) -> dict[str, Any]:
+def _to_review(grade: Grade, record: ConclusionReading) -> dict[str, Any]:
     """An unread conclusion on a grade its cap would change: an instructor looks."""
     reasons = list(grade.review_reasons)
     if all(r.code != ReviewCode.CONCLUSION_UNDECIDED for r in reasons):
@@ -98,13 +99,13 @@ def _to_review(grade: Grade, record: dict[str, Any]) -> dict[str, Any]:
             ReviewReason(
                 code=ReviewCode.CONCLUSION_UNDECIDED,
                 message="the answer's conclusion could not be read by rule (expected: "
-                f"{record['expected']})",
+                f"{record.expected})",
             )
         )
     return {"review_reasons": reasons, "needs_review": True}
 
 
-def _capped(grade: Grade, limit: float, record: dict[str, Any]) -> dict[str, Any]:
+def _capped(grade: Grade, limit: float, record: ConclusionReading) -> dict[str, Any]:
     """Score, criteria (scaled down) and feedback under the cap."""
     assert grade.score is not None
     scale = limit / grade.score
@@ -112,18 +113,18 @@ def _capped(grade: Grade, limit: float, record: dict[str, Any]) -> dict[str, Any
     return {"score": limit, "criteria": criteria, "feedback": _feedback(grade.feedback, record)}
 
 
-def _feedback(feedback: str | None, record: dict[str, Any]) -> str:
+def _feedback(feedback: str | None, record: ConclusionReading) -> str:
     """ "结论错误：…" (or English) before the grade's own feedback, once."""
     before = feedback or ""
     if before.startswith(_PREFIXES):
         return before
-    read = record.get("read") or ""
-    if _CJK.search(record["expected"] + (record.get("evidence") or "")):
-        if record["kind"] == "verdict":
+    read = record.read or ""
+    if _CJK.search(record.expected + record.evidence):
+        if record.kind == "verdict":
             read = _SHOWN.get(read, read)
         said = f"，答案为「{read}」" if read else ""
-        head = f"{_PREFIXES[0]}应为「{record['expected']}」{said}。"
+        head = f"{_PREFIXES[0]}应为「{record.expected}」{said}。"
     else:
         said = f", the answer says '{read}'" if read else ""
-        head = f"{_PREFIXES[1]}expected '{record['expected']}'{said}."
+        head = f"{_PREFIXES[1]}expected '{record.expected}'{said}."
     return f"{head} {before}".strip()

@@ -9,14 +9,13 @@ a bounded character class over student text: linear work, no nested quantifiers.
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 from pydantic import BaseModel
 
 from grader.engine.formulas import Expression, equivalent, parse, plain, runs, same_growth
 from grader.models import Conclusion
+from grader.models.details import ConclusionDecision as Decision
 
-Decision = Literal["match", "mismatch", "undecided"]
 EVIDENCE_CHARS = 80
 EARLY_CHARS = 24  # a verdict this close to the start is the answer's own, not a side remark
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from grader.engine.coverage import coverage_points
 from grader.engine.scorer import AnswerFeatures
-from grader.models import AnswerSignals, Grade, Question, Rubric
+from grader.models import AnswerSignals, Grade, JudgeModeName, Question, Rubric
 from grader.text import content_chars
 
 
@@ -33,10 +33,10 @@ def judge_reading(grade: Grade) -> JudgeReading | None:
     if grade.score is None or not grade.max_score:
         return None
     details = grade.details
-    if details.get("judge_mode") == "probability":
-        checks = details.get("checks") or []
-        total = sum(details.get("judge_points", {}).values())
-        entropy = sum(c["entropy"] for c in checks) / len(checks) if checks else None
+    if details.judge_mode == JudgeModeName.PROBABILITY:
+        checks = details.checks or []
+        total = sum((details.judge_points or {}).values())
+        entropy = sum(c.entropy for c in checks) / len(checks) if checks else None
         return JudgeReading(total / grade.max_score, entropy)
     return JudgeReading(grade.score / grade.max_score, None)
 

@@ -22,7 +22,10 @@ from grader.engine.rule_grades import zero_by_rule
 from grader.engine.signals import QuestionAnalysis
 from grader.models import (
     Grade,
+    GradeDetails,
     GradeStatus,
+    InjectionKept,
+    InjectionReading,
     ReviewCode,
     Rubric,
     Submission,
@@ -79,8 +82,8 @@ def injection_only_grade(submission: Submission, rubric: Rubric, flagged: Flagge
         submission, rubric, "only an injection attempt", [injection_reason(flagged.findings)],
         0.9, needs_review=True,
     )  # fmt: skip
-    injection = {"raw_score": None, "cleaned_score": 0.0, "kept": "cleaned"}
-    return grade.model_copy(update={"details": {"injection": injection}})
+    injection = InjectionReading(raw_score=None, cleaned_score=0.0, kept=InjectionKept.CLEANED)
+    return grade.model_copy(update={"details": GradeDetails(injection=injection)})
 
 
 def bound(raw: Grade, cleaned: Grade, flagged: Flagged) -> Grade:
@@ -93,12 +96,12 @@ def bound(raw: Grade, cleaned: Grade, flagged: Flagged) -> Grade:
     reasons = list(kept.review_reasons)
     if not any(r.code == ReviewCode.SUSPECTED_INJECTION for r in reasons):
         reasons.insert(0, injection_reason(flagged.findings))
-    details = dict(kept.details)
-    details["injection"] = {
-        "raw_score": raw.score,
-        "cleaned_score": cleaned.score,
-        "kept": "cleaned" if kept is cleaned else "raw",
-    }
+    injection = InjectionReading(
+        raw_score=raw.score,
+        cleaned_score=cleaned.score,
+        kept=InjectionKept.CLEANED if kept is cleaned else InjectionKept.RAW,
+    )
+    details = kept.details.model_copy(update={"injection": injection})
     return kept.model_copy(
         update={
             "submission_id": raw.submission_id,

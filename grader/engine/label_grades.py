@@ -11,8 +11,6 @@ answers' scores. If a check got no distribution the grade is ``unscored``, never
 
 from __future__ import annotations
 
-from typing import Any
-
 from grader.config import Settings
 from grader.engine.checks import Check
 from grader.engine.coverage import coverage_points
@@ -22,13 +20,23 @@ from grader.engine.label_requests import LabelWork
 from grader.engine.reasons import injection_reason, judged_reasons, model_free_points
 from grader.engine.rule_grades import unscored_grade
 from grader.judge.base import LabelScores
-from grader.models import CriterionScore, Grade, GradeStatus, Method, ReviewReason
+from grader.models import (
+    CheckReading,
+    CriterionScore,
+    Grade,
+    GradeDetails,
+    GradeProvenance,
+    GradeStatus,
+    JudgeModeName,
+    Method,
+    ReviewReason,
+)
 
 SHOWN_SUBJECT_CHARS = 24
 NO_EVIDENCE_BELOW = 0.05  # expected points under this are shown as 0
 
 
-def label_grade(item: LabelWork, provenance: dict[str, Any], settings: Settings) -> Grade:
+def label_grade(item: LabelWork, provenance: GradeProvenance, settings: Settings) -> Grade:
     """The grade of an answer scored by label probabilities."""
     failed = [s for s in item.scores if s.error is not None]
     if failed or not item.scores:
@@ -66,13 +74,13 @@ def label_grade(item: LabelWork, provenance: dict[str, Any], settings: Settings)
         confidence=confidence,
         needs_review=bool(reasons),
         review_reasons=reasons,
-        details={
-            "judge_mode": "probability",
-            "judge_points": {c.id: c.points for c in criteria},
-            "checks": checks,
-            "coverage_points": round(coverage, 2),
-            "missing": missing,
-        },
+        details=GradeDetails(
+            judge_mode=JudgeModeName.PROBABILITY,
+            judge_points={c.id: c.points for c in criteria},
+            checks=checks,
+            coverage_points=round(coverage, 2),
+            missing=missing,
+        ),
         signals=item.signals,
         provenance=provenance,
     )
@@ -80,7 +88,7 @@ def label_grade(item: LabelWork, provenance: dict[str, Any], settings: Settings)
 
 def scored_criteria(
     item: LabelWork, scores: list[LabelScores], answer: str
-) -> tuple[list[CriterionScore], list[dict[str, Any]]]:
+) -> tuple[list[CriterionScore], list[CheckReading]]:
     """Criterion scores with evidence and rationale, and each check's distribution."""
     plan = item.plan
     zh = plan.question.language == "zh"
@@ -103,14 +111,14 @@ def scored_criteria(
             )
         )
     checks = [
-        {
-            "criterion": c.criterion,
-            "subject": c.subject,
-            "probabilities": {k: round(v, 4) for k, v in p.items()},
-            "expected_points": round(e, 3),
-            "entropy": round(c.entropy(p), 3),
-            "mass": round(m, 3),
-        }
+        CheckReading(
+            criterion=c.criterion,
+            subject=c.subject,
+            probabilities={k: round(v, 4) for k, v in p.items()},
+            expected_points=round(e, 3),
+            entropy=round(c.entropy(p), 3),
+            mass=round(m, 3),
+        )
         for c, p, e, m in per_check
     ]
     return criteria, checks
@@ -135,13 +143,13 @@ def _rationale(checks: list[tuple[Check, dict[str, float], float]], zh: bool) ->
     return ("；" if zh else "; ").join(parts)
 
 
-def _mean_entropy(checks: list[dict[str, Any]]) -> float:
-    return sum(c["entropy"] for c in checks) / len(checks) if checks else 0.0
+def _mean_entropy(checks: list[CheckReading]) -> float:
+    return sum(c.entropy for c in checks) / len(checks) if checks else 0.0
 
 
 def _cleaned(
     item: LabelWork,
-) -> tuple[list[CriterionScore], list[dict[str, Any]]] | None:
+) -> tuple[list[CriterionScore], list[CheckReading]] | None:
     """The cleaned answer's criteria: all zero when nothing was left once the attempt was cut
     out, None when the judge failed on it (then the raw answer's result stands)."""
     if not item.cleaned_requests:
@@ -157,7 +165,7 @@ def _worst(check: Check) -> dict[str, float]:
     return {label: float(i == 0) for i, label in enumerate(check.labels)}
 
 
-def _unscored(item: LabelWork, failed: list[LabelScores], provenance: dict[str, Any]) -> Grade:
+def _unscored(item: LabelWork, failed: list[LabelScores], provenance: GradeProvenance) -> Grade:
     transient = bool(failed) and all(s.transient for s in failed)
     reason = failed[0].error if failed else "no checks were scored"
     why = f"{len(failed)} of {len(item.scores)} checks got no distribution: {reason}"

@@ -101,7 +101,7 @@ def _written_feedback(judge: Judge, work: list[LabelWork], grades: list[Grade]) 
     failed sentence keeps the template's."""
     scored = [(w, g, g.score) for w, g in zip(work, grades, strict=True) if g.score is not None]
     asks = [
-        (w.plan.question, w.plan.rubric, w.submission.answer, score, g.details["missing"])
+        (w.plan.question, w.plan.rubric, w.submission.answer, score, g.details.missing or [])
         for w, g, score in scored
     ]
     for (_, grade, _), sentence in zip(scored, judge_feedback(judge, asks), strict=True):

@@ -6,10 +6,10 @@ traced and reproduced, and a cached grade never outlives the rubric or prompt it
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from grader.config import Settings
-from grader.models import Rubric
+from grader.models import GradeProvenance, JudgeModeName, Rubric, Sampling
 from grader.version import __version__
 
 if TYPE_CHECKING:
@@ -21,15 +21,15 @@ if TYPE_CHECKING:
 ENGINE = f"grader {__version__}"
 
 
-def objective_provenance(settings: Settings) -> dict[str, Any]:
-    return {"engine": ENGINE, "multiple_choice_credit": settings.multiple_choice_credit.value}
+def objective_provenance(settings: Settings) -> GradeProvenance:
+    return GradeProvenance(engine=ENGINE, multiple_choice_credit=settings.multiple_choice_credit)
 
 
-def rule_provenance(rubric: Rubric, embed_model: str | None) -> dict[str, Any]:
+def rule_provenance(rubric: Rubric, embed_model: str | None) -> GradeProvenance:
     """A subjective answer scored by rule; ``embed_model`` when embeddings took part."""
-    provenance: dict[str, Any] = {"engine": ENGINE, "rubric_version": rubric.version}
+    provenance = GradeProvenance(engine=ENGINE, rubric_version=rubric.version)
     if embed_model is not None:
-        provenance["embed_model"] = embed_model
+        provenance.embed_model = embed_model
     return provenance
 
 
@@ -39,52 +39,52 @@ def judged_provenance(
     judge: Judge | None,
     embed_model: str | None,
     settings: Settings,
-) -> dict[str, Any]:
+) -> GradeProvenance:
     plan = item.plan
-    return {
-        "engine": ENGINE,
-        "judge_mode": "verdict",
-        "backend": judge.backend if judge else None,
-        "model": judge.model if judge else None,
-        "prompt_version": plan.prompt.version,
-        "rubric_version": plan.rubric_version,
-        "rubric_reviewed": plan.rubric.reviewed,
-        "anchors": [a.id for a in plan.anchors],
-        "embed_model": embed_model,
-        "sampling": {
-            "samples": settings.judge_samples,
-            "temperature": plan.temperature,
-            "max_tokens": plan.max_tokens,
-            "seed": settings.judge_seed,
-        },
-        "attempts": sum(r.attempts for r in replies),
-        "prompt_tokens": sum(r.prompt_tokens for r in replies),
-        "completion_tokens": sum(r.completion_tokens for r in replies),
-        "cached_tokens": sum(r.cached_tokens or 0 for r in replies),
-        "latency_s": round(sum(r.latency_s for r in replies), 3),
-    }
+    return GradeProvenance(
+        engine=ENGINE,
+        judge_mode=JudgeModeName.VERDICT,
+        backend=judge.backend if judge else None,
+        model=judge.model if judge else None,
+        prompt_version=plan.prompt.version,
+        rubric_version=plan.rubric_version,
+        rubric_reviewed=plan.rubric.reviewed,
+        anchors=[a.id for a in plan.anchors],
+        embed_model=embed_model,
+        sampling=Sampling(
+            samples=settings.judge_samples,
+            temperature=plan.temperature,
+            max_tokens=plan.max_tokens,
+            seed=settings.judge_seed,
+        ),
+        attempts=sum(r.attempts for r in replies),
+        prompt_tokens=sum(r.prompt_tokens for r in replies),
+        completion_tokens=sum(r.completion_tokens for r in replies),
+        cached_tokens=sum(r.cached_tokens or 0 for r in replies),
+        latency_s=round(sum(r.latency_s for r in replies), 3),
+    )
 
 
 def label_provenance(
     item: LabelWork, judge: Judge, embed_model: str | None, settings: Settings
-) -> dict[str, Any]:
+) -> GradeProvenance:
     """The probability mode: no sampling and no generated tokens, one forward step per check."""
     plan = item.plan
     scores = item.scores + item.cleaned_scores
-    return {
-        "engine": ENGINE,
-        "judge_mode": "probability",
-        "backend": judge.backend,
-        "model": judge.model,
-        "prompt_version": plan.prompt.version,
-        "rubric_version": plan.rubric_version,
-        "rubric_reviewed": plan.rubric.reviewed,
-        "anchors": [a.id for a in plan.anchors],
-        "embed_model": embed_model,
-        "checks": len(plan.checks),
-        "feedback": settings.feedback,
-        "prompt_tokens": sum(s.prompt_tokens for s in scores),
-        "completion_tokens": 0,
-        "cached_tokens": sum(s.cached_tokens or 0 for s in scores),
-        "latency_s": round(sum(s.latency_s for s in scores), 3),
-    }
+    return GradeProvenance(
+        engine=ENGINE,
+        judge_mode=JudgeModeName.PROBABILITY,
+        backend=judge.backend,
+        model=judge.model,
+        prompt_version=plan.prompt.version,
+        rubric_version=plan.rubric_version,
+        rubric_reviewed=plan.rubric.reviewed,
+        anchors=[a.id for a in plan.anchors],
+        embed_model=embed_model,
+        checks=len(plan.checks),
+        feedback=settings.feedback,
+        prompt_tokens=sum(s.prompt_tokens for s in scores),
+        completion_tokens=0,
+        cached_tokens=sum(s.cached_tokens or 0 for s in scores),
+        latency_s=round(sum(s.latency_s for s in scores), 3),
+    )

@@ -31,6 +31,7 @@ from grader.models import (
     Grade,
     GradedAnswer,
     GradeStatus,
+    RescoredFrom,
     ReviewCode,
     Rubric,
 )
@@ -49,11 +50,11 @@ SCORER_REASONS = {ReviewCode.SCORER_DISAGREEMENT, ReviewCode.LOW_CONFIDENCE}
 def stored_features(grade: Grade) -> AnswerFeatures | None:
     """The answer's own features as its grade recorded them; None when no scorer decided it
     (objective, blank, off topic, unscored, or graded without the scorer)."""
-    explained = grade.details.get("scorer")
-    if grade.status != GradeStatus.GRADED or not isinstance(explained, dict):
+    explained = grade.details.scorer
+    if grade.status != GradeStatus.GRADED or explained is None:
         return None
-    recorded = explained.get("features") or {}
-    return AnswerFeatures(**{k: v for k, v in recorded.items() if k in OWN_FEATURES})
+    own = {k: v for k, v in explained.features.items() if k in OWN_FEATURES}
+    return AnswerFeatures.model_validate(own)
 
 
 def readable(scorer: ScorerSet, features: AnswerFeatures) -> bool:
@@ -77,8 +78,10 @@ def rescored(
     ``rubric``, when it is the one the grade was graded against, lets a criterion that gets
     points now show evidence from its key points; otherwise the grade's own criteria serve.
     """
-    features = stored_features(grade)
-    if features is None or not readable(scorer, features) or grade.max_score is None:
+    features, before = stored_features(grade), grade.details.scorer
+    if features is None or before is None or grade.max_score is None:
+        return None
+    if not readable(scorer, features):
         return None
     rubric = _rubric(grade, rubric, grade.max_score)
     if pool is not None:
@@ -87,32 +90,31 @@ def rescored(
         reading = Reading(features, _recorded_copies(grade, rubric.points))
     new = scored_grade(judged(grade), answer or "", rubric, reading, scorer, review_below)
     new = substance.reapply(new, rubric)  # the recorded restatement/claim rules
-    before = grade.details["scorer"]
-    details = dict(new.details)
-    details["rescored_from"] = {
-        "score": grade.score,
-        "scorer_version": before.get("version"),
-        "decided_by": before.get("decided_by"),
-    }
+    was = RescoredFrom(
+        score=grade.score, scorer_version=before.version, decided_by=before.decided_by
+    )
+    details = new.details.model_copy(update={"rescored_from": was})
     return apply_conclusion(new.model_copy(update={"details": details}), rubric, answer)
 
 
 def judged(grade: Grade) -> Grade:
     """The grade as the judge left it, before any scorer: its points per criterion, its own
     review reasons."""
-    points = grade.details.get("judge_points") or {}
+    points = grade.details.judge_points or {}
     criteria = [c.model_copy(update={"points": points.get(c.id, c.points)}) for c in grade.criteria]
     reasons = [r for r in grade.review_reasons if r.code not in SCORER_REASONS]
-    details = {k: v for k, v in grade.details.items() if k not in {"scorer", "rescored_from"}}
+    details = grade.details.without("scorer", "rescored_from")
     return grade.model_copy(
         update={"criteria": criteria, "review_reasons": reasons, "details": details}
     )
 
 
 def _recorded_copies(grade: Grade, points: float) -> tuple[Copy, ...]:
+    explained = grade.details.scorer
     return tuple(
-        Copy(c["id"], copy_share(c["score"], points), float(c["score"]))
-        for c in grade.details["scorer"].get("copies", [])
+        Copy(c.id, copy_share(c.score, points), c.score)
+        for c in (explained.copies if explained else [])
+        if c.score is not None
     )
 
 

@@ -24,9 +24,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
 
-from grader.models import Grade, GradeStatus, Method, ReviewCode, ReviewReason
+from grader.models import Grade, GradeStatus, Method, ReviewCode, ReviewRanking, ReviewReason
 
 SOFT = frozenset(
     {
@@ -63,8 +62,8 @@ def is_hard(grade: Grade) -> bool:
 
 def explanations(grade: Grade) -> list[ReviewReason]:
     """The soft reasons of a grade: in its reasons before this pass, in details after it."""
-    kept = (grade.details.get("review") or {}).get("explanations") or []
-    found = [ReviewReason.model_validate(r) for r in kept]
+    ranking = grade.details.review
+    found = list(ranking.explanations) if ranking else []
     found += [r for r in grade.review_reasons if r.code in SOFT]
     return list({(r.code, r.message): r for r in found}.values())
 
@@ -107,7 +106,7 @@ def queue_order(grades: Sequence[Grade]) -> list[Grade]:
     then by expected error, largest first."""
     return sorted(
         (g for g in grades if g.needs_review),
-        key=lambda g: (not is_hard(g), -(review_of(g).get("expected_error") or 0.0)),
+        key=lambda g: (not is_hard(g), -(recorded_error(g) or 0.0)),
     )
 
 
@@ -115,19 +114,26 @@ def unranked(grade: Grade) -> Grade:
     """The grade as scoring left it, before this pass: soft reasons back among its reasons,
     no ranking. What a re-score starts from, so that it re-decides the scorer's own reasons
     (``engine.rescoring``) instead of keeping stale ones; rank again afterwards."""
-    if "review" not in grade.details:
+    if grade.details.review is None:
         return grade
     reasons = [r for r in grade.review_reasons if r.code != ReviewCode.EXPECTED_ERROR]
     reasons += [r for r in explanations(grade) if r not in reasons]
-    details = {k: v for k, v in grade.details.items() if k != "review"}
+    details = grade.details.without("review")
     return grade.model_copy(
         update={"review_reasons": reasons, "needs_review": bool(reasons), "details": details}
     )
 
 
-def review_of(grade: Grade) -> dict[str, Any]:
-    """What this pass recorded on the grade (empty before it ran)."""
-    return grade.details.get("review") or {}
+def review_of(grade: Grade) -> ReviewRanking | None:
+    """What this pass recorded on the grade (None before it ran)."""
+    return grade.details.review
+
+
+def recorded_error(grade: Grade) -> float | None:
+    """The expected error this pass recorded on the grade (None before it ran, or for a grade
+    no model scored)."""
+    ranking = grade.details.review
+    return ranking.expected_error if ranking else None
 
 
 def _queued(
@@ -145,15 +151,12 @@ def _queued(
             )
         )
     needs = bool(reasons) if grade.needs_review or picked else False
-    details = dict(grade.details)
+    details = grade.details
     if error is not None or soft:
-        details["review"] = {
-            "expected_error": error,
-            "rank": rank,
-            "ranked": ranked,
-            "queued": needs,
-            "explanations": [r.model_dump(mode="json") for r in soft],
-        }
+        ranking = ReviewRanking(
+            expected_error=error, rank=rank, ranked=ranked, queued=needs, explanations=soft
+        )
+        details = details.model_copy(update={"review": ranking})
     return grade.model_copy(
         update={"review_reasons": reasons, "needs_review": needs, "details": details}
     )

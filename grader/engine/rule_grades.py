@@ -18,6 +18,8 @@ from grader.models import (
     AnswerSignals,
     CriterionScore,
     Grade,
+    GradeDetails,
+    GradeProvenance,
     GradeStatus,
     Method,
     Question,
@@ -69,7 +71,7 @@ def objective_grade(submission: Submission, question: Question, settings: Settin
             max_score=max_points,
             method=Method.RULE,
             review_reasons=[ReviewReason(code=ReviewCode.BLANK, message="no answer given")],
-            details={"expected": question.answer},
+            details=GradeDetails(expected=question.answer),
             provenance=provenance,
         )
     result = grade_objective(
@@ -84,7 +86,9 @@ def objective_grade(submission: Submission, question: Question, settings: Settin
         confidence=None if result.reasons else 1.0,
         needs_review=bool(result.reasons),
         review_reasons=result.reasons,
-        details={"read_as": result.read_as, "expected": question.answer, "correct": result.correct},
+        details=GradeDetails(
+            read_as=result.read_as, expected=question.answer, correct=result.correct
+        ),
         provenance=provenance,
     )
 
@@ -138,7 +142,11 @@ def off_topic_grade(
 
 
 def unscored_grade(
-    submission: Submission, rubric: Rubric, transient: bool, why: str, provenance: dict[str, Any]
+    submission: Submission,
+    rubric: Rubric,
+    transient: bool,
+    why: str,
+    provenance: GradeProvenance,
 ) -> Grade:
     """The judge gave nothing to score (either mode): no score, and a reason that tells a
     rerun whether to try again (unavailable) or not (failed)."""
@@ -178,7 +186,7 @@ def needs_judge_grade(
             *off_topic_reasons(signals),
         ],
         signals=signals,
-        provenance={"engine": ENGINE},
+        provenance=GradeProvenance(engine=ENGINE),
     )
 
 

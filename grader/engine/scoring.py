@@ -11,8 +11,6 @@ a review reason; confidence comes from the scorer file's model of when grades ar
 
 from __future__ import annotations
 
-from typing import Any
-
 from grader.config import Settings
 from grader.engine.evidence import closest_evidence
 from grader.engine.features import JudgeReading, answer_features, judge_reading
@@ -25,10 +23,13 @@ from grader.engine.signals import QuestionAnalysis
 from grader.models import (
     CriterionScore,
     Grade,
+    GradedCopy,
+    Neighbour,
     Question,
     ReviewCode,
     ReviewReason,
     Rubric,
+    ScorerExplanation,
     Submission,
 )
 
@@ -112,12 +113,15 @@ def scored_grade(
         reasons.append(
             ReviewReason(code=ReviewCode.LOW_CONFIDENCE, message=f"confidence {sure:.2f}")
         )
-    details = dict(grade.details)
-    details["judge_points"] = details.get("judge_points") or {
-        c.id: c.points for c in grade.criteria
-    }
-    details["scorer"] = _explanation(scorer, decided, share, reading)
-    provenance = dict(grade.provenance) | {"scorer_version": scorer.version, "scored_by": decided}
+    details = grade.details.model_copy(
+        update={
+            "judge_points": grade.details.judge_points or {c.id: c.points for c in grade.criteria},
+            "scorer": _explanation(scorer, decided, share, reading),
+        }
+    )
+    provenance = grade.provenance.model_copy(
+        update={"scorer_version": scorer.version, "scored_by": decided}
+    )
     return grade.model_copy(
         update={
             "score": score,
@@ -187,26 +191,26 @@ def _explanation(
     decided: str,
     share: float,
     reading: Reading,
-) -> dict[str, Any]:
+) -> ScorerExplanation:
     """What an instructor reads: who decided, on what, how much each signal pushed."""
     features = reading.features
     used = next((s for s in (*scorer.signals, *scorer.graded) if s.name == decided), None)
     pushes: dict[str, float] = {}
     if used is not None and used.kind == "ridge" and decided in {s.name for s in scorer.signals}:
         pushes = {k: round(v, 4) for k, v in contributions(used, features).items()}
-    return {
-        "version": scorer.version,
-        "decided_by": decided,
-        "share": round(share, 4),
-        "features": {
+    return ScorerExplanation(
+        version=scorer.version,
+        decided_by=decided,
+        share=round(share, 4),
+        features={
             k: round(v, 4) if isinstance(v, float) else v
             for k, v in features.model_dump().items()
             if v is not None
         },
-        "contributions": pushes,
-        "neighbours": [
-            {"id": g.id, "score": g.score, "similarity": round(sim, 4)}
+        contributions=pushes,
+        neighbours=[
+            Neighbour(id=g.id, score=g.score, similarity=round(sim, 4))
             for g, sim in reading.nearest[:SHOWN_NEIGHBOURS]
         ],
-        "copies": [{"id": c.id, "score": c.score} for c in reading.copies],
-    }
+        copies=[GradedCopy(id=c.id, score=c.score) for c in reading.copies],
+    )

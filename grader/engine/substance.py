@@ -31,11 +31,18 @@ from __future__ import annotations
 import math
 import re
 
-from pydantic import BaseModel
-
 from grader.engine.review_rules import char_ngrams
 from grader.engine.scoring import STEP, allocate
-from grader.models import Grade, GradeStatus, Question, ReviewCode, ReviewReason, Rubric
+from grader.models import (
+    FoundClaim,
+    Grade,
+    GradeStatus,
+    Question,
+    ReviewCode,
+    ReviewReason,
+    Rubric,
+    Substance,
+)
 from grader.text import language_of, sentences_of
 
 # Chosen on development data (the seed sets, the ADS development part), with
@@ -68,32 +75,6 @@ _FEEDBACK = {
     },
     "claim": {"zh": "答案包含错误说法：{}。", "en": "The answer asserts a misconception: {}."},
 }
-
-
-class FoundClaim(BaseModel):
-    """A wrong claim the answer's closest sentence carries, asserted or negated."""
-
-    criterion: str
-    claim: str
-    sentence: str
-    containment: float
-    negated: bool
-    points: float  # taken off the grade; 0 when negated
-
-
-class Substance(BaseModel):
-    """What an answer adds beyond the question's words, and the wrong claims it makes."""
-
-    language: str
-    content_share: float  # of the answer's 3-grams, those neither the stem's nor filler
-    reference_share: float  # of that content, the reference's and key points' wording
-    concrete: int  # numbers, formulas, identifiers, Latin terms the stem lacks
-    restated: bool
-    claims: list[FoundClaim] = []
-
-    @property
-    def fired(self) -> bool:
-        return self.restated or any(not c.negated for c in self.claims)
 
 
 def assess(answer: str, question: Question, rubric: Rubric) -> Substance:
@@ -201,7 +182,7 @@ def bound(grade: Grade, substance: Substance, answer: str, rubric: Rubric) -> Gr
             "feedback": feedback,
             "needs_review": True,
             "review_reasons": reasons,
-            "details": grade.details | {"substance": substance.model_dump()},
+            "details": grade.details.model_copy(update={"substance": substance}),
         }
     )
 
@@ -216,10 +197,10 @@ def capped(score: float, points: float, substance: Substance) -> float:
 
 def reapply(grade: Grade, rubric: Rubric) -> Grade:
     """A rescored grade with the substance decision its first grading recorded."""
-    recorded = grade.details.get("substance")
-    if not isinstance(recorded, dict):
+    recorded = grade.details.substance
+    if recorded is None:
         return grade
-    return bound(grade, Substance(**recorded), "", rubric)
+    return bound(grade, recorded, "", rubric)
 
 
 def _reference(question: Question, rubric: Rubric) -> str:

@@ -84,11 +84,14 @@ class Anchor(_Model):
         return data
 
 
+ConclusionKind = Literal["verdict", "value", "formula", "complexity", "choice"]
+
+
 class Conclusion(_Model):
     """What an answer must conclude (错误; 2^(n-1); O(1); 链式存储结构); a wrong one caps the
     grade at ``cap`` of the points (engine.conclusion). ``gate: false``: shown, never caps."""
 
-    kind: Literal["verdict", "value", "formula", "complexity", "choice"]
+    kind: ConclusionKind
     expected: str = Field(min_length=1)
     accepted: list[str] = Field(default_factory=list)  # equivalent wordings
     wrong: list[str] = Field(default_factory=list)  # known wrong ones (a choice's other options)

@@ -24,7 +24,6 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from grader.engine.review_queue import review_of
 from grader.reports.scores import ExamScores, natural_key
 
 Value = str | float | int | bool | None
@@ -108,8 +107,8 @@ def long_table(scores: ExamScores) -> tuple[list[str], list[list[Value]]]:
             g.method.value if g else None, g.confidence if g else None,
             g.needs_review if g else None,
             " ".join(x.code for x in g.review_reasons) if g else None,
-            review_of(g).get("expected_error") if g else None,
-            review_of(g).get("rank") if g else None,
+            g.details.review.expected_error if g and g.details.review else None,
+            g.details.review.rank if g and g.details.review else None,
         ]  # fmt: skip
         rows.append(row)
     return LONG_COLUMNS, rows

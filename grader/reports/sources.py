@@ -51,11 +51,11 @@ def read_records(grades: Path, bank: Bank, submissions: Path | None = None) -> l
 def chosen_option(question: Question, record: AnswerRecord) -> str:
     """What a choice or true/false answer chose: letters ("B", "ABD"), "true"/"false", or
     BLANK / NOT_READ / UNKNOWN. From the grade's ``details.read_as``, else the answer text."""
-    details = record.grade.details if record.grade else {}
+    details = record.grade.details if record.grade else None
     if record.grade and any(r.code == "blank" for r in record.grade.review_reasons):
         return BLANK
-    if "read_as" in details:
-        read = details["read_as"]
+    if details is not None and details.has("read_as"):
+        read = details.read_as
     elif record.answer is not None:
         if question.type is QuestionType.TRUE_FALSE:
             read = true_false(record.answer)

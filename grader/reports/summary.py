@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import pandas as pd
 from pydantic import BaseModel
 
-from grader.engine.review_queue import queue_order, review_of
+from grader.engine.review_queue import queue_order, recorded_error
 from grader.models import Question, QuestionType
 from grader.reports.items import ChoiceItem, ItemAnalysis, ItemStats, TestStats, analyse
 from grader.reports.scores import ExamScores
@@ -257,7 +257,7 @@ def _under_review(scores: ExamScores, student: str) -> list[ReviewItem]:
             max_score=grade.max_score,
             reasons=[f"{r.code}: {r.message}" for r in grade.review_reasons],
             answer=records[grade.question_id].answer,
-            expected_error=review_of(grade).get("expected_error"),
+            expected_error=recorded_error(grade),
         )
         for grade in queue_order([r.grade for r in records.values() if r.grade is not None])
     ]

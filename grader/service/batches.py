@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from grader.errors import ConfigError
-from grader.models import Grade, Submission
+from grader.models import Grade, GradeDetails, Submission
 from grader.service.exams import Graders
 from grader.service.store import Store, StoredSubmission
 from grader.service.store.scorers import ExamScorer
@@ -97,11 +97,8 @@ def _submission(stored: StoredSubmission) -> Submission:
 def _with_platform_ids(grade: Grade, external: dict[str, str]) -> Grade:
     """The grade as the platform knows it: its own submission ids, here and in the signals."""
     update: dict = {"submission_id": external[grade.submission_id]}
-    if "scorer" in grade.details:  # the graded answers it leaned on, by the platform's ids
-        update["details"] = {
-            **grade.details,
-            "scorer": platform_ids(grade.details["scorer"], external),
-        }
+    if grade.details.scorer is not None:  # the graded answers it leaned on, by platform ids
+        update["details"] = with_platform_ids(grade.details, external)
     if grade.signals is not None and grade.signals.near_duplicates:
         duplicates = [
             d.model_copy(update={"submission_id": external.get(d.submission_id, d.submission_id)})
@@ -111,10 +108,9 @@ def _with_platform_ids(grade: Grade, external: dict[str, str]) -> Grade:
     return grade.model_copy(update=update)
 
 
-def platform_ids(explained: dict, external: dict[str, str]) -> dict:
-    """``details.scorer`` with its neighbours and copies named by the platform's ids (anchors,
-    ``anchor:…``, keep theirs)."""
-    out = dict(explained)
-    for key in ("neighbours", "copies"):
-        out[key] = [{**n, "id": external.get(n["id"], n["id"])} for n in explained.get(key, [])]
-    return out
+def with_platform_ids(details: GradeDetails, external: dict[str, str]) -> GradeDetails:
+    """``details`` with the scorer's neighbours and copies named by the platform's ids
+    (anchors, ``anchor:…``, keep theirs)."""
+    if details.scorer is None:
+        return details
+    return details.model_copy(update={"scorer": details.scorer.with_ids(external)})

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from grader.errors import CalibrationError
 from grader.models import Grade, GradedAnswer
-from grader.service.batches import platform_ids
+from grader.service.batches import with_platform_ids
 from grader.service.exams import Exam
 from grader.service.store import AnswerRow, Store
 from grader.service.store.scorers import ExamScorer, Rescored
@@ -194,7 +194,7 @@ def _by_store_id(row: AnswerRow) -> Grade:
 
 def _platform_grade(grade: Grade, external: dict[str, str]) -> Grade:
     """A re-scored grade as its platform knows it: its own ids, in the neighbours too."""
-    details = {**grade.details, "scorer": platform_ids(grade.details["scorer"], external)}
+    details = with_platform_ids(grade.details, external)
     return grade.model_copy(
         update={"submission_id": external[grade.submission_id], "details": details}
     )

@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from grader.api.instructor.context import Pages, SignedIn
 from grader.api.instructor.forms import MAX_CLAIM_CHARS, FormError, criterion_field
 from grader.engine.conclusion import cap_share
-from grader.engine.review_queue import is_hard, review_of
+from grader.engine.review_queue import is_hard, recorded_error
 from grader.engine.rubrics import is_anchor, rubric_for
 from grader.models import Criterion, GradeStatus, Question
 from grader.service.exams import Exam
@@ -210,7 +210,7 @@ def ranked_rows(rows: list[AnswerRow]) -> list[AnswerRow]:
         grade = row.submission.grade
         if grade is None:
             return (False, 0.0)
-        return (not is_hard(grade), -(review_of(grade).get("expected_error") or 0.0))
+        return (not is_hard(grade), -(recorded_error(grade) or 0.0))
 
     return sorted(rows, key=key)
 

@@ -226,11 +226,11 @@ def _grade_row(s: StoredSubmission, g: Grade, now) -> dict:
         "status": g.status.value,
         "score": g.score,
         "needs_review": g.needs_review,
-        "judge_latency_s": g.provenance.get("latency_s"),
+        "judge_latency_s": g.provenance.latency_s,
         "record": g.model_dump(mode="json"),
         "created_at": now,
     }
 
 
 def _rubric_version(grade: Grade) -> str:
-    return grade.provenance.get("rubric_version") or ""
+    return grade.provenance.rubric_version or ""

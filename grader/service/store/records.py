@@ -7,7 +7,15 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from grader.models import DeliveryStatus, Grade, GradeStatus, Method, SubmissionStatus
+from grader.models import (
+    DeliveryStatus,
+    Grade,
+    GradeStatus,
+    JudgeSide,
+    Method,
+    OverrideRecord,
+    SubmissionStatus,
+)
 
 GRADE_EVENT = "grade.completed"
 
@@ -166,19 +174,18 @@ def overridden(grade: Grade, override: Override | None) -> Grade:
             "score": override.score,
             "method": Method.INSTRUCTOR,
             "needs_review": False,
-            "details": {
-                **grade.details,
-                "override": {
-                    "score": override.score,
-                    "reason": override.reason,
-                    "by": override.instructor,
-                    "at": override.created_at.isoformat(),
-                    "judge": {
-                        "status": grade.status.value,
-                        "score": grade.score,
-                        "method": grade.method.value,
-                    },
-                },
-            },
+            "details": grade.details.model_copy(
+                update={
+                    "override": OverrideRecord(
+                        score=override.score,
+                        reason=override.reason,
+                        by=override.instructor,
+                        at=override.created_at.isoformat(),
+                        judge=JudgeSide(
+                            status=grade.status, score=grade.score, method=grade.method
+                        ),
+                    )
+                }
+            ),
         }
     )

@@ -122,7 +122,7 @@ class Scorers:
 
 def _replace(conn: Connection, item: Rescored, resolver: str, now: datetime) -> None:
     grade = item.grade
-    version = grade.provenance.get("rubric_version") or ""
+    version = grade.provenance.rubric_version or ""
     conn.execute(
         grades.update()
         .where(grades.c.submission_id == item.submission_id, grades.c.rubric_version == version)

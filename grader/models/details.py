@@ -1,0 +1,222 @@
+"""A grade's ``details``: what each step that decided the grade read, one typed part per step.
+
+The JSON is the record exam platforms already parse (README, "Submissions and grades"): a
+part a grade never went through is absent, not null, so ``GradeDetails`` writes exactly the
+parts its writers set (``SetOnly``). Parts nobody here knows (a grades file from a release
+that wrote more) are kept and written back as they came.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+from grader.models.base import _Model
+from grader.models.codes import GradeStatus, Method, ReviewReason
+from grader.models.rubric import ConclusionKind
+
+
+class SetOnly(_Model):
+    """A record whose keys are those its writer set: unset fields are left out of the JSON
+    (a field set to None is written as null), so a part reads back as it was written."""
+
+    @model_serializer(mode="wrap")
+    def _set_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        kept = self.model_fields_set | set(self.model_extra or {})
+        return {k: v for k, v in data.items() if k in kept}
+
+
+class JudgeModeName(StrEnum):
+    """How the judge read an answer (``GRADER_JUDGE_MODE``): label probabilities per check,
+    or a generated JSON verdict."""
+
+    PROBABILITY = "probability"
+    VERDICT = "verdict"
+
+
+class InjectionKept(StrEnum):
+    """Which grade of a suspected injection stands: the answer's as written, or its cleaned
+    twin's (the answer graded again without the attempt)."""
+
+    RAW = "raw"
+    CLEANED = "cleaned"
+
+
+ConclusionDecision = Literal["match", "mismatch", "undecided"]
+
+
+class CheckReading(_Model):
+    """One probability-mode check: the judge's label distribution and what it pays."""
+
+    criterion: str
+    subject: str
+    probabilities: dict[str, float]
+    expected_points: float
+    entropy: float
+    mass: float
+
+
+class Neighbour(_Model):
+    """A graded answer the scorer leaned on, by its id."""
+
+    id: str
+    score: float
+    similarity: float
+
+
+class GradedCopy(_Model):
+    """A graded answer with the answer's very text: its grade decides (the copy rule)."""
+
+    id: str
+    score: float | None  # None: its points are not known (a copy found by text alone)
+
+
+class ScorerExplanation(_Model):
+    """Who decided a calibrated score, on what, and how much each signal pushed it."""
+
+    version: str | None  # the scorer file's; None for one built in code
+    decided_by: str = Field(description="the scorer's model, a graded-neighbour band, or 'copy'")
+    share: float
+    features: dict[str, bool | int | float | str]
+    contributions: dict[str, float]
+    neighbours: list[Neighbour]
+    copies: list[GradedCopy]
+
+    def with_ids(self, ids: dict[str, str]) -> ScorerExplanation:
+        """The explanation with its neighbours and copies renamed by ``ids`` (an id not in it,
+        an anchor's, keeps its own)."""
+        return self.model_copy(
+            update={
+                "neighbours": [
+                    n.model_copy(update={"id": ids.get(n.id, n.id)}) for n in self.neighbours
+                ],
+                "copies": [c.model_copy(update={"id": ids.get(c.id, c.id)}) for c in self.copies],
+            }
+        )
+
+
+class RescoredFrom(_Model):
+    """What a re-score replaced: the previous score and the scorer that gave it."""
+
+    score: float | None
+    scorer_version: str | None
+    decided_by: str | None
+
+
+class InjectionReading(_Model):
+    """A suspected injection: both grades, and which one stands (the lower)."""
+
+    raw_score: float | None
+    cleaned_score: float | None
+    kept: InjectionKept
+
+
+class FoundClaim(_Model):
+    """A wrong claim the answer's closest sentence carries, asserted or negated."""
+
+    criterion: str
+    claim: str
+    sentence: str
+    containment: float
+    negated: bool
+    points: float  # taken off the grade; 0 when negated
+
+
+class Substance(_Model):
+    """What an answer adds beyond the question's words, and the wrong claims it makes."""
+
+    language: str
+    content_share: float  # of the answer's 3-grams, those neither the stem's nor filler
+    reference_share: float  # of that content, the reference's and key points' wording
+    concrete: int  # numbers, formulas, identifiers, Latin terms the stem lacks
+    restated: bool
+    claims: list[FoundClaim] = Field(default_factory=list)
+
+    @property
+    def fired(self) -> bool:
+        return self.restated or any(not c.negated for c in self.claims)
+
+
+class ConclusionReading(SetOnly):
+    """The rubric's conclusion as the rules read it in the answer, and the cap it puts on a
+    wrong one; ``capped_from`` only when it capped the score."""
+
+    kind: ConclusionKind
+    expected: str
+    read: str | None
+    evidence: str
+    decision: ConclusionDecision
+    confidence: float
+    gate: bool
+    cap: float
+    capped_from: float | None = None
+
+
+class ReviewRanking(_Model):
+    """The review queue's reading of a model-scored grade: its expected error in points, its
+    place in its question's ranking, and the soft reasons that explain it."""
+
+    expected_error: float | None
+    rank: int | None
+    ranked: int
+    queued: bool
+    explanations: list[ReviewReason]
+
+
+class JudgeSide(_Model):
+    """The grade an instructor's override replaced."""
+
+    status: GradeStatus
+    score: float | None
+    method: Method
+
+
+class OverrideRecord(_Model):
+    """An instructor's override: who, when (ISO 8601), why, and the judge's grade."""
+
+    score: float | None  # None: its points are not known (a copy found by text alone)
+    reason: str
+    by: str
+    at: str
+    judge: JudgeSide
+
+
+class GradeDetails(SetOnly):
+    """Every part a grade's steps recorded; a part is absent when its step did not run."""
+
+    model_config = ConfigDict(extra="allow")
+
+    # objective questions
+    read_as: str | bool | list[str] | None = None
+    expected: str | bool | None = None
+    correct: bool | None = None
+    # the judge
+    judge_mode: JudgeModeName | None = None  # the probability mode's grades say so
+    judge_points: dict[str, float] | None = None  # its own points, before the scorer
+    checks: list[CheckReading] | None = None
+    coverage_points: float | None = None
+    samples: int | None = None  # the verdict mode's valid samples
+    sample_totals: list[float] | None = None
+    missing: list[str] | None = None
+    # after the judge
+    scorer: ScorerExplanation | None = None
+    rescored_from: RescoredFrom | None = None
+    raw_score: float | None = None  # the judge's score under a learned score mapping
+    substance: Substance | None = None
+    conclusion: ConclusionReading | None = None
+    injection: InjectionReading | None = None
+    review: ReviewRanking | None = None
+    override: OverrideRecord | None = None
+
+    def has(self, part: str) -> bool:
+        """Whether the step that writes ``part`` ran (it may have written null: an objective
+        answer read as nothing has ``read_as`` null)."""
+        return part in self.model_fields_set or part in (self.model_extra or {})
+
+    def without(self, *parts: str) -> GradeDetails:
+        """These details less ``parts`` (as if their steps had not run)."""
+        kept = self.model_dump(exclude=set(parts))
+        return GradeDetails.model_validate(kept)
