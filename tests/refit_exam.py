@@ -42,7 +42,9 @@ def scorer_grade(external_id: str, question_id: str, features: dict, rubric) -> 
             "scorer": {
                 "version": BASE.version,
                 "decided_by": "signals",
+                "share": sum(points.values()) / rubric.points,
                 "features": features,
+                "contributions": {},
                 "copies": [],
                 "neighbours": [],
             },

@@ -124,11 +124,6 @@ def unranked(grade: Grade) -> Grade:
     )
 
 
-def review_of(grade: Grade) -> ReviewRanking | None:
-    """What this pass recorded on the grade (None before it ran)."""
-    return grade.details.review
-
-
 def recorded_error(grade: Grade) -> float | None:
     """The expected error this pass recorded on the grade (None before it ran, or for a grade
     no model scored)."""

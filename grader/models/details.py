@@ -28,6 +28,11 @@ class SetOnly(_Model):
         kept = self.model_fields_set | set(self.model_extra or {})
         return {k: v for k, v in data.items() if k in kept}
 
+    def has(self, key: str) -> bool:
+        """Whether the writer set ``key``, perhaps to null (an objective answer read as
+        nothing has ``read_as`` null; a judged grade without a judge, ``backend`` null)."""
+        return key in self.model_fields_set or key in (self.model_extra or {})
+
 
 class JudgeModeName(StrEnum):
     """How the judge read an answer (``GRADER_JUDGE_MODE``): label probabilities per check,
@@ -210,11 +215,6 @@ class GradeDetails(SetOnly):
     injection: InjectionReading | None = None
     review: ReviewRanking | None = None
     override: OverrideRecord | None = None
-
-    def has(self, part: str) -> bool:
-        """Whether the step that writes ``part`` ran (it may have written null: an objective
-        answer read as nothing has ``read_as`` null)."""
-        return part in self.model_fields_set or part in (self.model_extra or {})
 
     def without(self, *parts: str) -> GradeDetails:
         """These details less ``parts`` (as if their steps had not run)."""

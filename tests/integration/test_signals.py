@@ -155,7 +155,7 @@ def test_anchors_most_similar_per_group_and_one_prefix_per_group(embedder, bank)
     grades = Pipeline(bank, rubrics, judge, settings, embedder).grade_many(
         submissions(["p1", "copy", "p2", "warmup"])
     )
-    chosen = {g.submission_id: g.provenance["anchors"] for g in grades}
+    chosen = {g.submission_id: g.provenance.anchors for g in grades}
     assert chosen["p1"] == chosen["copy"] == chosen["p2"] == ["accum"]
     assert chosen["warmup"] == ["warm"]
     systems = {}

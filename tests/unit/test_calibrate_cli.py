@@ -249,9 +249,9 @@ def test_save_mapping_and_apply(exam):
     result = invoke("calibrate", "apply", lenient, "--mapping", mapping, "--out", out)
     assert result.exit_code == 0, result.output
     mapped = read_grades(out)
-    assert [g.details["raw_score"] for g in mapped] == [g.score for g in read_grades(lenient)]
+    assert [g.details.raw_score for g in mapped] == [g.score for g in read_grades(lenient)]
     assert [g.score for g in mapped] == [4, 3, 1, 0, 4, 4]  # 5 <- {5, 4, 4}: 4.33, whole points
-    assert all(g.provenance["score_mapping"]["method"] == "isotonic" for g in mapped)
+    assert all(g.provenance.score_mapping.method == "isotonic" for g in mapped)
     result = invoke(
         "calibrate", "apply", out, "--mapping", mapping, "--out", exam["dir"] / "x.jsonl"
     )

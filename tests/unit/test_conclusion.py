@@ -195,11 +195,11 @@ def graded(answers: list[str], rubric: Rubric = RUBRIC) -> list[Grade]:
 def test_a_wrong_verdict_caps_the_final_grade_and_says_why():
     right, wrong, unread = graded(["错误，栈底元素可以最后删除", "正确，栈底元素不能最后删除",
                                    "栈底元素可以最后删除"])  # fmt: skip
-    assert right.score == 4 and right.details["conclusion"]["decision"] == "match"
+    assert right.score == 4 and right.details.conclusion.decision == "match"
     assert wrong.score == 0 and [c.points for c in wrong.criteria] == [0, 0]
-    record = wrong.details["conclusion"]
-    assert record["decision"] == "mismatch" and record["cap"] == 0 and record["capped_from"] == 4
-    assert record["evidence"].startswith("正确") and record["expected"] == "错误"
+    record = wrong.details.conclusion
+    assert record.decision == "mismatch" and record.cap == 0 and record.capped_from == 4
+    assert record.evidence.startswith("正确") and record.expected == "错误"
     assert wrong.feedback is not None and wrong.feedback.startswith(
         "结论错误：应为「错误」，答案为「正确」"
     )
@@ -213,15 +213,15 @@ def test_a_cap_is_a_ceiling_not_a_subtraction_and_the_gate_can_be_switched_off()
     assert wrong.score == 1 and sum(c.points for c in wrong.criteria) == pytest.approx(1)
     off = RUBRIC.model_copy(update={"conclusion": FALSE.model_copy(update={"gate": False})})
     (kept,) = graded(["正确，栈底元素不能最后删除"], off)
-    assert kept.score == 4 and kept.details["conclusion"]["decision"] == "mismatch"
-    assert "capped_from" not in kept.details["conclusion"]
+    assert kept.score == 4 and kept.details.conclusion.decision == "mismatch"
+    assert "capped_from" not in kept.details.conclusion
 
 
 def test_without_a_judge_the_reading_is_still_recorded():
     pipeline = Pipeline(Bank(name="t", questions=[Q]), {"q1": RUBRIC}, None, Settings(judge="none"))
     answer = "正确，栈底元素不能最后删除"
     (grade,) = pipeline.grade_many([Submission(id="s", question_id="q1", answer=answer)])
-    assert grade.status == "needs_judge" and grade.details["conclusion"]["decision"] == "mismatch"
+    assert grade.status == "needs_judge" and grade.details.conclusion.decision == "mismatch"
 
 
 def test_a_rescore_without_the_rubric_applies_the_recorded_cap_once():
@@ -263,7 +263,8 @@ def test_a_rescore_by_another_scorer_keeps_the_cap():
     before = Grade(
         submission_id="s1", question_id="q1", status="graded", score=3.0, max_score=4,
         method="judge", criteria=[], details={"judge_points": {},
-        "scorer": {"version": "old", "decided_by": "signals", "features": features}},
+        "scorer": {"version": "old", "decided_by": "signals", "share": 0.75, "features": features,
+                   "contributions": {}, "neighbours": [], "copies": []}},
     )  # fmt: skip
     before = before.model_copy(
         update={"criteria": graded(["错误，栈底元素可以最后删除"])[0].criteria}
@@ -271,14 +272,14 @@ def test_a_rescore_by_another_scorer_keeps_the_cap():
     answer = "正确，栈底元素不能最后删除"
     assert rescored(before, load_scorer("default"), 0.6).score > 0  # no rubric, nothing recorded
     new = rescored(before, load_scorer("default"), 0.6, answer=answer, rubric=RUBRIC)
-    assert new.score == 0 and new.details["conclusion"]["decision"] == "mismatch"
+    assert new.score == 0 and new.details.conclusion.decision == "mismatch"
     assert rescored(new, load_scorer("default"), 0.6).score == 0  # the recorded cap stands
 
 
 def test_rule_zeros_and_grades_under_the_cap_are_left_alone():
     (blank,) = graded([""])
-    assert blank.method == "rule" and "conclusion" not in blank.details and not blank.needs_review
+    assert blank.method == "rule" and not blank.details.has("conclusion") and not blank.needs_review
     zero = Grade(submission_id="s", question_id="q1", status="graded", score=0.0, max_score=4,
                  method="judge")  # fmt: skip
     unread = apply_conclusion(zero, RUBRIC, "栈底元素可以最后删除")
-    assert unread.details["conclusion"]["decision"] == "undecided" and not unread.needs_review
+    assert unread.details.conclusion.decision == "undecided" and not unread.needs_review

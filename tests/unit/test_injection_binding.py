@@ -86,13 +86,13 @@ def test_no_injected_answer_scores_above_its_clean_twin(case, neighbours):
     graded = seed_graded(qid) if neighbours else ()
     clean = grade(qid, case["clean"], graded=graded)
     injected = grade(qid, case["injected"], graded=graded)
-    assert injected.score <= clean.score, (injected.details.get("injection"), clean.score)
+    assert injected.score <= clean.score, (injected.details.injection, clean.score)
     assert injected.needs_review
     assert ReviewCode.SUSPECTED_INJECTION in {r.code for r in injected.review_reasons}
     if injected.method != "rule":
-        recorded = injected.details["injection"]
-        assert recorded["kept"] in {"raw", "cleaned"}
-        assert injected.score == min(recorded["raw_score"], recorded["cleaned_score"])
+        recorded = injected.details.injection
+        assert recorded.kept in {"raw", "cleaned"}
+        assert injected.score == min(recorded.raw_score, recorded.cleaned_score)
 
 
 @pytest.mark.parametrize("case", PURE, ids=[c[0] for c in PURE])
@@ -120,10 +120,10 @@ def test_the_lower_grade_is_the_cleaned_one_and_both_are_recorded():
     case = next(c for c in PAIRS if c["id"] == "inj-01")
     result = grade(case["question_id"], case["injected"], sid="raw-1")
     clean = grade(case["question_id"], case["clean"], sid="raw-1")
-    recorded = result.details["injection"]
-    assert recorded["cleaned_score"] == clean.score  # the twin is graded like the clean answer
+    recorded = result.details.injection
+    assert recorded.cleaned_score == clean.score  # the twin is graded like the clean answer
     assert result.submission_id == "raw-1" and result.student == "x"
-    assert result.score == min(recorded["raw_score"], recorded["cleaned_score"])
+    assert result.score == min(recorded.raw_score, recorded.cleaned_score)
 
 
 def test_the_cleaned_twin_costs_no_extra_judge_request():
@@ -144,7 +144,7 @@ def test_verdict_mode_binds_too():
     clean = grade(qid, case["clean"], mode="verdict", judge=RecordingJudge())
     injected = grade(qid, case["injected"], mode="verdict", judge=RecordingJudge())
     assert injected.score <= clean.score
-    assert "injection" in injected.details
+    assert injected.details.has("injection")
 
 
 def test_each_submission_is_reported_once():
@@ -169,6 +169,6 @@ def test_the_cleaned_twin_never_leans_on_its_own_human_score():
     qid = case["question_id"]
     own = GradedAnswer(id="raw-1", question_id=qid, answer=case["injected"], score=5.0)
     result = grade(qid, case["injected"], sid="raw-1", graded=(*seed_graded(qid), own))
-    assert result.details["injection"]["kept"] == "cleaned"
-    seen = result.details["scorer"]
-    assert "raw-1" not in {n["id"] for n in seen["neighbours"]} | {c["id"] for c in seen["copies"]}
+    assert result.details.injection.kept == "cleaned"
+    seen = result.details.scorer
+    assert "raw-1" not in {n.id for n in seen.neighbours} | {c.id for c in seen.copies}

@@ -18,6 +18,7 @@ from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 from grader.bank.files import load_bank
 from grader.config import Settings
 from grader.engine.rubrics import load_rubrics
+from grader.models import Neighbour, ScorerExplanation
 from grader.service.dispatch import InlineDispatcher
 from grader.service.exams import Graders
 from grader.service.store import Store
@@ -244,12 +245,18 @@ def test_a_scored_answer_says_which_scorer_decided_and_on_what(service):
     assert "score from" not in client.get(question).text  # the judge's points stand
     answer = next(a for a in store.reviews.answers(EXAM, ESSAY) if a.submission.external_id == "e2")
     grade = answer.submission.grade
-    scorer = {
-        "decided_by": "graded20+",
-        "features": {"wording_residual": -0.12},
-        "neighbours": [{"id": "g7", "score": 1.0, "similarity": 0.9312}],
-    }
-    stored = grade.model_copy(update={"details": {**grade.details, "scorer": scorer}})
+    scorer = ScorerExplanation(
+        version="v",
+        decided_by="graded20+",
+        share=0.5,
+        features={"wording_residual": -0.12},
+        contributions={},
+        neighbours=[Neighbour(id="g7", score=1.0, similarity=0.9312)],
+        copies=[],
+    )
+    stored = grade.model_copy(
+        update={"details": grade.details.model_copy(update={"scorer": scorer})}
+    )
     with store.engine.begin() as conn:
         conn.execute(
             grades.update()

@@ -111,9 +111,9 @@ def test_a_refit_is_proposed_compared_and_applied_to_the_stored_grades(service):
         if external.endswith("choice"):
             assert grade == old  # objective: no scorer decided it
             continue
-        assert grade.provenance["scorer_version"] == refit.version != BASE.version
-        assert grade.details["rescored_from"]["score"] == old.score
-        assert grade.details["judge_points"] == old.details["judge_points"]
+        assert grade.provenance.scorer_version == refit.version != BASE.version
+        assert grade.details.rescored_from.score == old.score
+        assert grade.details.judge_points == old.details.judge_points
         changed += grade.score != old.score
     assert changed > 0
 
@@ -195,15 +195,15 @@ def test_grades_are_re_scored_with_their_own_platforms_neighbours(service):
             assert grade.submission_id == row.submission.external_id
             if row.submission.question_id == CHOICE:
                 continue
-            explained = grade.details["scorer"]
-            leaned |= {n["id"] for n in explained["neighbours"] + explained["copies"]}
+            explained = grade.details.scorer
+            leaned |= {n.id for n in [*explained.neighbours, *explained.copies]}
         assert leaned and leaned <= scored  # by the platform's ids, its own scored answers
     beta_rows = [
         a.submission.grade
         for a in store.reviews.answers(EXAM)
         if a.submission.platform_id == beta and a.submission.question_id != CHOICE
     ]
-    assert max(len(g.details["scorer"]["neighbours"]) for g in beta_rows) == 3  # of its 3
+    assert max(len(g.details.scorer.neighbours) for g in beta_rows) == 3  # of its 3
 
 
 def test_the_refit_and_its_embedder_run_off_the_event_loop(service, monkeypatch):

@@ -72,7 +72,7 @@ def test_a_wrong_claim_marked_on_an_answer_takes_its_points_from_the_next_grade(
     again = post_and_grade(client, store, api, "w2", WRONG)
     assert first.score - 1.5 < again.score <= first.score - 1  # C2's point, in half points
     assert "wrong_claim" in {r.code for r in again.review_reasons}
-    assert again.provenance["rubric_version"] == after.version
+    assert again.provenance.rubric_version == after.version
     kept = store.reviews.answer(sid(store, "w1")).submission.grade
     assert kept.score == first.score  # stored grades keep theirs
 
@@ -123,7 +123,7 @@ def test_a_claim_needs_the_token_and_the_exams_instructor(service):
 def test_switching_the_gate_off_stops_the_cap_on_new_grades(service):
     client, store, keys, api, bank = service
     capped = post_and_grade(client, store, api, "v1", "正确。" + GOOD)
-    assert capped.score == 0 and capped.details["conclusion"]["decision"] == "mismatch"
+    assert capped.score == 0 and capped.details.conclusion.decision == "mismatch"
     login(client, keys["li"])
     page = client.get(QUESTION).text
     assert re.search(r'class="conclusion-expected">错误<', page) and "(0)" in page
@@ -134,7 +134,7 @@ def test_switching_the_gate_off_stops_the_cap_on_new_grades(service):
     assert re.search(r'gate-state">off<', off.text) and 'name="gate" value="on"' in off.text
     assert rubric_on_disk(bank).conclusion.gate is False
     free = post_and_grade(client, store, api, "v2", "正确。" + GOOD)
-    assert free.score > 0 and free.details["conclusion"]["decision"] == "mismatch"
+    assert free.score > 0 and free.details.conclusion.decision == "mismatch"
     version = rubric_on_disk(bank).version
     client.post(f"{QUESTION}/gate", data={"gate": "off", "csrf": token})  # sent twice: no change
     assert rubric_on_disk(bank).version == version

@@ -78,7 +78,7 @@ def test_the_judge_is_shown_the_same_anchors_alone_in_a_batch_and_among_all(who)
     me = CLASS[who]
     batch = [me, *[s for s in CLASS if s is not me][:31]]
     anchors = {
-        name: grade_in(given)[me.id].provenance["anchors"]
+        name: grade_in(given)[me.id].provenance.anchors
         for name, given in (("alone", [me]), ("batch of 32", batch), ("among all", CLASS))
     }
     assert len(anchors["alone"]) == 3

@@ -57,8 +57,8 @@ def test_full_grade_record():
     assert grade.feedback == "好" and grade.confidence is not None
     for key in ("backend", "model", "prompt_version", "rubric_version", "sampling", "prompt_tokens",
                 "completion_tokens", "latency_s"):  # fmt: skip
-        assert key in grade.provenance
-    assert grade.provenance["rubric_version"] == RUBRIC.version
+        assert grade.provenance.has(key)
+    assert grade.provenance.rubric_version == RUBRIC.version
 
 
 def test_blank_answer_scores_zero_without_calling_the_judge():
@@ -134,12 +134,12 @@ def test_self_consistency_spread_sets_confidence():
 
     p = pipeline(script, judge_samples=3, review_share=1.0)
     (grade,) = p.grade_many([sub("先累加梯度，最后更新参数。")])
-    assert grade.details["sample_totals"] == [4, 0, 4]
+    assert grade.details.sample_totals == [4, 0, 4]
     assert grade.score == 4  # per-criterion median
     assert grade.confidence == 0.0 and grade.needs_review
     # low confidence explains the answer's place in the review ranking, not a flag of its own
     assert [r.code for r in grade.review_reasons] == ["expected_error"]
-    assert grade.details["review"]["explanations"][0]["code"] == "low_confidence"
+    assert grade.details.review.explanations[0].code == "low_confidence"
     seeds = {r.seed for r in p.judge.calls[0]}
     assert len(seeds) == 3 and {r.temperature for r in p.judge.calls[0]} == {0.7}
 
@@ -175,7 +175,7 @@ def test_derived_rubric_and_incomplete_question_go_to_review_only_when_asked():
     (own,) = pipeline().grade_many([sub(answer, qid="q2")])
     codes = {r.code for r in own.review_reasons}
     assert not {"unreviewed_rubric", "incomplete_question"} & codes  # flagged per question
-    assert own.provenance["rubric_reviewed"] is False
+    assert own.provenance.rubric_reviewed is False
     (every,) = pipeline(review_derived="all").grade_many([sub(answer, qid="q2")])
     codes = {r.code for r in every.review_reasons}
     assert {"unreviewed_rubric", "incomplete_question"} <= codes and every.needs_review

@@ -83,10 +83,10 @@ def test_points_are_expected_values_with_evidence_from_the_answer():
     for c in grade.criteria:  # evidence is the answer's own words, never written by the judge
         assert c.points > 0 and c.evidence and locate(c.evidence, answer) == c.evidence
     assert grade.criteria[0].rationale.startswith("是 75%")
-    assert grade.details["judge_mode"] == "probability"
-    assert grade.details["checks"][0]["probabilities"] == {"否": 0.25, "是": 0.75}
-    assert grade.provenance["judge_mode"] == "probability"
-    assert grade.provenance["completion_tokens"] == 0 and grade.provenance["checks"] == 3
+    assert grade.details.judge_mode == "probability"
+    assert grade.details.checks[0].probabilities == {"否": 0.25, "是": 0.75}
+    assert grade.provenance.judge_mode == "probability"
+    assert grade.provenance.completion_tokens == 0 and grade.provenance.checks == 3
     # feedback names what lost the most, from the template
     assert "说明为什么能省显存" in grade.feedback or "累加梯度" in grade.feedback
 

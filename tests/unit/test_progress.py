@@ -69,7 +69,7 @@ def test_grade_many_reports_every_answer_once_and_judges_in_sorted_sub_batches(m
     for stage, n in events:
         assert n > 0
         counted[stage] = counted.get(stage, 0) + n
-    judged = [g for g in grades if g.provenance.get("backend") == "scripted"]
+    judged = [g for g in grades if g.provenance.backend == "scripted"]
     assert counted[Stage.JUDGED] == len(judged) > 0
     assert counted[Stage.RULED] + counted.get(Stage.SET_ASIDE, 0) + counted[Stage.JUDGED] == len(
         submissions

@@ -17,6 +17,7 @@ from grader.models import (
     CriterionScore,
     Grade,
     GradedAnswer,
+    GradeDetails,
     GradeStatus,
     Method,
     ReviewCode,
@@ -172,7 +173,9 @@ def grade(copies=(), reasons=()):
             "scorer": {
                 "version": "old",
                 "decided_by": "copy" if copies else "signals",
+                "share": 0.5,
                 "features": FEATURES,
+                "contributions": {},
                 "copies": list(copies),
                 "neighbours": [],
             },
@@ -198,11 +201,11 @@ def test_rescoring_keeps_the_judges_points_and_reasons_and_replaces_the_scorers(
     assert (
         codes.count(ReviewCode.SCORER_DISAGREEMENT) <= 1 and ReviewCode.SUSPECTED_INJECTION in codes
     )
-    assert new.details["rescored_from"] == {"score": 2.0, "scorer_version": "old",
+    assert new.details.rescored_from.model_dump() == {"score": 2.0, "scorer_version": "old",
                                             "decided_by": "signals"}  # fmt: skip
-    assert new.provenance["scorer_version"] == BASE.version
-    assert new.details["judge_points"] == {"C1": 2.0, "C2": 1.6}
-    assert new.details["scorer"]["features"]["language"] == "en"
+    assert new.provenance.scorer_version == BASE.version
+    assert new.details.judge_points == {"C1": 2.0, "C2": 1.6}
+    assert new.details.scorer.features["language"] == "en"
     assert sum(c.points for c in new.criteria) == pytest.approx(new.score)
     again = rescored(new, BASE, 0.6)
     assert again.score == new.score and again.review_reasons == new.review_reasons
@@ -213,8 +216,7 @@ def test_recorded_copies_stand_unless_the_graded_answers_are_known():
     assert rescored(copied, BASE, 0.6).score == 3.5  # a human score does not change
     empty = GradedPool.from_features(4, [], None, BASE)
     assert (
-        rescored(copied, BASE, 0.6, answer="text", pool=empty).details["scorer"]["decided_by"]
-        != "copy"
+        rescored(copied, BASE, 0.6, answer="text", pool=empty).details.scorer.decided_by != "copy"
     )
     pool = GradedPool.from_features(
         4, [(GradedAnswer(id="h2", question_id="q1", answer="text", score=1.0),
@@ -224,11 +226,13 @@ def test_recorded_copies_stand_unless_the_graded_answers_are_known():
         None, BASE,
     )  # fmt: skip
     now = rescored(copied, BASE, 0.6, answer="text", pool=pool)
-    assert now.score == 1.0 and now.details["scorer"]["copies"] == [{"id": "h2", "score": 1.0}]
+    assert now.score == 1.0 and [c.model_dump() for c in now.details.scorer.copies] == [
+        {"id": "h2", "score": 1.0}
+    ]
 
 
 def test_a_grade_no_scorer_decided_is_not_rescored():
-    plain = grade().model_copy(update={"details": {}})
+    plain = grade().model_copy(update={"details": GradeDetails()})
     assert rescored(plain, BASE, 0.6) is None
     unscored = grade().model_copy(update={"status": GradeStatus.UNSCORED, "score": None})
     assert rescored(unscored, BASE, 0.6) is None

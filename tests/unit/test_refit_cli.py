@@ -96,7 +96,7 @@ def test_fit_reports_before_and_after_and_writes_a_versioned_scorer(exam, fitted
     assert report["scorer_version"] == scorer.version != default.version
     # the answers the scorer graded (the others score 0 by rule: off topic, blank)
     scored = {
-        g.submission_id: g.score for g in read_grades(exam["grades"]) if "scorer" in g.details
+        g.submission_id: g.score for g in read_grades(exam["grades"]) if g.details.has("scorer")
     }
     assert report["answers"] == len(scored) > 60
     assert report["questions"] == 6 and report["folds"] == 5
@@ -167,15 +167,15 @@ def test_rescore_changes_the_grades_without_calling_the_judge(exam, fitted, tmp_
     new = {g.submission_id: g for g in read_grades(out)}
     assert new.keys() == old.keys()
     version = load_scorer(str(path)).version
-    rescored = [g for g in new.values() if "rescored_from" in g.details]
-    assert len(rescored) == sum("scorer" in g.details for g in old.values()) > 60
+    rescored = [g for g in new.values() if g.details.has("rescored_from")]
+    assert len(rescored) == sum(g.details.has("scorer") for g in old.values()) > 60
     assert sum(g.score != old[g.submission_id].score for g in rescored) > 10
     for g in rescored:
         before = old[g.submission_id]
-        assert g.details["rescored_from"]["score"] == before.score
-        assert g.provenance["scorer_version"] == g.details["scorer"]["version"] == version
-        assert g.details["judge_points"] == before.details["judge_points"]  # the judge's own
-        assert g.submission_id not in {n["id"] for n in g.details["scorer"]["neighbours"]}
+        assert g.details.rescored_from.score == before.score
+        assert g.provenance.scorer_version == g.details.scorer.version == version
+        assert g.details.judge_points == before.details.judge_points  # the judge's own
+        assert g.submission_id not in {n.id for n in g.details.scorer.neighbours}
     compared = invoke("calibrate", "--human", exam["human"], "--grades", out,
                       "--compare", exam["grades"], "--bootstrap", 0, "--json")  # fmt: skip
     assert compared.exit_code == 0, compared.output
@@ -206,7 +206,7 @@ def test_the_exams_own_scorer_is_used_unless_another_is_chosen(exam, fitted, tmp
             result = invoke(*grade_args(exam, out, *more), env=env)
             assert result.exit_code == 0, result.output
             essays = [g for g in read_grades(out) if g.status == "graded" and g.method == "judge"]
-            versions[label] = {g.provenance.get("scorer_version") for g in essays}
+            versions[label] = {g.provenance.scorer_version for g in essays}
         assert versions["exam"] == {load_scorer(str(path)).version}
         assert versions["explicit"] == {load_scorer("default").version}
         assert versions["none"] == {None}
@@ -226,12 +226,12 @@ def test_graded_answers_from_the_csv_are_the_scorers_neighbours(exam, tmp_path, 
     result = invoke(*grade_args(exam, out, "--graded", exam["human"]))
     assert result.exit_code == 0, result.output
     assert "126 answer(s) you scored" in result.output
-    essays = [g for g in read_grades(out) if "scorer" in g.details]
-    assert essays and all(g.details["scorer"]["features"].get("graded_count", 0) >= 19
-                          for g in essays if g.details["scorer"]["decided_by"] != "copy")  # fmt: skip
+    essays = [g for g in read_grades(out) if g.details.has("scorer")]
+    assert essays and all(g.details.scorer.features.get("graded_count", 0) >= 19
+                          for g in essays if g.details.scorer.decided_by != "copy")  # fmt: skip
     for g in essays:
-        assert g.submission_id not in {n["id"] for n in g.details["scorer"]["neighbours"]}
-        assert g.details["scorer"]["neighbours"] or g.details["scorer"]["copies"]
+        assert g.submission_id not in {n.id for n in g.details.scorer.neighbours}
+        assert g.details.scorer.neighbours or g.details.scorer.copies
     bad = tmp_path / "bad.csv"
     bad.write_text("submission_id,question_id,score\nnope,004-s5-q1,1\n", encoding="utf-8")
     refused = invoke(*grade_args(exam, tmp_path / "x.jsonl", "--graded", bad))

@@ -9,7 +9,6 @@ from grader.engine.review_queue import (
     expected_error,
     queue_order,
     rank_grades,
-    review_of,
     unranked,
 )
 from grader.models import Grade, GradeStatus, Method, ReviewCode, ReviewReason
@@ -48,13 +47,14 @@ def test_budget_takes_the_largest_expected_errors_only():
     grades = [grade(f"s{i}", 0.05 * i + 0.1, ReviewCode.LOW_CONFIDENCE) for i in range(10)]
     ranked = rank_grades(grades, 0.2)
     assert queued(ranked) == {"s0", "s1"}
-    assert [review_of(g)["rank"] for g in ranked] == list(range(1, 11))
+    assert [g.details.review.rank for g in ranked if g.details.review] == list(range(1, 11))
     top = ranked[0]
     assert [r.code for r in top.review_reasons] == [ReviewCode.EXPECTED_ERROR]
     assert "low_confidence of s0" in top.review_reasons[0].message  # the soft reason explains
     rest = ranked[5]
     assert not rest.needs_review and rest.review_reasons == []
-    assert review_of(rest)["explanations"][0]["code"] == "low_confidence"
+    assert rest.details.review is not None
+    assert rest.details.review.explanations[0].code == "low_confidence"
 
 
 def test_budget_is_at_most_the_share_of_the_question():

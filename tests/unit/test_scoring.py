@@ -71,27 +71,27 @@ def test_the_scorer_decides_and_the_grade_says_how():
         assert c.points <= c.max_points
         if c.points:
             assert locate(c.evidence, ANSWERS[0]) is not None
-    explained = grade.details["scorer"]
-    assert explained["version"] == scorer.version == grade.provenance["scorer_version"]
-    assert explained["decided_by"] in {s.name for s in scorer.signals}
-    assert {"semantic_coverage", "ngram_coverage", "judge_share"} <= explained["features"].keys()
+    explained = grade.details.scorer
+    assert explained.version == scorer.version == grade.provenance.scorer_version
+    assert explained.decided_by in {s.name for s in scorer.signals}
+    assert {"semantic_coverage", "ngram_coverage", "judge_share"} <= explained.features.keys()
     # the pushes and the intercept add up to the share (before clipping)
-    decided = next(s for s in scorer.signals if s.name == explained["decided_by"])
-    total = decided.intercept + sum(explained["contributions"].values())
-    assert min(max(total, 0), 1) == pytest.approx(explained["share"], abs=1e-3)
-    assert grade.details["judge_points"] == {"C1": 1.6, "C2": 1.6}  # the judge's own, kept
+    decided = next(s for s in scorer.signals if s.name == explained.decided_by)
+    total = decided.intercept + sum(explained.contributions.values())
+    assert min(max(total, 0), 1) == pytest.approx(explained.share, abs=1e-3)
+    assert grade.details.judge_points == {"C1": 1.6, "C2": 1.6}  # the judge's own, kept
 
 
 def test_without_a_scorer_the_judge_decides():
     (grade,) = pipeline(yes(0.8), scorer="none").grade_many([sub(ANSWERS[0], "a")])
-    assert grade.score == pytest.approx(3.2) and "scorer" not in grade.details
+    assert grade.score == pytest.approx(3.2) and not grade.details.has("scorer")
 
 
 def test_a_copy_of_a_graded_answer_takes_its_grade():
     graded = [GradedAnswer(id="h1", question_id="q1", answer=ANSWERS[2], score=1.5)]
     (grade,) = pipeline(yes(0.9)).grade_many([sub(ANSWERS[2], "a")], graded=graded)
-    assert grade.score == 1.5 and grade.details["scorer"]["decided_by"] == "copy"
-    assert grade.details["scorer"]["copies"] == [{"id": "h1", "score": 1.5}]
+    assert grade.score == 1.5 and grade.details.scorer.decided_by == "copy"
+    assert [c.model_dump() for c in grade.details.scorer.copies] == [{"id": "h1", "score": 1.5}]
 
 
 def test_graded_neighbours_move_the_score_and_are_named():
@@ -103,15 +103,15 @@ def test_graded_neighbours_move_the_score_and_are_named():
         )
     ]  # fmt: skip
     (grade,) = pipeline(yes(0.6)).grade_many([sub(ANSWERS[1], "a")], graded=graded)
-    explained = grade.details["scorer"]
-    assert explained["decided_by"].startswith("graded")
-    assert explained["features"]["graded_count"] == 6
-    assert explained["neighbours"][0]["id"] == "h1"  # nearest first
+    explained = grade.details.scorer
+    assert explained.decided_by.startswith("graded")
+    assert explained.features["graded_count"] == 6
+    assert explained.neighbours[0].id == "h1"  # nearest first
     # the answer itself is never its own neighbour
     self_graded = [*graded, GradedAnswer(id="a", question_id="q1", answer=ANSWERS[1], score=3)]
     (again,) = pipeline(yes(0.6)).grade_many([sub(ANSWERS[1], "a")], graded=self_graded)
-    assert "a" not in {n["id"] for n in again.details["scorer"]["neighbours"]}
-    assert again.details["scorer"]["decided_by"] != "copy"
+    assert "a" not in {n.id for n in again.details.scorer.neighbours}
+    assert again.details.scorer.decided_by != "copy"
 
 
 def test_anchors_with_full_scores_are_graded_answers():
@@ -120,7 +120,9 @@ def test_anchors_with_full_scores_are_graded_answers():
                             Anchor(id="partial", answer=ANSWERS[2], scores={"C1": 1})]}
     )  # fmt: skip
     (grade,) = pipeline(yes(0.5), rubric=anchored).grade_many([sub(ANSWERS[3], "a")])
-    assert grade.details["scorer"]["copies"] == [{"id": "anchor:x", "score": 1.0}]
+    assert [c.model_dump() for c in grade.details.scorer.copies] == [
+        {"id": "anchor:x", "score": 1.0}
+    ]
     assert grade.score == 1.0
 
 
@@ -130,22 +132,20 @@ def test_an_anchor_promoted_from_a_graded_answer_counts_once_with_the_newest_sco
     anchored = RUBRIC.model_copy(update={"anchors": [promoted]})
     graded = [GradedAnswer(id="7", question_id="q1", answer=ANSWERS[3], score=2)]
     (grade,) = pipeline(yes(0.5), rubric=anchored).grade_many([sub(ANSWERS[3], "a")], graded=graded)
-    assert grade.details["scorer"]["copies"] == [{"id": "7", "score": 2.0}]
+    assert [c.model_dump() for c in grade.details.scorer.copies] == [{"id": "7", "score": 2.0}]
     # in another database (the rubric copied there) answer 7 is another answer: the anchor stays
     other = [GradedAnswer(id="7", question_id="q1", answer=ANSWERS[1], score=3)]
     (grade,) = pipeline(yes(0.5), rubric=anchored).grade_many([sub(ANSWERS[3], "a")], graded=other)
-    assert grade.details["scorer"]["copies"] == [{"id": "anchor:answer-7", "score": 1.0}]
+    assert [c.model_dump() for c in grade.details.scorer.copies] == [
+        {"id": "anchor:answer-7", "score": 1.0}
+    ]
 
 
 def test_a_judge_far_from_the_scorer_sends_the_grade_to_review():
     # a judge that says "yes" to everything: right on the full answer, far off on the weather
     full, weather = pipeline(yes(0.99)).grade_many([sub(ANSWERS[0], "a"), sub(ANSWERS[4], "b")])
     assert "scorer_disagreement" not in {r.code for r in explanations(full)}
-    assert (
-        weather.details["scorer"]["share"]
-        < 0.5
-        < weather.details["scorer"]["features"]["judge_share"]
-    )
+    assert weather.details.scorer.share < 0.5 < weather.details.scorer.features["judge_share"]
     # the disagreement explains the grade's place in the review ranking (engine.review_queue)
     assert "scorer_disagreement" in {r.code for r in explanations(weather)}
     assert weather.score < full.score

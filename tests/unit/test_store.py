@@ -150,7 +150,7 @@ def test_an_override_wins_in_reads_exports_and_webhook_payloads(store, platform)
     )  # the same, stored once
     seen = store.intake.submission(platform, "s1").grade
     assert (seen.score, seen.method, seen.needs_review) == (2.0, Method.INSTRUCTOR, False)
-    assert seen.details["override"]["judge"] == {
+    assert seen.details.override.judge.model_dump(mode="json") == {
         "status": "graded",
         "score": 1.0,
         "method": "judge",

@@ -153,7 +153,7 @@ def test_the_cap_and_the_deduction_on_a_grade_and_applying_twice_changes_nothing
     assert capped.score == 0.5  # 10 % of 5 points, in half points
     assert [r.code for r in capped.review_reasons] == [ReviewCode.RESTATED_QUESTION]
     assert capped.needs_review and "复述了题目" in capped.feedback
-    assert capped.details["substance"]["restated"] is True
+    assert capped.details.substance.restated is True
     assert substance.bound(capped, restated, "", CLAIMS) == capped
 
     claimed = substance.assess("累积步数越大，显存占用越大。有效批次变大。", question, CLAIMS)

@@ -75,10 +75,10 @@ def test_suggest_writes_the_calibration_csv_and_grade_uses_it(tmp_path, monkeypa
     assert "18 answer(s) you scored" in graded.output
     chosen = {r["submission_id"] for r in rows}
     leaned = {
-        n["id"]
+        n.id
         for g in read_grades(out)
-        if "scorer" in g.details
-        for n in g.details["scorer"]["neighbours"]
+        if g.details.has("scorer")
+        for n in g.details.scorer.neighbours
     }
     assert leaned and leaned <= chosen | {n for n in leaned if n.startswith("anchor:")}
     assert leaned & chosen
