@@ -181,7 +181,7 @@ def cross_validate(
 
 
 def apply_mapping(grades: Iterable[Grade], mapping: ScoreMapping, source: str) -> list[Grade]:
-    """Grades with mapped scores; the judge's own score stays in ``details['raw_score']``.
+    """Grades with mapped scores; the judge's own score stays in ``details.raw_score``.
 
     Criterion points are left as the judge gave them: they explain the raw score.
     """

@@ -88,7 +88,7 @@ def injection_only_grade(submission: Submission, rubric: Rubric, flagged: Flagge
 
 def bound(raw: Grade, cleaned: Grade, flagged: Flagged) -> Grade:
     """The lower of the raw and the cleaned answer's final grades, as the raw answer's grade,
-    with both scores in ``details["injection"]`` and the injection reason. A cleaned twin
+    with both scores in ``details.injection`` and the injection reason. A cleaned twin
     without a score (the judge failed on it) leaves the raw grade, still to review."""
     score = cleaned.score if cleaned.status == GradeStatus.GRADED else None
     lower = score is not None and (raw.score is None or score < raw.score)

@@ -10,7 +10,7 @@ through a line fit on development grades (``benchmarks/review_queue.py``), and r
 - the top of the ranking, at most ``review_share`` of the question's answers.
 
 Soft reasons (low confidence, the signals or the scorer disagreeing with the judge) explain
-the ranking, they are not flags of their own: they move into ``details["review"]``, and a
+the ranking, they are not flags of their own: they move into ``details.review``, and a
 grade the budget picks carries one ``expected_error`` reason that names them.
 ``near_duplicate`` is an integrity matter, not a grading one: it leaves the queue (the
 grade's signals still name the copies; ``grader integrity`` reports them).

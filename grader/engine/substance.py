@@ -22,7 +22,7 @@ paid such answers half the points. Two lexical checks on the final grade, after 
   grade, never below 0: a deduction, like the rubric's penalties, because one wrong statement
   costs what the rubric says it costs whatever else the answer has.
 
-The decision, with its evidence, goes to ``details["substance"]``; ``reapply`` applies a
+The decision, with its evidence, goes to ``details.substance``; ``reapply`` applies a
 recorded decision again to a rescored grade (the text of the question is not needed).
 """
 
