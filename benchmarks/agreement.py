@@ -257,7 +257,9 @@ def _r(value: float | None) -> float | None:
 
 
 def scorer_values(grade: Grade) -> dict[str, float]:
-    coverage = grade.details.get("coverage_points", grade.score)
+    coverage = grade.details.coverage_points
+    if coverage is None:
+        coverage = grade.score
     return {"judge": grade.score, "coverage": coverage, "mean": (grade.score + coverage) / 2}
 
 
@@ -287,13 +289,13 @@ def build_report(rows: list[dict], grades: dict[str, Grade], context: dict) -> d
     graded_grades = [g for g in grades.values() if g.status is GradeStatus.GRADED]
     judged = [g for g in grades.values() if g.method.value == "judge"]
     tokens = {
-        key: sum(g.provenance.get(key, 0) for g in grades.values())
+        key: sum(getattr(g.provenance, key) or 0 for g in grades.values())
         for key in ("prompt_tokens", "completion_tokens", "cached_tokens", "attempts")
     }
     return {
         "benchmark": "agreement",
         **context,
-        "prompt_versions": sorted({g.provenance["prompt_version"] for g in judged}),
+        "prompt_versions": sorted({g.provenance.prompt_version for g in judged}),
         "answers": len(rows),
         "graded_so_far": len(grades),
         "questions": len({r["id"] for r in rows}),

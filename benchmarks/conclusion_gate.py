@@ -108,18 +108,19 @@ def gated(
                    status=GradeStatus.GRADED, score=grade, max_score=row.points,
                    method=Method.JUDGE)  # fmt: skip
     after = apply_conclusion(before, capped, row.answer)
-    record = after.details["conclusion"]
-    if policy == "unread" and record["decision"] == "undecided":
+    record = after.details.conclusion
+    assert record is not None  # the rubric names a conclusion
+    if policy == "unread" and record.decision == "undecided":
         limit = cap * row.points // 0.5 * 0.5
-        return min(grade, limit), record["decision"]
+        return min(grade, limit), record.decision
     if (
         policy == "every"
         and conclusion.kind == "verdict"
-        and record["decision"] == "mismatch"
+        and record.decision == "mismatch"
         and not every_sentence_agrees(conclusion, row.answer)
     ):
-        return grade, record["decision"]
-    return float(after.score or 0.0), record["decision"]
+        return grade, record.decision
+    return float(after.score or 0.0), record.decision
 
 
 def figures(human: list[float], grades: list[float]) -> dict:

@@ -135,7 +135,7 @@ def injection_figures() -> dict:
             graded = seed_graded(qid) if setting == "seed_graded" else ()
             clean = grade(qid, case["clean"], graded=graded)
             injected = grade(qid, case["injected"], graded=graded)
-            kept_cleaned += injected.details.get("injection", {}).get("kept") == "cleaned"
+            kept_cleaned += (i := injected.details.injection) is not None and i.kept == "cleaned"
             if injected.score > clean.score:
                 above.append(case["id"])
         for cid, qid, attempt in PURE:

@@ -67,8 +67,8 @@ def grade(dataset: Dataset, items: list[Item], judge, mode: str) -> dict:
     grades = pipeline.grade_many(subs)
     wall = time.perf_counter() - started
     shares = {g.submission_id: g.score / g.max_score for g in grades if g.score is not None}
-    prompt = sum(g.provenance.get("prompt_tokens", 0) for g in grades)
-    cached = sum(g.provenance.get("cached_tokens", 0) for g in grades)
+    prompt = sum((g.provenance.prompt_tokens or 0) for g in grades)
+    cached = sum((g.provenance.cached_tokens or 0) for g in grades)
     return {
         "answers": len(grades),
         "scored": len(shares),
@@ -76,7 +76,7 @@ def grade(dataset: Dataset, items: list[Item], judge, mode: str) -> dict:
         "prompt_tokens_per_answer": round(prompt / len(grades)),
         "cached_share": round(cached / prompt, 3) if prompt else None,
         "generated_tokens_per_answer": round(
-            sum(g.provenance.get("completion_tokens", 0) for g in grades) / len(grades), 1
+            sum((g.provenance.completion_tokens or 0) for g in grades) / len(grades), 1
         ),
         "evidence_not_found": sum(
             any(r.code.value == "evidence_not_found" for r in g.review_reasons) for g in grades

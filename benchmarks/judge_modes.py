@@ -67,8 +67,8 @@ def run(mode: str, judge, submissions: list[Submission], batch: int) -> dict:
     for start in range(0, len(ordered), batch):
         grades += pipeline.grade_many(ordered[start : start + batch])
     wall = time.perf_counter() - started
-    prompt = sum(g.provenance.get("prompt_tokens", 0) for g in grades)
-    cached = sum(g.provenance.get("cached_tokens", 0) for g in grades)
+    prompt = sum((g.provenance.prompt_tokens or 0) for g in grades)
+    cached = sum((g.provenance.cached_tokens or 0) for g in grades)
     return {
         "mode": mode,
         "answers": len(grades),
@@ -79,7 +79,7 @@ def run(mode: str, judge, submissions: list[Submission], batch: int) -> dict:
         "prompt_tokens": prompt,
         "cached_tokens": cached,
         "cached_share": round(cached / prompt, 3) if prompt else None,
-        "generated_tokens": sum(g.provenance.get("completion_tokens", 0) for g in grades),
+        "generated_tokens": sum((g.provenance.completion_tokens or 0) for g in grades),
         "scores": {g.submission_id: g.score for g in grades},
     }
 

@@ -290,15 +290,15 @@ def judged(grades: list, ids: set[str]) -> dict:
     divided among the batch's requests (vLLM backend), so its sum over distinct answers is
     about the judge's time; a verdict shared by identical answers would be counted twice.
     """
-    mine = [g for g in grades if g.submission_id in ids and g.provenance.get("latency_s")]
+    mine = [g for g in grades if g.submission_id in ids and g.provenance.latency_s]
     return {
         "judged": len(mine),
-        "model": mine[0].provenance["model"] if mine else None,
-        "provenance_latency_sum_s": round(sum(g.provenance["latency_s"] for g in mine), 2),
-        "prompt_tokens": sum(g.provenance["prompt_tokens"] for g in mine),
-        "cached_tokens": sum(g.provenance["cached_tokens"] for g in mine),
-        "completion_tokens": sum(g.provenance["completion_tokens"] for g in mine),
-        "attempts": sum(g.provenance["attempts"] for g in mine),
+        "model": mine[0].provenance.model if mine else None,
+        "provenance_latency_sum_s": round(sum(g.provenance.latency_s for g in mine), 2),
+        "prompt_tokens": sum(g.provenance.prompt_tokens for g in mine),
+        "cached_tokens": sum(g.provenance.cached_tokens for g in mine),
+        "completion_tokens": sum(g.provenance.completion_tokens for g in mine),
+        "attempts": sum(g.provenance.attempts for g in mine),
         "statuses": {s: sum(g.status == s for g in grades) for s in {g.status for g in grades}},
     }
 

@@ -110,7 +110,7 @@ def production_readings(backend: str = "vllm") -> dict[str, dict]:
 
 def reading_line(grade: Grade, dataset: str, question: str) -> dict:
     """What the table needs from one grade, and where it came from."""
-    judged = grade.details.get("judge_mode") == "probability"
+    judged = grade.details.judge_mode == "probability"
     reading = judge_reading(grade) if judged and grade.status == GradeStatus.GRADED else None
     return {
         "id": grade.submission_id,
@@ -123,9 +123,9 @@ def reading_line(grade: Grade, dataset: str, question: str) -> dict:
         "entropy": None
         if reading is None or reading.entropy is None
         else round(reading.entropy, 6),
-        "prompt_version": grade.provenance.get("prompt_version"),
-        "model": grade.provenance.get("model"),
-        "latency_s": grade.provenance.get("latency_s"),
+        "prompt_version": grade.provenance.prompt_version,
+        "model": grade.provenance.model,
+        "latency_s": grade.provenance.latency_s,
     }
 
 

@@ -168,7 +168,9 @@ def grade_all(seeds: list[dict], settings: Settings) -> tuple[dict[str, Grade], 
 
 def scorer_values(grade: Grade) -> dict[str, float]:
     """The three scorers for one graded answer. A blank answer is 0 by rule: no coverage computed."""
-    coverage = grade.details.get("coverage_points", grade.score)
+    coverage = grade.details.coverage_points
+    if coverage is None:
+        coverage = grade.score
     return {"judge": grade.score, "coverage": coverage, "mean": (grade.score + coverage) / 2}
 
 
@@ -249,22 +251,25 @@ def build_report(
 
     flags = Counter(r.code for g in grades.values() for r in g.review_reasons)
     tokens = {
-        key: sum(g.provenance.get(key, 0) for g in grades.values())
+        key: sum(getattr(g.provenance, key) or 0 for g in grades.values())
         for key in ("prompt_tokens", "completion_tokens", "cached_tokens", "attempts")
     }
     judged = [g for g in grades.values() if g.method.value == "judge"]
     # the verdict mode samples text; the probability mode generates none (no "sampling")
-    sampling = {json.dumps(g.provenance.get("sampling"), sort_keys=True) for g in judged}
+    sampling = {
+        json.dumps(s.model_dump() if (s := g.provenance.sampling) else None, sort_keys=True)
+        for g in judged
+    }
     return {
         "benchmark": "seed_quality",
         "model": model,
         "code": code,
-        "backend": judged[0].provenance["backend"] if judged else None,
-        "judge_modes": sorted({g.provenance.get("judge_mode", "verdict") for g in judged}),
+        "backend": judged[0].provenance.backend if judged else None,
+        "judge_modes": sorted({g.provenance.judge_mode or "verdict" for g in judged}),
         "sampling": [json.loads(item) for item in sorted(sampling)],
-        "prompt_versions": sorted({g.provenance["prompt_version"] for g in judged}),
+        "prompt_versions": sorted({g.provenance.prompt_version for g in judged}),
         "rubric_versions": dict(
-            sorted((g.question_id, g.provenance["rubric_version"]) for g in judged)
+            sorted((g.question_id, g.provenance.rubric_version) for g in judged)
         ),
         "answers": len(seeds),
         "graded": len(graded),
