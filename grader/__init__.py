@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from grader.models import (
         Anchor,
         AnswerSignals,
+        AnswerVariant,
         Bank,
         CheckReading,
         Conclusion,
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
         GradeDetails,
         GradeProvenance,
         GradeStatus,
-        InjectionKept,
         InjectionReading,
         JudgeModeName,
         JudgeSide,
@@ -84,6 +84,7 @@ _HOMES = {
 __all__ = [
     "Anchor",
     "AnswerSignals",
+    "AnswerVariant",
     "Bank",
     "CheckReading",
     "Conclusion",
@@ -98,7 +99,6 @@ __all__ = [
     "GradedAnswer",
     "GradedCopy",
     "GraderError",
-    "InjectionKept",
     "InjectionReading",
     "JudgeModeName",
     "JudgeSide",

@@ -21,10 +21,10 @@ from grader.engine.reasons import injection_reason
 from grader.engine.rule_grades import zero_by_rule
 from grader.engine.signals import QuestionAnalysis
 from grader.models import (
+    AnswerVariant,
     Grade,
     GradeDetails,
     GradeStatus,
-    InjectionKept,
     InjectionReading,
     ReviewCode,
     Rubric,
@@ -82,7 +82,7 @@ def injection_only_grade(submission: Submission, rubric: Rubric, flagged: Flagge
         submission, rubric, "only an injection attempt", [injection_reason(flagged.findings)],
         0.9, needs_review=True,
     )  # fmt: skip
-    injection = InjectionReading(raw_score=None, cleaned_score=0.0, kept=InjectionKept.CLEANED)
+    injection = InjectionReading(raw_score=None, cleaned_score=0.0, kept=AnswerVariant.CLEANED)
     return grade.model_copy(update={"details": GradeDetails(injection=injection)})
 
 
@@ -99,7 +99,7 @@ def bound(raw: Grade, cleaned: Grade, flagged: Flagged) -> Grade:
     injection = InjectionReading(
         raw_score=raw.score,
         cleaned_score=cleaned.score,
-        kept=InjectionKept.CLEANED if kept is cleaned else InjectionKept.RAW,
+        kept=AnswerVariant.CLEANED if kept is cleaned else AnswerVariant.RAW,
     )
     details = kept.details.model_copy(update={"injection": injection})
     return kept.model_copy(

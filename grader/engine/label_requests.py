@@ -19,7 +19,7 @@ from grader.engine.injection import Finding, find_injections, strip_injections
 from grader.engine.progress import Progress, judge_in_chunks
 from grader.engine.prompts import Prompt, defuse_delimiters, probability_prompt, reference_text
 from grader.judge.base import Judge, LabelRequest, LabelScores
-from grader.models import Anchor, AnswerSignals, Question, Rubric, Submission
+from grader.models import Anchor, AnswerSignals, AnswerVariant, Question, Rubric, Submission
 
 # What makes two label requests the same: the conversation ((role, content) pairs), the labels.
 LabelKey = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
@@ -57,7 +57,9 @@ class LabelPlan:
             group=f"{question.id}@{version}+{prompt.version}#{anchor_ids}",
         )
 
-    def requests(self, submission_id: str, answer: str, variant: str) -> list[LabelRequest]:
+    def requests(
+        self, submission_id: str, answer: str, variant: AnswerVariant
+    ) -> list[LabelRequest]:
         """One request per check; all of them share the answer's part of the prompt."""
         head = self.prompt.render_part(
             "user",
@@ -106,11 +108,13 @@ class LabelWork:
     ) -> LabelWork:
         answer = submission.answer
         item = cls(submission, plan, signals, injections=find_injections(answer))
-        item.requests = plan.requests(submission.id, answer, "raw")
+        item.requests = plan.requests(submission.id, answer, AnswerVariant.RAW)
         if item.injections:
             item.cleaned_answer = strip_injections(answer, item.injections)
             if len(item.cleaned_answer.strip()) >= settings.min_answer_chars:
-                item.cleaned_requests = plan.requests(submission.id, item.cleaned_answer, "cleaned")
+                item.cleaned_requests = plan.requests(
+                    submission.id, item.cleaned_answer, AnswerVariant.CLEANED
+                )
         return item
 
 

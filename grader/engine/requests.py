@@ -21,7 +21,7 @@ from grader.engine.progress import Progress, judge_in_chunks
 from grader.engine.prompts import Prompt, judge_prompt, judge_system, judge_user
 from grader.engine.verdict import token_budget, verdict_schema
 from grader.judge.base import Judge, JudgeRequest
-from grader.models import Anchor, AnswerSignals, Question, Rubric, Submission
+from grader.models import Anchor, AnswerSignals, AnswerVariant, Question, Rubric, Submission
 
 # What makes two requests the same: the conversation ((role, content) pairs) and the sampling
 # (temperature, seed, max_tokens).
@@ -64,7 +64,7 @@ class Plan:
         )
 
     def requests(
-        self, submission_id: str, answer: str, variant: str, settings: Settings
+        self, submission_id: str, answer: str, variant: AnswerVariant, settings: Settings
     ) -> list[JudgeRequest]:
         """One request per self-consistency sample, differing only in the seed."""
         user = judge_user(self.prompt, self.question, self.rubric, answer, self.anchors)
@@ -109,12 +109,12 @@ class Work:
     ) -> Work:
         answer = submission.answer
         item = cls(submission, plan, signals, injections=find_injections(answer))
-        item.requests = plan.requests(submission.id, answer, "raw", settings)
+        item.requests = plan.requests(submission.id, answer, AnswerVariant.RAW, settings)
         if item.injections:
             item.cleaned_answer = strip_injections(answer, item.injections)
             if len(item.cleaned_answer.strip()) >= settings.min_answer_chars:
                 item.cleaned_requests = plan.requests(
-                    submission.id, item.cleaned_answer, "cleaned", settings
+                    submission.id, item.cleaned_answer, AnswerVariant.CLEANED, settings
                 )
         return item
 

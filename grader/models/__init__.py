@@ -13,12 +13,12 @@ from grader.models.bank import (
     SourceRef,
 )
 from grader.models.details import (
+    AnswerVariant,
     CheckReading,
     ConclusionReading,
     FoundClaim,
     GradedCopy,
     GradeDetails,
-    InjectionKept,
     InjectionReading,
     JudgeModeName,
     JudgeSide,
@@ -65,6 +65,7 @@ from grader.models.verdict import (
 __all__ = [
     "Anchor",
     "AnswerSignals",
+    "AnswerVariant",
     "Bank",
     "CheckReading",
     "Conclusion",
@@ -81,7 +82,6 @@ __all__ = [
     "GradeStatus",
     "GradedAnswer",
     "GradedCopy",
-    "InjectionKept",
     "InjectionReading",
     "JudgeModeName",
     "JudgeSide",

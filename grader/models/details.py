@@ -42,9 +42,9 @@ class JudgeModeName(StrEnum):
     VERDICT = "verdict"
 
 
-class InjectionKept(StrEnum):
-    """Which grade of a suspected injection stands: the answer's as written, or its cleaned
-    twin's (the answer graded again without the attempt)."""
+class AnswerVariant(StrEnum):
+    """An answer as written, or its cleaned twin (a suspected injection cut out): the text a
+    judge request carries, and whose grade of the two stands."""
 
     RAW = "raw"
     CLEANED = "cleaned"
@@ -116,7 +116,7 @@ class InjectionReading(_Model):
 
     raw_score: float | None
     cleaned_score: float | None
-    kept: InjectionKept
+    kept: AnswerVariant
 
 
 class FoundClaim(_Model):
