@@ -49,7 +49,7 @@ from grader.engine.rubrics import rubric_for
 from grader.engine.rule_grades import zero_off_topic
 from grader.engine.scorer_core.rules import graded_split
 from grader.engine.signals import analyze_question
-from grader.models import GradedAnswer, Question, Submission
+from grader.models import GradedAnswer, Question, ReviewCode, Submission
 from grader.text import match_key
 
 GRADED_K = (5, 10)
@@ -79,7 +79,7 @@ def question_rows(
     rows = []
     for item in items:
         rule = rules[item.id] or (
-            "off_topic" if zero_off_topic(signals[item.id], settings) else None
+            ReviewCode.OFF_TOPIC if zero_off_topic(signals[item.id], settings) else None
         )
         rows.append(
             ScorerRow(
@@ -90,7 +90,7 @@ def question_rows(
                 share=item.score / item.max_score,
                 points=item.max_score,
                 answer=item.answer,
-                rule=None if rule is None else str(rule),
+                rule=rule,
                 features=answer_features(question, rubric, item.answer, signals[item.id]),
             )
         )

@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 
 from grader.calibrate.scorer_cv import Graded, cv_grades, oof_base
-from grader.calibrate.scorer_rows import NO_GRADED, ScorerRow, copies, setting_features
+from grader.calibrate.scorer_rows import GradedSetting, ScorerRow, copies, setting_features
 from grader.engine.review_rules import uncertainty_signals
 from grader.engine.scorer import JUDGE_FEATURES, AnswerFeatures, Confidence, Scorer, ScorerSet
 from grader.engine.scoring import to_points
@@ -172,8 +172,12 @@ WORDING = (*STAGE2, "wording_residual")  # grader.engine.wording
 # Stage 2 per band of graded answers (setting that gives it its rows, fewest graded answers,
 # features); from 10 graded answers on, the wording model's residual too
 # (benchmarks/scorer_wording.py).
-BANDS = (("all_other", 20, WORDING), ("graded10", 10, WORDING), ("graded5", 5, STAGE2))
-SETTINGS = ("none", "graded5", "graded10", "all_other")
+BANDS = (
+    (GradedSetting.ALL_OTHER, 20, WORDING),
+    (GradedSetting.GRADED10, 10, WORDING),
+    (GradedSetting.GRADED5, 5, STAGE2),
+)
+SETTINGS = tuple(GradedSetting)
 # Confidence models, the first whose signals a grade has (with graded answers, then without).
 DOUBT = ("middle", "coverage_gap", "novelty")
 GRADED_DOUBT = (*DOUBT, "knn_spread", "neighbour_gap", "correction", "distance")
@@ -245,7 +249,7 @@ def fit_stage1(rows: Sequence[ScorerRow], design: Design) -> list[Scorer]:
         fit_model(
             Spec(name, names, languages=dict(design.languages).get(name, ()), positive=True),
             scored,
-            lambda used: trained_on(used, setting=NO_GRADED),
+            lambda used: trained_on(used, setting=GradedSetting.NONE),
         )
         for name, names in design.stage1
     ]

@@ -22,6 +22,7 @@ import gzip
 import io
 import json
 from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
@@ -35,8 +36,18 @@ from grader.engine.scorer import (
 )
 from grader.engine.scorer_core.reading import Copy, Reading
 from grader.engine.wording import wording_residual
+from grader.models import ReviewCode
 
-NO_GRADED = "none"  # the setting without graded answers: every row is evaluated
+
+class GradedSetting(StrEnum):
+    """How many of a question's answers are human-graded when the default scorer is fit and
+    evaluated: none (every row is evaluated), 5 or 10 per question, or all the others. A
+    setting is a key of ``ScorerRow.neighbours``; benchmarks add others (``graded20``, ...)."""
+
+    NONE = "none"
+    GRADED5 = "graded5"
+    GRADED10 = "graded10"
+    ALL_OTHER = "all_other"
 
 
 class Neighbours(BaseModel):
@@ -74,7 +85,9 @@ class ScorerRow(BaseModel):
     share: float = Field(ge=0, le=1, description="the human score over the points")
     points: float = Field(gt=0)
     answer: str | None = Field(None, description="the text: the graded answers' wording model")
-    rule: str | None = Field(None, description="scored 0 by a rule (blank, off_topic), no scorer")
+    rule: ReviewCode | None = Field(
+        None, description="scored 0 by a rule (blank, off_topic), no scorer"
+    )
     features: AnswerFeatures = Field(description="answer_features, without the judge")
     judge: JudgeSeen | None = None
     neighbours: dict[str, Neighbours] = Field(
@@ -85,7 +98,7 @@ class ScorerRow(BaseModel):
 
     def scored_in(self, setting: str) -> bool:
         """Production's scorer grades this answer in ``setting`` (no rule, not graded)."""
-        return self.rule is None and (setting == NO_GRADED or setting in self.neighbours)
+        return self.rule is None and (setting == GradedSetting.NONE or setting in self.neighbours)
 
     def human_points(self) -> float:
         """``human``, which every row of an instructor's refit carries (``refit_row``)."""
@@ -129,7 +142,7 @@ def setting_features(
     the neighbour rule's (benchmarks try others)."""
     features = row.own_features()
     update: dict[str, float | None] = {}
-    if setting != NO_GRADED:
+    if setting != GradedSetting.NONE:
         found = row.neighbours[setting]
         update |= neighbour_features(
             np.array(found.sims, dtype=float),
@@ -168,7 +181,7 @@ def _wording(
 def copies(row: ScorerRow, setting: str, shares: Mapping[str, float]) -> tuple[Copy, ...]:
     """The graded answers with the row's very text in ``setting``, with their human shares
     (the table found them by ``scorer_core.rules.graded_split``)."""
-    if setting == NO_GRADED:
+    if setting == GradedSetting.NONE:
         return ()
     return tuple(Copy(i, shares[i]) for i in row.neighbours[setting].identical)
 
