@@ -27,7 +27,15 @@ from grader.engine.progress import Progress
 from grader.engine.provenance import judged_provenance, label_provenance
 from grader.engine.requests import Plan, Work, judge_all
 from grader.judge.base import Judge
-from grader.models import Anchor, AnswerSignals, Grade, Question, Rubric, Submission
+from grader.models import (
+    Anchor,
+    AnswerSignals,
+    Grade,
+    JudgeModeName,
+    Question,
+    Rubric,
+    Submission,
+)
 
 Item = tuple[Submission, Any, AnswerSignals | None]  # an answer, its mode's plan, its signals
 
@@ -109,4 +117,7 @@ def _written_feedback(judge: Judge, work: list[LabelWork], grades: list[Grade]) 
             grade.feedback = sentence
 
 
-MODES: dict[str, JudgeMode] = {"verdict": VerdictMode(), "probability": ProbabilityMode()}
+MODES: dict[str, JudgeMode] = {
+    JudgeModeName.VERDICT: VerdictMode(),
+    JudgeModeName.PROBABILITY: ProbabilityMode(),
+}
