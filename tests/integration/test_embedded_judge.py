@@ -85,7 +85,7 @@ def test_every_seed_question_gets_a_checkable_grade(judge):
             "prompt_tokens",
             "latency_s",
         ):
-            assert grade.provenance[key] not in (None, "")
+            assert getattr(grade.provenance, key) not in (None, "")
     assert sum(g.status == "graded" for g in grades.values()) >= 7
 
 
