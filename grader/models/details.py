@@ -182,7 +182,7 @@ class JudgeSide(_Model):
 class OverrideRecord(_Model):
     """An instructor's override: who, when (ISO 8601), why, and the judge's grade."""
 
-    score: float | None  # None: its points are not known (a copy found by text alone)
+    score: float
     reason: str
     by: str
     at: str
