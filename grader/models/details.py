@@ -76,7 +76,7 @@ class GradedCopy(_Model):
     """A graded answer with the answer's very text: its grade decides (the copy rule)."""
 
     id: str
-    score: float | None  # None: its points are not known (a copy found by text alone)
+    score: float | None  # None: its points are unknown (a fit's rows carry shares only)
 
 
 class ScorerExplanation(_Model):
