@@ -73,12 +73,12 @@ def within_question(x: list[float], rows: list[dict]) -> dict:
 
 def coverage_signal(rows: list[dict], embedder) -> list[float]:
     """Share of a derived rubric's key points the answer covers in meaning (grader.engine.signals)."""
-    from grader.config import Settings
+    from grader.config import EmbeddingSettings, Settings
     from grader.engine.rubrics import derive_rubric
     from grader.engine.signals import analyze_question
     from grader.models import Question, QuestionType, Submission
 
-    settings = Settings(embed_model="multilingual-e5-small")
+    settings = Settings(embeddings=EmbeddingSettings(model="multilingual-e5-small"))
     share = {}
     by_question = defaultdict(list)
     for i, row in enumerate(rows):

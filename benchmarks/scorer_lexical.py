@@ -234,14 +234,17 @@ def blatant_margins() -> list[float]:
     (beside that question's non-blank seed answers, as ``signal_calibration.py`` runs it)."""
     from benchmarks.signal_calibration import OFF_TOPIC, ROOT, SEEDS
     from grader.bank.files import load_bank
-    from grader.config import Settings
+    from grader.config import EmbeddingSettings, JudgeSettings, Settings
     from grader.embed import Embedder
     from grader.engine.rubrics import load_rubrics, rubric_for
     from grader.engine.signals import analyze_question
     from grader.models import Submission
 
-    settings = Settings(_env_file=None, embed_model="multilingual-e5-small", judge="none")  # type: ignore[call-arg]
-    embedder = Embedder(settings.embed_model)
+    settings = Settings(
+        embeddings=EmbeddingSettings(model="multilingual-e5-small"),
+        judge=JudgeSettings(backend="none"),
+    )
+    embedder = Embedder(settings.embeddings.model)
     seeds = [json.loads(line) for line in SEEDS.read_text(encoding="utf-8").splitlines()]
     texts = [*OFF_TOPIC, *INTEGRATION_OFF_TOPIC]
     margins = []

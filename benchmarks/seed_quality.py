@@ -22,7 +22,7 @@ from pathlib import Path
 
 from benchmarks.common import ROOT, code_version, fmt
 from grader.bank.files import load_bank
-from grader.config import Settings
+from grader.config import JudgeSettings, Settings
 from grader.engine.pipeline import Pipeline
 from grader.engine.rubrics import load_rubrics
 from grader.judge import make_judge
@@ -326,14 +326,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--model",
-        default=Settings.model_fields["judge_model"].default,
+        default=JudgeSettings.model_fields["model"].default,
         help="packaged model name or a local model folder",
     )
     parser.add_argument("--out", type=Path, required=True, help="where to write the JSON report")
     parser.add_argument("--limit", type=int, default=None, help="only the first N seed answers")
     args = parser.parse_args()
 
-    settings = Settings(judge="vllm", judge_model=args.model)
+    settings = Settings(judge=JudgeSettings(backend="vllm", model=args.model))
     code = code_version(
         "grader", "prompts", "rubrics"
     )  # before grading: a checkout edited meanwhile must not be credited

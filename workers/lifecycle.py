@@ -26,7 +26,7 @@ class Lifecycle:
         self.sweeper: Sweeper | None = None
 
     def migrate(self, sender=None, **_) -> None:
-        Store(self.settings.database_url).migrate()
+        Store(self.settings.service.database_url).migrate()
 
     def load_runtime(self, **_) -> None:
         rt = runtime()

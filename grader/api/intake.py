@@ -95,22 +95,22 @@ async def _read_body(request: Request, settings: Settings) -> bytes:
         if not checked and len(body) >= PREFIX_BYTES:
             checked = True
             prefix = bytes(body[:PREFIX_BYTES])
-            if await run_in_threadpool(too_many_in_prefix, prefix, settings.bulk_limit):
-                raise HTTPException(413, str(TooManyItems(settings.bulk_limit)))
+            if await run_in_threadpool(too_many_in_prefix, prefix, settings.limits.bulk_limit):
+                raise HTTPException(413, str(TooManyItems(settings.limits.bulk_limit)))
     return bytes(body)
 
 
 def _most_object_bytes(settings: Settings) -> int:
     """The largest valid submission: its answer at 12 bytes a character (an escaped surrogate
     pair), plus room for the other fields and whitespace."""
-    return 12 * settings.max_answer_chars + 64 * 1024
+    return 12 * settings.limits.max_answer_chars + 64 * 1024
 
 
 def _accept(body: bytes, caller: Platform, svc: Services) -> SubmitResponse:
     settings = svc.settings
     items = _validate(_parse(body, settings), settings, svc.exams, caller)
     try:
-        stored = svc.store.intake.submit(caller.id, items, settings.max_queued_per_platform)
+        stored = svc.store.intake.submit(caller.id, items, settings.limits.max_queued_per_platform)
     except IdConflict as exc:
         raise HTTPException(409, {"msg": str(exc), "ids": exc.external_ids}) from exc
     except QueueFull as exc:
@@ -184,7 +184,7 @@ def export(exam: str, caller: Caller, svc: Svc, format: str = "jsonl") -> Stream
 
 def _parse(body: bytes, settings: Settings) -> Any:
     try:
-        return parse_body(body, settings.bulk_limit, _most_object_bytes(settings))
+        return parse_body(body, settings.limits.bulk_limit, _most_object_bytes(settings))
     except (TooManyItems, ObjectTooLarge) as exc:
         raise HTTPException(413, str(exc)) from exc
     except (ValueError, RecursionError) as exc:
@@ -215,9 +215,9 @@ def _validate(
         )
     if not raw:
         raise HTTPException(422, [{"loc": ["body"], "msg": "empty list", "type": "too_short"}])
-    if len(raw) > settings.bulk_limit:
+    if len(raw) > settings.limits.bulk_limit:
         raise HTTPException(
-            413, f"{len(raw)} submissions in one request; the limit is {settings.bulk_limit}"
+            413, f"{len(raw)} submissions in one request; the limit is {settings.limits.bulk_limit}"
         )
     errors: list[dict] = []
     forbidden: set[str] = set()
@@ -247,11 +247,11 @@ def _validate(
                     "type": "value_error",
                 }
             )
-        elif len(item.answer) > settings.max_answer_chars:
+        elif len(item.answer) > settings.limits.max_answer_chars:
             errors.append(
                 {
                     "loc": [*loc, "answer"],
-                    "msg": f"answer is {len(item.answer)} characters; the limit is {settings.max_answer_chars}",
+                    "msg": f"answer is {len(item.answer)} characters; the limit is {settings.limits.max_answer_chars}",
                     "type": "string_too_long",
                 }
             )

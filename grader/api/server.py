@@ -84,6 +84,8 @@ def server_config(settings: Settings, app, host: str, port: int) -> uvicorn.Conf
         app,
         host=host,
         port=port,
-        http=deadline_protocol(settings.request_header_timeout_s, settings.request_body_timeout_s),
-        timeout_keep_alive=settings.keep_alive_timeout_s,
+        http=deadline_protocol(
+            settings.limits.request_header_timeout_s, settings.limits.request_body_timeout_s
+        ),
+        timeout_keep_alive=settings.limits.keep_alive_timeout_s,
     )

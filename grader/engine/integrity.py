@@ -53,7 +53,7 @@ def suspect_pairs(
     for s in submissions:
         question = bank.get(s.question_id)
         subjective = question is not None and not question.type.objective
-        if subjective and blank_reason(s.answer, settings.min_answer_chars) is None:
+        if subjective and blank_reason(s.answer, settings.rules.min_answer_chars) is None:
             by_question[s.question_id].append(s)
     pairs = []
     for qid, answers in by_question.items():
@@ -84,8 +84,8 @@ def write_report(
         bank=bank,
         source=source,
         answers=answers,
-        threshold=settings.duplicate_cosine,
-        min_chars=settings.duplicate_min_chars,
+        threshold=settings.signals.duplicate_cosine,
+        min_chars=settings.signals.duplicate_min_chars,
         made=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     )
     path.parent.mkdir(parents=True, exist_ok=True)

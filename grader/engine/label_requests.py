@@ -109,7 +109,7 @@ class LabelWork:
         item.requests = plan.requests(submission.id, answer, "raw")
         if item.injections:
             item.cleaned_answer = strip_injections(answer, item.injections)
-            if len(item.cleaned_answer.strip()) >= settings.min_answer_chars:
+            if len(item.cleaned_answer.strip()) >= settings.rules.min_answer_chars:
                 item.cleaned_requests = plan.requests(submission.id, item.cleaned_answer, "cleaned")
         return item
 

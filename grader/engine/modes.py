@@ -62,7 +62,7 @@ class VerdictMode:
         progress: Progress | None = None,
     ) -> list[Grade]:
         work = [Work.prepare(s, plan, signals, settings) for s, plan, signals in items]
-        judge_all(judge, work, settings.judge_max_reasks, settings.judge_chunk, progress)
+        judge_all(judge, work, settings.judge.max_reasks, settings.judge.chunk, progress)
         grades = []
         for w in work:
             replies = w.replies + w.cleaned_replies
@@ -86,12 +86,12 @@ class ProbabilityMode:
         progress: Progress | None = None,
     ) -> list[Grade]:
         work = [LabelWork.prepare(s, plan, signals, settings) for s, plan, signals in items]
-        score_all(judge, work, settings.judge_chunk, progress)
+        score_all(judge, work, settings.judge.chunk, progress)
         grades = [
             label_grade(w, label_provenance(w, judge, embed_model, settings), settings)
             for w in work
         ]
-        if settings.feedback == "judge":
+        if settings.judge.feedback == "judge":
             _written_feedback(judge, work, grades)
         return grades
 

@@ -86,11 +86,11 @@ class Pipeline:
         self.judge = judge
         self.settings = settings or Settings()
         self.embedder = embedder
-        self.mode = MODES[self.settings.judge_mode]
+        self.mode = MODES[self.settings.judge.mode]
         # ``scorer``: the caller's choice (``choose_scorer``, which knows the exam's file);
         # else chosen here from the setting, with or without embeddings to read.
         if scorer is None:
-            setting = scorer_setting(self.settings.scorer)
+            setting = scorer_setting(self.settings.scorer.choice)
             scorer = choose_scorer(setting, embeddings=embedder is not None)
         self.scorer: ScorerSet | None = scorer.scorer
         self._questions = {q.id: q for q in bank.questions}
@@ -174,7 +174,7 @@ class Pipeline:
         for j, i in twins.items():
             grades[i] = bound(grades[i], grades.pop(j), flagged[i])
         # review: hard reasons, then the top of each question's ranking by expected error
-        return rank_grades([grades[i] for i in range(len(submissions))], self.settings.review_share)
+        return rank_grades([grades[i] for i in range(len(submissions))], self.settings.review.share)
 
     def _judge(
         self,
@@ -203,12 +203,12 @@ class Pipeline:
     def _by_rule(self, submission: Submission, rubric: Rubric) -> Grade | Flagged | None:
         """0 by rule (blank, a non-answer, the rubric pasted, only an injection attempt), a
         suspected injection to grade raw and cleaned, or None for an ordinary answer."""
-        if why := blank_reason(submission.answer, self.settings.min_answer_chars):
+        if why := blank_reason(submission.answer, self.settings.rules.min_answer_chars):
             return blank_grade(submission, rubric, why)
         if pastes_rubric(submission.answer, rubric):
             return rubric_copy_grade(submission, rubric)
         found = flag(submission.answer)
-        if found is not None and found.nothing_left(self.settings.min_answer_chars):
+        if found is not None and found.nothing_left(self.settings.rules.min_answer_chars):
             return injection_only_grade(submission, rubric, found)
         return found
 
@@ -259,7 +259,7 @@ class Pipeline:
         """The mode's plan for this answer's question and anchors, made once: answers shown
         the same anchors share it."""
         if analysis is None or submission.id not in analysis.anchors:
-            anchors = choose_anchors(rubric.anchors, self.settings.anchors_k)
+            anchors = choose_anchors(rubric.anchors, self.settings.signals.anchors_k)
         else:
             anchors = analysis.anchors[submission.id]
         key = (question.id, *(a.id for a in anchors))
@@ -288,7 +288,7 @@ class Pipeline:
         for s in cohort:
             if (
                 s.question_id in batch
-                and blank_reason(s.answer, self.settings.min_answer_chars) is None
+                and blank_reason(s.answer, self.settings.rules.min_answer_chars) is None
             ):
                 others[s.question_id].append(s)
         analyses = {}

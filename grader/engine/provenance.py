@@ -22,7 +22,7 @@ ENGINE = f"grader {__version__}"
 
 
 def objective_provenance(settings: Settings) -> dict[str, Any]:
-    return {"engine": ENGINE, "multiple_choice_credit": settings.multiple_choice_credit.value}
+    return {"engine": ENGINE, "multiple_choice_credit": settings.rules.multiple_choice_credit.value}
 
 
 def rule_provenance(rubric: Rubric, embed_model: str | None) -> dict[str, Any]:
@@ -52,10 +52,10 @@ def judged_provenance(
         "anchors": [a.id for a in plan.anchors],
         "embed_model": embed_model,
         "sampling": {
-            "samples": settings.judge_samples,
+            "samples": settings.judge.samples,
             "temperature": plan.temperature,
             "max_tokens": plan.max_tokens,
-            "seed": settings.judge_seed,
+            "seed": settings.judge.seed,
         },
         "attempts": sum(r.attempts for r in replies),
         "prompt_tokens": sum(r.prompt_tokens for r in replies),
@@ -82,7 +82,7 @@ def label_provenance(
         "anchors": [a.id for a in plan.anchors],
         "embed_model": embed_model,
         "checks": len(plan.checks),
-        "feedback": settings.feedback,
+        "feedback": settings.judge.feedback,
         "prompt_tokens": sum(s.prompt_tokens for s in scores),
         "completion_tokens": 0,
         "cached_tokens": sum(s.cached_tokens or 0 for s in scores),

@@ -128,8 +128,8 @@ def judged_reasons(
     if signals is not None:
         reasons += semantic_reasons(score / rubric.points, signals)
         reasons += duplicate_reasons(signals) + off_topic_reasons(signals)
-    if confidence < settings.review_below_confidence:
+    if confidence < settings.review.below_confidence:
         reasons.append(
             ReviewReason(code=ReviewCode.LOW_CONFIDENCE, message=f"confidence {confidence:.2f}")
         )
-    return reasons + rubric_reasons(question, rubric, settings.review_derived)
+    return reasons + rubric_reasons(question, rubric, settings.review.derived)

@@ -58,8 +58,8 @@ class Plan:
             prompt=prompt,
             system=judge_system(prompt, question, rubric, anchors),
             json_schema=verdict_schema(rubric),
-            max_tokens=min(settings.judge_max_tokens, token_budget(rubric)),
-            temperature=settings.judge_temperature if settings.judge_samples > 1 else 0.0,
+            max_tokens=min(settings.judge.max_tokens, token_budget(rubric)),
+            temperature=settings.judge.temperature if settings.judge.samples > 1 else 0.0,
             group=f"{question.id}@{version}+{prompt.version}#{anchor_ids}",
         )
 
@@ -79,9 +79,9 @@ class Plan:
                 answer=answer,
                 max_tokens=self.max_tokens,
                 temperature=self.temperature,
-                seed=settings.judge_seed + k,
+                seed=settings.judge.seed + k,
             )
-            for k in range(settings.judge_samples)
+            for k in range(settings.judge.samples)
         ]
 
 
@@ -112,7 +112,7 @@ class Work:
         item.requests = plan.requests(submission.id, answer, "raw", settings)
         if item.injections:
             item.cleaned_answer = strip_injections(answer, item.injections)
-            if len(item.cleaned_answer.strip()) >= settings.min_answer_chars:
+            if len(item.cleaned_answer.strip()) >= settings.rules.min_answer_chars:
                 item.cleaned_requests = plan.requests(
                     submission.id, item.cleaned_answer, "cleaned", settings
                 )

@@ -45,7 +45,7 @@ def identity(submission: Submission) -> dict[str, Any]:
 def objective_grade(submission: Submission, question: Question, settings: Settings) -> Grade:
     """Exact grading against the bank's key; no key or no answer are said, not guessed."""
     max_points = (
-        question.points if question.points is not None else settings.default_objective_points
+        question.points if question.points is not None else settings.rules.default_objective_points
     )
     provenance = objective_provenance(settings)
     if question.answer is None:
@@ -73,7 +73,7 @@ def objective_grade(submission: Submission, question: Question, settings: Settin
             provenance=provenance,
         )
     result = grade_objective(
-        question, submission.answer, max_points, settings.multiple_choice_credit
+        question, submission.answer, max_points, settings.rules.multiple_choice_credit
     )
     return Grade(
         **identity(submission),
@@ -117,7 +117,7 @@ def zero_off_topic(signals: AnswerSignals | None, settings: Settings) -> TypeGua
     an answer among its classmates' answers is still graded (``among_classmates``)."""
     if signals is None or not signals.off_topic:
         return False
-    limit = settings.offtopic_zero_margin
+    limit = settings.signals.offtopic_zero_margin
     below = limit is None or signals.topic_margin < limit
     return below and not among_classmates(signals.peer_margin, settings)
 

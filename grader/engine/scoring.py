@@ -50,7 +50,7 @@ def calibrated(
     """A judged grade re-scored from its features and the question's graded answers."""
     reading = answer_evidence(submission, question, rubric, analysis, pool, judge_reading(grade))
     return scored_grade(
-        grade, submission.answer, rubric, reading, scorer, settings.review_below_confidence
+        grade, submission.answer, rubric, reading, scorer, settings.review.below_confidence
     )
 
 

@@ -79,8 +79,10 @@ def copied_pairs(
     candidates = near_duplicates(
         vectors,
         [s.student for s in submissions],
-        settings.duplicate_cosine,
-        eligible=[content_chars(s.answer) >= settings.duplicate_min_chars for s in submissions],
+        settings.signals.duplicate_cosine,
+        eligible=[
+            content_chars(s.answer) >= settings.signals.duplicate_min_chars for s in submissions
+        ],
     )
     return [
         pair
@@ -90,8 +92,8 @@ def copied_pairs(
             submissions[pair.first].answer,
             submissions[pair.second].answer,
             question,
-            min_cosine=settings.duplicate_cosine,
-            min_chars=settings.duplicate_min_chars,
+            min_cosine=settings.signals.duplicate_cosine,
+            min_chars=settings.signals.duplicate_min_chars,
         )
     ]
 
@@ -159,13 +161,13 @@ def analyze_question(
                         similarity=pair.similarity,
                     )
                 )
-    for group in group_answers(students_v, settings.group_cosine):
+    for group in group_answers(students_v, settings.signals.group_cosine):
         for member in group.members:
             if everyone[member].id in signals:
                 signals[everyone[member].id].group = group.id
     # The anchors nearest the answer itself, not its group's centre: groups form among whoever
     # shares the run, and the judge's points must not depend on that (issue 27).
-    k, near = settings.anchors_k, space.anchors
+    k, near = settings.signals.anchors_k, space.anchors
     anchors = {s: choose_anchors(rubric.anchors, k, near, space.answers[index[s]]) for s in mine}
     return QuestionAnalysis(
         question.id,
@@ -212,7 +214,7 @@ def _embed(
     if isinstance(question.answer, str) and question.answer:
         topics.append(question.answer)  # the reference
     # Anchors are compared with groups only when the rubric has more than the judge is shown.
-    rubric_anchors = rubric.anchors if len(rubric.anchors) > settings.anchors_k else []
+    rubric_anchors = rubric.anchors if len(rubric.anchors) > settings.signals.anchors_k else []
     texts = [
         *[a.answer for a in rubric_anchors],
         *answers,
@@ -295,7 +297,9 @@ def _answer_signals(
     closeness = space.points @ candidates.T  # key point x (sentences + whole answer)
     best = closeness.argmax(axis=1)
     best_sim = closeness[np.arange(len(space.key_points)), best]
-    coverage = np.clip((best_sim - space.point_zero[lang]) / settings.coverage_span, 0.0, 1.0)
+    coverage = np.clip(
+        (best_sim - space.point_zero[lang]) / settings.signals.coverage_span, 0.0, 1.0
+    )
     matches = [
         KeyPointMatch(
             criterion=cid,
@@ -316,7 +320,7 @@ def _answer_signals(
         criterion_points[m.criterion] * m.coverage / per_criterion[m.criterion] for m in matches
     )
     margin = float((space.answers[i] @ space.topics.T).max()) - space.topic_zero[lang]
-    peers = _peer_margin(i, submission.answer, space, lang, settings.duplicate_cosine)
+    peers = _peer_margin(i, submission.answer, space, lang, settings.signals.duplicate_cosine)
     reference_margin = reference_z = None
     if space.reference_margins is not None:
         reference_margin = round(float(space.reference_margins[i]), 4)
@@ -330,7 +334,8 @@ def _answer_signals(
         reference_margin=reference_margin,
         reference_z=reference_z,
         topic_margin=round(margin, 4),
-        off_topic=margin < settings.offtopic_margin or among_classmates(peers, settings) is False,
+        off_topic=margin < settings.signals.offtopic_margin
+        or among_classmates(peers, settings) is False,
         peer_margin=peers,
         key_points=matches,
         coverage_points=round(covered_points, 3),
@@ -342,7 +347,7 @@ def among_classmates(peer_margin: float | None, settings: Settings) -> bool | No
     ``offtopic_peer_margin``); None when the class cannot tell (rule off, too few classmates).
     Blatant text sits far from every classmate, even where a one-line reference lets it pass
     the topic margin (docs/research/benchmarks-log.md, "The off-topic rule, second round")."""
-    limit = settings.offtopic_peer_margin
+    limit = settings.signals.offtopic_peer_margin
     if limit is None or peer_margin is None:
         return None
     return peer_margin >= limit

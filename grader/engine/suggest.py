@@ -57,7 +57,7 @@ def suggest(
         question = bank.get(s.question_id)
         if question is None or question.type.objective:
             continue
-        if blank_reason(s.answer, settings.min_answer_chars) is None:
+        if blank_reason(s.answer, settings.rules.min_answer_chars) is None:
             by_question.setdefault(s.question_id, []).append(s)
     out: list[Submission] = []
     for question in bank.questions:

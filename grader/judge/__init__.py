@@ -16,7 +16,7 @@ __all__ = ["Completion", "Judge", "JudgeRequest", "make_judge"]
 def _scripted(settings: Settings) -> Judge:
     from grader.judge.scripted import ScriptedJudge
 
-    return ScriptedJudge(latency_s=settings.scripted_latency_s)
+    return ScriptedJudge(latency_s=settings.judge.scripted_latency_s)
 
 
 def _vllm(settings: Settings) -> Judge:
@@ -36,10 +36,10 @@ _FACTORIES = {"scripted": _scripted, "vllm": _vllm, "openai": _openai}
 
 def make_judge(settings: Settings) -> Judge | None:
     """The configured judge, or None for ``GRADER_JUDGE=none`` (subjective: needs_judge)."""
-    if settings.judge == "none":
+    if settings.judge.backend == "none":
         return None
     try:
-        factory = _FACTORIES[settings.judge]
+        factory = _FACTORIES[settings.judge.backend]
     except KeyError:
-        raise ConfigError(f"unknown judge backend {settings.judge!r}") from None
+        raise ConfigError(f"unknown judge backend {settings.judge.backend!r}") from None
     return factory(settings)

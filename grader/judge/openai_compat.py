@@ -57,12 +57,12 @@ class OpenAIJudge(Judge):
     @classmethod
     def from_settings(cls, settings: Settings) -> OpenAIJudge:
         return cls(
-            settings.openai_base_url,
-            model=settings.openai_model or None,
-            api_key=settings.openai_api_key.get_secret_value(),
-            concurrency=settings.openai_concurrency,
-            timeout_s=settings.openai_timeout_s,
-            retries=settings.openai_retries,
+            settings.judge.openai.base_url,
+            model=settings.judge.openai.model or None,
+            api_key=settings.judge.openai.api_key.get_secret_value(),
+            concurrency=settings.judge.openai.concurrency,
+            timeout_s=settings.judge.openai.timeout_s,
+            retries=settings.judge.openai.retries,
         )
 
     def complete(self, requests: Sequence[JudgeRequest]) -> list[Completion]:

@@ -46,9 +46,9 @@ def resolve_model(settings: Settings) -> tuple[str, str]:
     """(folder vLLM loads, name for provenance): a packaged model prepared once, or a folder."""
     from grader.packaged import PACKAGED_MODELS, prepare_model
 
-    name = settings.judge_model
+    name = settings.judge.model
     if name in PACKAGED_MODELS:
-        return str(prepare_model(name, settings.cache_dir / "models", progress=_say)), name
+        return str(prepare_model(name, settings.cache.dir / "models", progress=_say)), name
     if Path(name).is_dir():
         return name, Path(name).name
     known = ", ".join(sorted(PACKAGED_MODELS))
@@ -111,14 +111,14 @@ class VllmOptions:
     @classmethod
     def from_settings(cls, settings: Settings) -> VllmOptions:
         return cls(
-            max_model_len=settings.vllm_max_model_len,
-            dtype=settings.vllm_dtype,
-            enforce_eager=settings.vllm_enforce_eager,
-            kv_cache_gib=settings.vllm_kv_cache_gib,
-            gpu_memory_utilization=settings.vllm_gpu_memory_utilization,
-            enable_prefix_caching=settings.vllm_enable_prefix_caching,
-            load_format=settings.vllm_load_format,
-            seed=settings.judge_seed,
+            max_model_len=settings.judge.vllm.max_model_len,
+            dtype=settings.judge.vllm.dtype,
+            enforce_eager=settings.judge.vllm.enforce_eager,
+            kv_cache_gib=settings.judge.vllm.kv_cache_gib,
+            gpu_memory_utilization=settings.judge.vllm.gpu_memory_utilization,
+            enable_prefix_caching=settings.judge.vllm.enable_prefix_caching,
+            load_format=settings.judge.vllm.load_format,
+            seed=settings.judge.seed,
         )
 
     def engine_arguments(self, model_path: str, cuda: bool) -> dict:

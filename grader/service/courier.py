@@ -38,10 +38,10 @@ class Courier:
 
     def __init__(self, settings: Settings, store: Store):
         self.settings, self.store = settings, store
-        self._limit, self._per_host = settings.webhook_concurrency, settings.webhook_per_host
+        self._limit, self._per_host = settings.webhooks.concurrency, settings.webhooks.per_host
         self._http = webhook_client(
-            settings.webhook_timeout_s,
-            settings.webhook_allow_private,
+            settings.webhooks.timeout_s,
+            settings.webhooks.allow_private,
             limits=httpx.Limits(max_connections=self._limit, max_keepalive_connections=self._limit),
         )
         self._pool = ThreadPoolExecutor(self._limit, thread_name_prefix="webhook")
@@ -85,8 +85,8 @@ class Courier:
                 self.store,
                 delivery_id,
                 client=self._http,
-                retries=self.settings.webhook_retries,
-                backoff_s=self.settings.retry_backoff_s,
+                retries=self.settings.webhooks.retries,
+                backoff_s=self.settings.service.retry_backoff_s,
             )
         except Exception:  # the store failed: the delivery stays pending, offered again
             log.exception("webhook delivery %d failed; it stays in the outbox", delivery_id)

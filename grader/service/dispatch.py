@@ -105,18 +105,18 @@ class GradingLoop:
                 self._tick(stop)
             except Exception:
                 log.exception("inline grading failed; retrying")
-                stop.wait(self.settings.retry_backoff_s)
+                stop.wait(self.settings.service.retry_backoff_s)
 
     def _tick(self, stop: threading.Event) -> None:
         pending = self.store.queue.claim_stale(older_than=timedelta(0))
         retry = False
-        for ids in chunks(pending, self.settings.batch_size):
+        for ids in chunks(pending, self.settings.service.batch_size):
             outcome = grade_stored(self.store, self.graders, ids)
             retry = retry or bool(outcome.retry)
             self._after_batch()
         self._after_batch()
         if retry:  # the judge is unreachable: wait before asking it again
-            stop.wait(self.settings.retry_backoff_s)
+            stop.wait(self.settings.service.retry_backoff_s)
 
 
 class InlineDispatcher:

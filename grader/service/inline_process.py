@@ -184,7 +184,7 @@ def child_main(settings: Settings, bell: Connection, events: Connection, poll_s:
     from grader.service.exams import Graders
 
     try:
-        store, graders = Store(settings.database_url), Graders.load(settings)
+        store, graders = Store(settings.service.database_url), Graders.load(settings)
     except Exception as exc:  # the parent prints it and exits
         events.send((_FAILED, str(exc) if isinstance(exc, GraderError) else repr(exc)))
         return
