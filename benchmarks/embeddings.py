@@ -94,7 +94,7 @@ def coverage_signal(rows: list[dict], embedder) -> list[float]:
             Submission(id=str(i), question_id=qid, answer=rows[i]["student_answer"])
             for i in indices
         ]
-        analysis = analyze_question(question, rubric, subs, embedder, settings)
+        analysis = analyze_question(question, rubric, subs, embedder, settings.signals)
         for sub in subs:
             share[int(sub.id)] = analysis.signals[sub.id].coverage_points / rubric.points
     return [share[i] for i in range(len(rows))]

@@ -76,7 +76,7 @@ def main() -> None:
         embeddings=EmbeddingSettings(model="none"),
     )
     tokenizer = AutoTokenizer.from_pretrained(
-        resolve_model(Settings(judge=JudgeSettings(backend="vllm")))[0]
+        resolve_model(settings.judge.model, settings.cache.dir)[0]
     )
     submissions = judge_modes.answers(set(args.questions.split(",")), args.answers)
     judge = Recording()

@@ -118,7 +118,12 @@ def read(max_minutes: float) -> None:
     from grader.judge import make_judge
 
     torch.set_num_threads(2)
-    settings = Settings(judge=JudgeSettings(backend="vllm", mode="probability"), scorer=ScorerSettings(choice="none"), embeddings=EmbeddingSettings(model="multilingual-e5-small"), signals=SignalSettings(offtopic_zero_margin=PAST_EVERY_MARGIN))  # fmt: skip
+    settings = Settings(
+        judge=JudgeSettings(backend="vllm", mode="probability"),
+        scorer=ScorerSettings(choice="none"),
+        embeddings=EmbeddingSettings(model="multilingual-e5-small"),
+        signals=SignalSettings(offtopic_zero_margin=PAST_EVERY_MARGIN),
+    )
     embedder = Embedder(settings.embeddings.model, batch_size=settings.embeddings.batch_size)
     judge = make_judge(settings)
     args = argparse.Namespace(judge="vllm", datasets=["mohler"], parts=["dev", "test"],
@@ -217,11 +222,12 @@ def blatant_peer_margins() -> dict[str, dict[str, list[float]]]:
             rubric = rubric_for(question, {})
             cohort = dev_cohort(items, parts, question.id, settings)
             batch = blatant_batch(question.id, texts)
-            together = analyze_question(question, rubric, batch, embedder, settings,
+            together = analyze_question(question, rubric, batch, embedder, settings.signals,
                                         cohort=cohort).signals  # fmt: skip
             found["with_others"] += [together[b.id].peer_margin for b in batch]
             for b in batch:
-                alone = analyze_question(question, rubric, [b], embedder, settings, cohort=cohort)
+                alone = analyze_question(question, rubric, [b], embedder, settings.signals,
+                                         cohort=cohort)  # fmt: skip
                 found["alone"].append(alone.signals[b.id].peer_margin)
         out[dataset] = {
             k: sorted(round(m, 4) for m in v if m is not None) for k, v in found.items()
@@ -253,11 +259,11 @@ def blatant_graded(blatant: list[dict]) -> dict:
         question, rubric = questions[qid], rubric_for(questions[qid], {})
         cohort = dev_cohort(items, parts, qid, settings)
         batch = blatant_batch(qid, ENGLISH_OFF_TOPIC)
-        signals = analyze_question(question, rubric, batch, embedder, settings,
+        signals = analyze_question(question, rubric, batch, embedder, settings.signals,
                                    cohort=cohort).signals  # fmt: skip
         for b in (b for b in blatant if b["question"] == qid):
             mine = signals[f"blatant-{b['text']}"]
-            if zero_off_topic(mine, settings):
+            if zero_off_topic(mine, settings.signals):
                 continue
             flagged += mine.off_topic
             reading = JudgeReading(b["share"], b["entropy"])

@@ -85,7 +85,7 @@ def grade_exam(
     graded = [GradedAnswer(id=g.id, question_id=question.id, answer=g.answer, score=g.score)
               for g in exam.graded]  # fmt: skip
     analysis = analyze_question(
-        question, rubric, batch, embedder, settings,
+        question, rubric, batch, embedder, settings.signals,
         cohort=[s for i, s in subs.items() if blank[i] is None], graded=graded,
     )  # fmt: skip
     pool = GradedPool.build(question, rubric, analysis.graded, analysis.vectors, scorer)
@@ -104,7 +104,7 @@ def grade_exam(
         features = read.features
         decided, share = decide(read, scorer)
         plain = features.model_copy(update={"judge_share": None, "judge_entropy": None})
-        off_topic = zero_off_topic(analysis.signals[item.id], settings)
+        off_topic = zero_off_topic(analysis.signals[item.id], settings.signals)
         unscored = found is not None and found["status"] != "graded" and not off_topic
         out.append(
             Answer(

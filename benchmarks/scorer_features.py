@@ -75,14 +75,14 @@ def question_rows(
     graded = [GradedAnswer(id=i.id, question_id=question.id, answer=i.answer, score=i.score)
               for i in items]  # fmt: skip
     analysis = analyze_question(
-        question, rubric, [s for s in subs if rules[s.id] is None], embedder, settings,
+        question, rubric, [s for s in subs if rules[s.id] is None], embedder, settings.signals,
         graded=graded,
     )  # fmt: skip
     signals = {g.id: s for g, s in analysis.graded}
     rows = []
     for item in items:
         rule = rules[item.id] or (
-            "off_topic" if zero_off_topic(signals[item.id], settings) else None
+            "off_topic" if zero_off_topic(signals[item.id], settings.signals) else None
         )
         rows.append(
             ScorerRow(

@@ -258,7 +258,8 @@ def blatant_margins() -> list[float]:
             subs = [Submission(id=s["id"], question_id=q.id, answer=s["answer"]) for s in mine]
             subs += [Submission(id=f"off{i}", question_id=q.id, answer=t)
                      for i, t in enumerate(texts)]  # fmt: skip
-            signals = analyze_question(q, rubric_for(q, loaded), subs, embedder, settings).signals
+            rubric = rubric_for(q, loaded)
+            signals = analyze_question(q, rubric, subs, embedder, settings.signals).signals
             margins += [round(signals[f"off{i}"].topic_margin, 4) for i in range(len(texts))]
     return sorted(margins)
 

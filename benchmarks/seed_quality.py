@@ -121,7 +121,9 @@ def bank_paths() -> dict[str, Path]:
 def grade_all(seeds: list[dict], settings: Settings) -> tuple[dict[str, Grade], dict]:
     """Grades by seed id, and timings: preparing the model, loading it, grading."""
     started = time.monotonic()
-    resolve_model(settings)  # converts a packaged model on first use; instant afterwards
+    resolve_model(
+        settings.judge.model, settings.cache.dir
+    )  # converts a packaged model on first use; instant afterwards
     prepare_s = time.monotonic() - started
     started = time.monotonic()
     judge = make_judge(settings)

@@ -90,7 +90,7 @@ def main() -> None:
         subs += [
             Submission(id=f"off{i}", question_id=qid, answer=t) for i, t in enumerate(OFF_TOPIC)
         ]
-        signals = analyze_question(question, rubric, subs, embedder, settings).signals
+        signals = analyze_question(question, rubric, subs, embedder, settings.signals).signals
         for r in rows:
             genuine.append((qid, r["kind"], signals[r["id"]].topic_margin))
             human.append(r["human_total"] / rubric.points)
@@ -109,7 +109,8 @@ def main() -> None:
         "genuine_margin": {"n": len(genuine), "min": min(m for *_, m in genuine),
                            "max": max(m for *_, m in genuine)},
         "offtopic_margin": {"n": len(off_topic), "min": min(off_topic), "max": max(off_topic)},
-        "genuine_flagged_off_topic": [g for g in genuine if g[2] < settings.signals.offtopic_margin],
+        "genuine_flagged_off_topic": [g for g in genuine
+                                      if g[2] < settings.signals.offtopic_margin],
         "duplicate_cosine_setting": settings.signals.duplicate_cosine,
         "copy_cosines": [round(c, 4) for c in copies],
         "paraphrase_cosines": [round(c, 4) for c in paraphrases],

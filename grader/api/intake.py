@@ -247,11 +247,11 @@ def _validate(
                     "type": "value_error",
                 }
             )
-        elif len(item.answer) > settings.limits.max_answer_chars:
+        elif len(item.answer) > (most := settings.limits.max_answer_chars):
             errors.append(
                 {
                     "loc": [*loc, "answer"],
-                    "msg": f"answer is {len(item.answer)} characters; the limit is {settings.limits.max_answer_chars}",
+                    "msg": f"answer is {len(item.answer)} characters; the limit is {most}",
                     "type": "string_too_long",
                 }
             )

@@ -91,9 +91,8 @@ def groups(
         vectors = embedder.encode([s.answer for s in answers])
     except GraderError as exc:
         raise fail(exc) from exc
-    found = group_answers(
-        vectors, settings.signals.group_cosine if threshold is None else threshold
-    )
+    cosine = settings.signals.group_cosine if threshold is None else threshold
+    found = group_answers(vectors, cosine)
     if as_json:
         print(
             json.dumps(
@@ -157,10 +156,12 @@ def integrity(
         signals = settings.signals.model_copy(update={"duplicate_cosine": threshold})
         settings = settings.model_copy(update={"signals": signals})
     try:
-        pairs = suspect_pairs(bank, pending, embedder, settings)
+        pairs = suspect_pairs(bank, pending, embedder, settings.rules, settings.signals)
     except GraderError as exc:
         raise fail(exc) from exc
-    write_report(pairs, out, bank=bank, source=submissions, settings=settings, answers=len(pending))
+    write_report(
+        pairs, out, bank=bank, source=submissions, signals=settings.signals, answers=len(pending)
+    )
     if as_json:
         for pair in pairs:
             print(json.dumps(pair.as_json(), ensure_ascii=False))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from grader.config import Settings
+from grader.config import ReviewSettings
 from grader.engine.coverage import coverage_points
 from grader.engine.evidence import check_verdict
 from grader.engine.reasons import injection_reason, judged_reasons, model_free_points
@@ -35,7 +35,7 @@ _NOTES = {
 }
 
 
-def judged_grade(item: Work, provenance: dict[str, Any], settings: Settings) -> Grade:
+def judged_grade(item: Work, provenance: dict[str, Any], review: ReviewSettings) -> Grade:
     """The grade of an answer judged by a JSON verdict."""
     good = [r.verdict for r in item.replies if r.verdict is not None]
     if not good:
@@ -48,7 +48,7 @@ def judged_grade(item: Work, provenance: dict[str, Any], settings: Settings) -> 
     gap = abs(score - model_free) / rubric.points
     confidence = round(max(0.0, min(1.0 - spread, 1.0 - gap)), 3)
     reasons += judged_reasons(
-        score, model_free, confidence, item.signals, item.plan.question, rubric, settings
+        score, model_free, confidence, item.signals, item.plan.question, rubric, review
     )
     return Grade(
         **identity(item.submission),

@@ -122,7 +122,7 @@ class Pipeline:
         for i, submission in enumerate(submissions):
             question = self._questions[submission.question_id]
             if question.type.objective:
-                grades[i] = objective_grade(submission, question, self.settings)
+                grades[i] = objective_grade(submission, question, self.settings.rules)
                 continue
             if question.id not in rubrics:
                 rubrics[question.id] = rubric_for(question, self.rubrics)
@@ -152,7 +152,7 @@ class Pipeline:
             if i in twins and signals is not None and analysis is not None:
                 raw = analysis.signals[submissions[twins[i]].id]  # the raw answer's anchors
                 signals = signals.model_copy(update={"group": raw.group})
-            if zero_off_topic(signals, self.settings):
+            if zero_off_topic(signals, self.settings.signals):
                 grades[i] = off_topic_grade(submission, rubric, signals, self._embed_model)
             elif self.judge is None:
                 grades[i] = needs_judge_grade(submission, question, rubric, signals)
@@ -189,9 +189,8 @@ class Pipeline:
         """The judge's grades of ``work`` in one batch, then the scorer's. ``raw_ids``: the
         cleaned twins' raw answers, whose place they take before the scorer."""
         assert self.judge is not None
-        judged = self.mode.grade(
-            self.judge, list(work.values()), self.settings, self._embed_model, tell
-        )
+        parts = self.settings.judge, self.settings.rules, self.settings.review
+        judged = self.mode.grade(self.judge, list(work.values()), *parts, self._embed_model, tell)
         grades.update(zip(work, judged, strict=True))
         self._calibrate(grades, [(i, work[i][0]) for i in work], analyses, rubrics, scorer, raw_ids)
         for i, (submission, _, _) in work.items():  # restated questions, known wrong claims
@@ -241,7 +240,7 @@ class Pipeline:
                 )
             grades[i] = calibrated(
                 grades[i], submission, question, rubric, analysis, pools[qid], scorer,
-                self.settings,
+                self.settings.review,
             )  # fmt: skip
 
     @property
@@ -264,7 +263,7 @@ class Pipeline:
             anchors = analysis.anchors[submission.id]
         key = (question.id, *(a.id for a in anchors))
         if key not in plans:
-            plans[key] = self.mode.plan(question, rubric, anchors, self.settings)
+            plans[key] = self.mode.plan(question, rubric, anchors, self.settings.judge)
         return plans[key]
 
     def _analyze(
@@ -298,7 +297,7 @@ class Pipeline:
                 rubrics[qid],
                 mine,
                 self.embedder,
-                self.settings,
+                self.settings.signals,
                 cohort=others[qid],
                 graded=_graded_answers(rubrics[qid], [g for g in graded if g.question_id == qid]),
                 twins=[t for t in twins if t.question_id == qid],

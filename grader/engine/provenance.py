@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from grader.config import Settings
+from grader.config import JudgeSettings, RuleSettings
 from grader.models import Rubric
 from grader.version import __version__
 
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 ENGINE = f"grader {__version__}"
 
 
-def objective_provenance(settings: Settings) -> dict[str, Any]:
-    return {"engine": ENGINE, "multiple_choice_credit": settings.rules.multiple_choice_credit.value}
+def objective_provenance(rules: RuleSettings) -> dict[str, Any]:
+    return {"engine": ENGINE, "multiple_choice_credit": rules.multiple_choice_credit.value}
 
 
 def rule_provenance(rubric: Rubric, embed_model: str | None) -> dict[str, Any]:
@@ -38,7 +38,7 @@ def judged_provenance(
     replies: list[JudgeReply],
     judge: Judge | None,
     embed_model: str | None,
-    settings: Settings,
+    settings: JudgeSettings,
 ) -> dict[str, Any]:
     plan = item.plan
     return {
@@ -52,10 +52,10 @@ def judged_provenance(
         "anchors": [a.id for a in plan.anchors],
         "embed_model": embed_model,
         "sampling": {
-            "samples": settings.judge.samples,
+            "samples": settings.samples,
             "temperature": plan.temperature,
             "max_tokens": plan.max_tokens,
-            "seed": settings.judge.seed,
+            "seed": settings.seed,
         },
         "attempts": sum(r.attempts for r in replies),
         "prompt_tokens": sum(r.prompt_tokens for r in replies),
@@ -66,7 +66,7 @@ def judged_provenance(
 
 
 def label_provenance(
-    item: LabelWork, judge: Judge, embed_model: str | None, settings: Settings
+    item: LabelWork, judge: Judge, embed_model: str | None, settings: JudgeSettings
 ) -> dict[str, Any]:
     """The probability mode: no sampling and no generated tokens, one forward step per check."""
     plan = item.plan
@@ -82,7 +82,7 @@ def label_provenance(
         "anchors": [a.id for a in plan.anchors],
         "embed_model": embed_model,
         "checks": len(plan.checks),
-        "feedback": settings.judge.feedback,
+        "feedback": settings.feedback,
         "prompt_tokens": sum(s.prompt_tokens for s in scores),
         "completion_tokens": 0,
         "cached_tokens": sum(s.cached_tokens or 0 for s in scores),

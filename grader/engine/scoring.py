@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from grader.config import Settings
+from grader.config import ReviewSettings
 from grader.engine.evidence import closest_evidence
 from grader.engine.features import JudgeReading, answer_features, judge_reading
 from grader.engine.review_rules import confidence, uncertainty_signals
@@ -45,13 +45,11 @@ def calibrated(
     analysis: QuestionAnalysis,
     pool: GradedPool | None,
     scorer: ScorerSet,
-    settings: Settings,
+    review: ReviewSettings,
 ) -> Grade:
     """A judged grade re-scored from its features and the question's graded answers."""
     reading = answer_evidence(submission, question, rubric, analysis, pool, judge_reading(grade))
-    return scored_grade(
-        grade, submission.answer, rubric, reading, scorer, settings.review.below_confidence
-    )
+    return scored_grade(grade, submission.answer, rubric, reading, scorer, review.below_confidence)
 
 
 def answer_evidence(

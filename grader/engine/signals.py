@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from grader.config import Settings
+from grader.config import SignalSettings
 from grader.engine.anchors import choose_anchors
 from grader.engine.cohort import DuplicatePair, group_answers, near_duplicates
 from grader.engine.review_rules import is_copy
@@ -70,7 +70,10 @@ MIN_PEERS = 8  # fewer other answers say too little about what the class wrote
 
 
 def copied_pairs(
-    submissions: Sequence[Submission], vectors: np.ndarray, settings: Settings, question: str = ""
+    submissions: Sequence[Submission],
+    vectors: np.ndarray,
+    settings: SignalSettings,
+    question: str = "",
 ) -> list[DuplicatePair]:
     """Near-duplicate pairs of different students' answers: close in meaning (cosine), long
     enough to call copies, and sharing their wording beyond the ``question``'s own words
@@ -79,10 +82,8 @@ def copied_pairs(
     candidates = near_duplicates(
         vectors,
         [s.student for s in submissions],
-        settings.signals.duplicate_cosine,
-        eligible=[
-            content_chars(s.answer) >= settings.signals.duplicate_min_chars for s in submissions
-        ],
+        settings.duplicate_cosine,
+        eligible=[content_chars(s.answer) >= settings.duplicate_min_chars for s in submissions],
     )
     return [
         pair
@@ -92,8 +93,8 @@ def copied_pairs(
             submissions[pair.first].answer,
             submissions[pair.second].answer,
             question,
-            min_cosine=settings.signals.duplicate_cosine,
-            min_chars=settings.signals.duplicate_min_chars,
+            min_cosine=settings.duplicate_cosine,
+            min_chars=settings.duplicate_min_chars,
         )
     ]
 
@@ -119,7 +120,7 @@ def analyze_question(
     rubric: Rubric,
     submissions: Sequence[Submission],
     embedder: Embedder,
-    settings: Settings,
+    settings: SignalSettings,
     cohort: Sequence[Submission] = (),
     graded: Sequence[GradedAnswer] = (),
     twins: Sequence[Submission] = (),
@@ -161,13 +162,13 @@ def analyze_question(
                         similarity=pair.similarity,
                     )
                 )
-    for group in group_answers(students_v, settings.signals.group_cosine):
+    for group in group_answers(students_v, settings.group_cosine):
         for member in group.members:
             if everyone[member].id in signals:
                 signals[everyone[member].id].group = group.id
     # The anchors nearest the answer itself, not its group's centre: groups form among whoever
     # shares the run, and the judge's points must not depend on that (issue 27).
-    k, near = settings.signals.anchors_k, space.anchors
+    k, near = settings.anchors_k, space.anchors
     anchors = {s: choose_anchors(rubric.anchors, k, near, space.answers[index[s]]) for s in mine}
     return QuestionAnalysis(
         question.id,
@@ -202,7 +203,7 @@ def _embed(
     everyone: list[Submission],
     own: list[int],
     embedder: Embedder,
-    settings: Settings,
+    settings: SignalSettings,
     students: int,
 ) -> _Space:
     import numpy as np
@@ -214,7 +215,7 @@ def _embed(
     if isinstance(question.answer, str) and question.answer:
         topics.append(question.answer)  # the reference
     # Anchors are compared with groups only when the rubric has more than the judge is shown.
-    rubric_anchors = rubric.anchors if len(rubric.anchors) > settings.signals.anchors_k else []
+    rubric_anchors = rubric.anchors if len(rubric.anchors) > settings.anchors_k else []
     texts = [
         *[a.answer for a in rubric_anchors],
         *answers,
@@ -286,7 +287,7 @@ def _peer_margin(
 
 
 def _answer_signals(
-    submission: Submission, i: int, space: _Space, rubric: Rubric, settings: Settings
+    submission: Submission, i: int, space: _Space, rubric: Rubric, settings: SignalSettings
 ) -> AnswerSignals:
     """One answer's reference similarity, topic margin and key-point matches."""
     import numpy as np
@@ -297,9 +298,7 @@ def _answer_signals(
     closeness = space.points @ candidates.T  # key point x (sentences + whole answer)
     best = closeness.argmax(axis=1)
     best_sim = closeness[np.arange(len(space.key_points)), best]
-    coverage = np.clip(
-        (best_sim - space.point_zero[lang]) / settings.signals.coverage_span, 0.0, 1.0
-    )
+    coverage = np.clip((best_sim - space.point_zero[lang]) / settings.coverage_span, 0.0, 1.0)
     matches = [
         KeyPointMatch(
             criterion=cid,
@@ -320,7 +319,7 @@ def _answer_signals(
         criterion_points[m.criterion] * m.coverage / per_criterion[m.criterion] for m in matches
     )
     margin = float((space.answers[i] @ space.topics.T).max()) - space.topic_zero[lang]
-    peers = _peer_margin(i, submission.answer, space, lang, settings.signals.duplicate_cosine)
+    peers = _peer_margin(i, submission.answer, space, lang, settings.duplicate_cosine)
     reference_margin = reference_z = None
     if space.reference_margins is not None:
         reference_margin = round(float(space.reference_margins[i]), 4)
@@ -334,20 +333,19 @@ def _answer_signals(
         reference_margin=reference_margin,
         reference_z=reference_z,
         topic_margin=round(margin, 4),
-        off_topic=margin < settings.signals.offtopic_margin
-        or among_classmates(peers, settings) is False,
+        off_topic=margin < settings.offtopic_margin or among_classmates(peers, settings) is False,
         peer_margin=peers,
         key_points=matches,
         coverage_points=round(covered_points, 3),
     )
 
 
-def among_classmates(peer_margin: float | None, settings: Settings) -> bool | None:
+def among_classmates(peer_margin: float | None, settings: SignalSettings) -> bool | None:
     """Whether the answer sits among its classmates' answers (peer margin at least
     ``offtopic_peer_margin``); None when the class cannot tell (rule off, too few classmates).
     Blatant text sits far from every classmate, even where a one-line reference lets it pass
     the topic margin (docs/research/benchmarks-log.md, "The off-topic rule, second round")."""
-    limit = settings.signals.offtopic_peer_margin
+    limit = settings.offtopic_peer_margin
     if limit is None or peer_margin is None:
         return None
     return peer_margin >= limit

@@ -50,8 +50,8 @@ def base_scorer(settings: Settings, store: Store, exam: Exam) -> ScorerSet:
 
     if settings.scorer.choice is not None:
         raise CalibrationError(
-            f"GRADER_SCORER is set ({settings.scorer.choice!r}): the service grades every exam with "
-            "it and would not use a refit applied here. Unset it to refit on these pages."
+            f"GRADER_SCORER is set ({settings.scorer.choice!r}): the service grades every exam "
+            "with it and would not use a refit applied here. Unset it to refit on these pages."
         )
     chosen = choose_scorer(None, exam.path, applied=store.scorers.applied(exam.name)).scorer
     assert chosen is not None  # only an explicit "none", or no embeddings, chooses no scorer

@@ -88,7 +88,15 @@ def _post_examples(env: dict[str, str], n: int) -> Store:
     from grader.service.exams import load_exams
     from workers.dispatch import CeleryDispatcher
 
-    settings = Settings(service=ServiceSettings(database_url=env["GRADER_DATABASE_URL"], redis_url=env["GRADER_REDIS_URL"], banks=[BANK], batch_wait_ms=50), judge=JudgeSettings(backend="scripted"), embeddings=EmbeddingSettings(model="none"))  # fmt: skip
+    service = ServiceSettings(
+        database_url=env["GRADER_DATABASE_URL"], redis_url=env["GRADER_REDIS_URL"],
+        banks=[BANK], batch_wait_ms=50,
+    )  # fmt: skip
+    settings = Settings(
+        service=service,
+        judge=JudgeSettings(backend="scripted"),
+        embeddings=EmbeddingSettings(model="none"),
+    )
     store = Store(settings.service.database_url)
     store.migrate()
     key = new_key()

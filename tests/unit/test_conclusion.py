@@ -186,8 +186,8 @@ FULL = json.dumps({"C1": {"evidence": "栈底元素", "rationale": "r", "points"
 
 def graded(answers: list[str], rubric: Rubric = RUBRIC) -> list[Grade]:
     judge = RecordingJudge(lambda r: FULL)
-    pipeline = Pipeline(Bank(name="t", questions=[Q]), {"q1": rubric}, judge,
-                        Settings(judge=JudgeSettings(backend="scripted", mode="verdict")))  # fmt: skip
+    settings = Settings(judge=JudgeSettings(backend="scripted", mode="verdict"))
+    pipeline = Pipeline(Bank(name="t", questions=[Q]), {"q1": rubric}, judge, settings)
     subs = [Submission(id=f"s{i}", question_id="q1", answer=a) for i, a in enumerate(answers)]
     return pipeline.grade_many(subs)
 

@@ -47,7 +47,7 @@ def analyse(answers: list[str], **signals) -> dict:
     ]
     settings = Settings(signals=SignalSettings(**signals))
     rubric = rubric_for(QUESTION, {})
-    return analyze_question(QUESTION, rubric, subs, CountingEmbedder(), settings).signals
+    return analyze_question(QUESTION, rubric, subs, CountingEmbedder(), settings.signals).signals
 
 
 def test_blatant_text_sits_below_every_classmate_and_unrelated_text_marks_zero():

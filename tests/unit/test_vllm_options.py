@@ -36,7 +36,7 @@ def test_settings_reach_the_engine(monkeypatch, tmp_path):
             vllm=VllmSettings(enable_prefix_caching=False, load_format="dummy", max_model_len=2048),
         )
     )
-    judge = VllmJudge.from_settings(settings)
+    judge = VllmJudge.from_settings(settings.judge, settings.cache.dir)
     assert judge.llm.options["enable_prefix_caching"] is False
     assert judge.llm.options["load_format"] == "dummy"
     assert judge.llm.options["max_model_len"] == 2048
