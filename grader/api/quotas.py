@@ -10,7 +10,7 @@ from __future__ import annotations
 from fastapi import HTTPException, Request
 
 from grader.api.proxy import client_address
-from grader.config import Settings
+from grader.config import LimitSettings, Settings
 from grader.service.store import QueueFull, Store
 
 WINDOW_S = 60
@@ -22,9 +22,9 @@ class TooMany(HTTPException):
         super().__init__(429, detail, headers={"Retry-After": str(retry_after_s)})
 
 
-def count_request(settings: Settings, store: Store, key_id: str) -> None:
+def count_request(limits: LimitSettings, store: Store, key_id: str) -> None:
     """Count a request made with an API key; TooMany past GRADER_RATE_LIMIT_PER_MINUTE."""
-    limit = settings.limits.rate_limit_per_minute
+    limit = limits.rate_limit_per_minute
     if not limit:
         return
     window = store.counters.hit(f"key:{key_id}", WINDOW_S)

@@ -190,7 +190,7 @@ def serve(
     err.print(escape(f"serving exams: {', '.join(sorted(exams))} ({mode})"))
     try:
         app = create_app(settings, store, exams, dispatcher)
-        uvicorn.Server(server_config(settings, app, host, port)).run()
+        uvicorn.Server(server_config(settings.limits, app, host, port)).run()
     finally:
         dispatcher.close()
 

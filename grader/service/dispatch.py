@@ -129,7 +129,7 @@ class InlineDispatcher:
     def __init__(self, settings: Settings, store: Store, graders: Graders, poll_s: float = 1.0):
         self.settings, self.store, self.graders = settings, store, graders
         self._poll_s = poll_s
-        self.courier = Courier(settings, store)
+        self.courier = Courier(settings.webhooks, settings.service.retry_backoff_s, store)
         # the courier returns at once: its threads send the webhooks
         self._loop = GradingLoop(settings, store, graders, after_batch=self.courier.send_due)
         self._wake = threading.Event()

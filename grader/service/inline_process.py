@@ -65,7 +65,7 @@ class InlineProcess:
         if message[0] != _READY:
             self._reap()
             raise GraderError(f"the inline grading process could not start: {message[1]}")
-        self.courier = Courier(settings, store)
+        self.courier = Courier(settings.webhooks, settings.service.retry_backoff_s, store)
         self._thread = threading.Thread(target=self._supervise, name="inline-supervisor")
         self._thread.daemon = True
         self._thread.start()

@@ -139,7 +139,7 @@ def test_a_try_that_ends_while_the_outbox_is_read_is_not_started_again(monkeypat
         outbox = Outbox()
 
     monkeypatch.setattr(courier_module, "deliver", deliver)
-    courier = courier_module.Courier(Settings(), FakeStore())
+    courier = courier_module.Courier(WebhookSettings(), 2.0, FakeStore())
     try:
         assert courier.send_due() == [7]
         assert courier.send_due() == []  # stale: delivery 7 ended during the read

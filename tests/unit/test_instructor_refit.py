@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 import grader.embed
 from grader.api.app import create_app
 from grader.api.keys import INSTRUCTOR_PREFIX, new_key
-from grader.config import JudgeSettings, ServiceSettings, Settings
+from grader.config import JudgeSettings, ScorerSettings, ServiceSettings, Settings
 from grader.engine.scorer import from_json
 from grader.errors import CalibrationError
 from grader.service import refits
@@ -238,7 +238,7 @@ def test_the_next_refit_starts_from_the_applied_one_and_grader_scorer_refuses(se
     assert refits.base_scorer(settings, store, exam).version == BASE.version  # not applied
     refits.apply(settings, store, exam, proposal, "li", None)
     assert refits.base_scorer(settings, store, exam).version == proposal.version
-    pinned = settings.model_copy(update={"scorer": "default"})
+    pinned = settings.model_copy(update={"scorer": ScorerSettings(choice="default")})
     for attempt in (
         lambda: refits.propose(pinned, store, exam, "li", None, bootstrap=0),
         lambda: refits.apply(pinned, store, exam, proposal, "li", None),

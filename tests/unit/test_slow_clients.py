@@ -39,7 +39,7 @@ def server():
     )
     listening = socket.socket()
     listening.bind(("127.0.0.1", 0))
-    config = server_config(settings, echo_length, "127.0.0.1", 0)
+    config = server_config(settings.limits, echo_length, "127.0.0.1", 0)
     config.log_level = "warning"
     running = uvicorn.Server(config)
     thread = threading.Thread(target=running.run, kwargs={"sockets": [listening]}, daemon=True)
@@ -70,7 +70,7 @@ def test_the_served_configuration_has_the_deadlines_and_keep_alive():
             request_header_timeout_s=7, request_body_timeout_s=30, keep_alive_timeout_s=3
         )
     )
-    config = server_config(settings, echo_length, "127.0.0.1", 8080)
+    config = server_config(settings.limits, echo_length, "127.0.0.1", 8080)
     assert issubclass(config.http, ReadDeadlines)
     assert (config.http.head_timeout_s, config.http.body_timeout_s) == (7, 30)
     assert config.timeout_keep_alive == 3
