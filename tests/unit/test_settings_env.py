@@ -112,3 +112,23 @@ def test_each_environment_name_sets_its_field(monkeypatch, path, part):
     text, expected = another_value(field.annotation, default)
     monkeypatch.setenv(env_name(part, path[-1]), text)
     assert value_at(Settings(), path) == expected != default
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("GRADER_JUDGE_SAMPLES", "0"), ("GRADER_JUDGE", "bogus")]
+)
+def test_the_command_line_names_the_variable_of_a_bad_setting(
+    monkeypatch, capsys, tmp_path, name, value
+):
+    """A part's field is ``samples``; the person who set it wrote GRADER_JUDGE_SAMPLES."""
+    import sys
+
+    from grader.cli import main
+
+    monkeypatch.setenv(name, value)
+    monkeypatch.setenv("GRADER_DATABASE_URL", f"sqlite:///{tmp_path / 'grader.db'}")
+    monkeypatch.setattr(sys, "argv", ["grader", "db", "upgrade"])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 2
+    assert f"settings: {name}: " in capsys.readouterr().err
