@@ -81,7 +81,7 @@ def get_app() -> Celery:
         settings = Settings()
         logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per webhook is noise
         _app = create_app(settings)
-        lifecycle.connect(_app, settings)
+        lifecycle.connect(_app, settings.service)
     return _app
 
 

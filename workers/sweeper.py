@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from celery import Celery
 
-from grader.config import Settings
+from grader.config import ServiceSettings
 from grader.service.batches import chunks
 from grader.service.store import Store
 from workers.queues import GRADE_QUEUE, GRADE_TASK, IO_QUEUE, WEBHOOK_TASK
@@ -24,9 +24,9 @@ log = logging.getLogger(__name__)
 
 
 class Sweeper:
-    def __init__(self, app: Celery, settings: Settings):
+    def __init__(self, app: Celery, settings: ServiceSettings):
         self.app, self.settings = app, settings
-        self.store = Store(settings.service.database_url)
+        self.store = Store(settings.database_url)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sweeper", daemon=True)
 
@@ -38,9 +38,9 @@ class Sweeper:
 
     def sweep(self) -> tuple[int, int]:
         """One pass: (submissions, deliveries) enqueued again."""
-        after = timedelta(seconds=self.settings.service.sweep_after_s)
+        after = timedelta(seconds=self.settings.sweep_after_s)
         stale = self.store.queue.claim_stale(after)
-        for ids in chunks(stale, self.settings.service.batch_size):
+        for ids in chunks(stale, self.settings.batch_size):
             self.app.send_task(GRADE_TASK, args=[ids], queue=GRADE_QUEUE)
         overdue = self.store.outbox.claim_overdue_deliveries(after)
         for delivery_id in overdue:
@@ -57,4 +57,4 @@ class Sweeper:
                 self.sweep()
             except Exception:  # the broker or the database is down: try again next round
                 log.exception("sweep failed")
-            self._stop.wait(self.settings.service.sweep_interval_s)
+            self._stop.wait(self.settings.sweep_interval_s)

@@ -136,9 +136,7 @@ def test_the_sweeper_re_enqueues_lost_work_once(store):
         def send_task(self, name, args, queue):
             self.sent.append((name, args, queue))
 
-    settings = Settings(
-        service=ServiceSettings(database_url=store.url, sweep_after_s=60, batch_size=2)
-    )
+    settings = ServiceSettings(database_url=store.url, sweep_after_s=60, batch_size=2)
     broker = Broker()
     sweeper = Sweeper(broker, settings)
     assert sweeper.sweep() == (0, 0)  # just stored: their tasks may still be on the way
