@@ -43,7 +43,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from benchmarks.common import ROOT, code_version, fmt
-from grader.config import Settings
+from grader.config import JudgeSettings, OpenAISettings, Settings
 from grader.engine.pipeline import Pipeline
 from grader.engine.rubrics import derive_rubric, key_points_of
 from grader.judge import make_judge
@@ -392,7 +392,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--model",
-        default=Settings.model_fields["judge_model"].default,
+        default=JudgeSettings.model_fields["model"].default,
         help="packaged model name or a local model folder (vllm); the server's model (openai)",
     )
     parser.add_argument("--limit", type=int, default=None, help="grade a sample of N answers")
@@ -406,12 +406,11 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=48, help="answers per grade_many call")
     args = parser.parse_args()
 
-    overrides: dict = {"judge": args.backend}
     if args.backend == "openai":
-        overrides["openai_model"] = args.model
+        judge = JudgeSettings(backend="openai", openai=OpenAISettings(model=args.model))
     else:
-        overrides["judge_model"] = args.model
-    settings = Settings(**overrides)
+        judge = JudgeSettings(backend=args.backend, model=args.model)
+    settings = Settings(judge=judge)
     questions = [q.strip() for q in args.questions.split(",")] if args.questions else None
     rows = sample(read_rows(args.data), questions, args.limit, args.seed)
     bank = build_bank(rows)

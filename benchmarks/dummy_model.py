@@ -17,7 +17,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from grader.config import Settings
+from grader.config import JudgeSettings, Settings
 from grader.packaged import PACKAGED_MODELS
 
 # Published Qwen2.5 Instruct configurations (architecture values only).
@@ -75,8 +75,8 @@ TOKENIZER_FILES = (
 
 def default_tokenizer_folder() -> Path | None:
     """The prepared embedded judge, if this machine has converted it (no conversion here)."""
-    spec = PACKAGED_MODELS[Settings.model_fields["judge_model"].default]
-    folder = Settings().cache_dir / "models" / spec.folder_name
+    spec = PACKAGED_MODELS[JudgeSettings.model_fields["model"].default]
+    folder = Settings().cache.dir / "models" / spec.folder_name
     return folder if (folder / "tokenizer.json").is_file() else None
 
 

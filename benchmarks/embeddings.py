@@ -73,12 +73,12 @@ def within_question(x: list[float], rows: list[dict]) -> dict:
 
 def coverage_signal(rows: list[dict], embedder) -> list[float]:
     """Share of a derived rubric's key points the answer covers in meaning (grader.engine.signals)."""
-    from grader.config import Settings
+    from grader.config import EmbeddingSettings, Settings
     from grader.engine.rubrics import derive_rubric
     from grader.engine.signals import analyze_question
     from grader.models import Question, QuestionType, Submission
 
-    settings = Settings(embed_model="multilingual-e5-small")
+    settings = Settings(embeddings=EmbeddingSettings(model="multilingual-e5-small"))
     share = {}
     by_question = defaultdict(list)
     for i, row in enumerate(rows):
@@ -94,7 +94,7 @@ def coverage_signal(rows: list[dict], embedder) -> list[float]:
             Submission(id=str(i), question_id=qid, answer=rows[i]["student_answer"])
             for i in indices
         ]
-        analysis = analyze_question(question, rubric, subs, embedder, settings)
+        analysis = analyze_question(question, rubric, subs, embedder, settings.signals)
         for sub in subs:
             share[int(sub.id)] = analysis.signals[sub.id].coverage_points / rubric.points
     return [share[i] for i in range(len(rows))]

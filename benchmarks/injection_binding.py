@@ -55,7 +55,7 @@ def seed_figures() -> dict:
     for name in SEEDS:
         rows = []
         for case in _lines(ROOT / "tests" / "data" / name):
-            if blank_reason(case["answer"], Settings().min_answer_chars) is not None:
+            if blank_reason(case["answer"], Settings().rules.min_answer_chars) is not None:
                 continue  # 0 by rule before any of this
             question, rubric = banks[case["question_id"]], rubrics[case["question_id"]]
             found = substance.assess(case["answer"], question, rubric)

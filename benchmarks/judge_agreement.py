@@ -36,7 +36,7 @@ from benchmarks.common import code_version
 from benchmarks.scorer_eval_data import Dataset, public_dataset, seed_datasets
 from benchmarks.scorer_judge import _rank, judge_sample
 from benchmarks.splits import Item
-from grader.config import Settings
+from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings
 from grader.engine.coverage import coverage_points
 from grader.engine.pipeline import Pipeline
 from grader.engine.rubrics import rubric_for
@@ -58,7 +58,11 @@ def sample(dataset: Dataset, per_question: int, limit: int) -> list[Item]:
 
 def grade(dataset: Dataset, items: list[Item], judge, mode: str) -> dict:
     """One mode over the sample: the judge's shares, cost and the time it took."""
-    settings = Settings(judge="vllm", judge_mode=mode, scorer="none", embed_model="none")
+    settings = Settings(
+        judge=JudgeSettings(backend="vllm", mode=mode),
+        scorer=ScorerSettings(choice="none"),
+        embeddings=EmbeddingSettings(model="none"),
+    )
     pipeline = Pipeline(dataset.bank, dataset.rubrics, judge, settings)
     subs = [Submission(id=i.id, question_id=i.question_id, answer=i.answer) for i in items]
     subs.sort(key=lambda s: s.question_id)  # answers of a question share their prefix
@@ -159,11 +163,11 @@ def main() -> None:
     from grader.judge import make_judge
 
     report = json.loads(args.out.read_text()) if args.out.exists() else {"runs": {}}
-    settings = Settings(judge="vllm")
+    settings = Settings(judge=JudgeSettings(backend="vllm"))
     report.update(
         machine=f"{platform.machine()}, {__import__('os').cpu_count()} CPUs",
-        model=settings.judge_model,
-        dtype=settings.vllm_dtype,
+        model=settings.judge.model,
+        dtype=settings.judge.vllm.dtype,
         code=code_version("grader", "benchmarks"),
     )
     embedder = make_embedder(settings)

@@ -26,7 +26,7 @@ BANKS = ROOT / "rubrics"
 SALT = "judge-designs-v1"
 PER_QUESTION = {"mohler": 4, "ads": 10}
 NEIGHBOURS = 10  # graded neighbours kept per answer (designs use the first k)
-MIN_CHARS = 2  # Settings.min_answer_chars: shorter answers are 0 by rule and never judged
+MIN_CHARS = 2  # RuleSettings.min_answer_chars: shorter answers are 0 by rule and never judged
 
 _SENTENCE = re.compile(r"(?<=[。；;！!？?\n])|(?<=[.．])(?=\s)")
 

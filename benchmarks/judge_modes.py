@@ -25,7 +25,7 @@ import torch
 
 from benchmarks.common import ROOT, code_version
 from grader.bank.files import load_bank
-from grader.config import Settings
+from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings, VllmSettings
 from grader.engine.pipeline import Pipeline
 from grader.engine.rubrics import load_rubrics
 from grader.judge import make_judge
@@ -57,7 +57,11 @@ def answers(questions: set[str], count: int) -> list[Submission]:
 
 
 def run(mode: str, judge, submissions: list[Submission], batch: int) -> dict:
-    settings = Settings(judge="vllm", judge_mode=mode, scorer="none", embed_model="none")
+    settings = Settings(
+        judge=JudgeSettings(backend="vllm", mode=mode),
+        scorer=ScorerSettings(choice="none"),
+        embeddings=EmbeddingSettings(model="none"),
+    )
     bank = load_bank(BANK)
     pipeline = Pipeline(bank, load_rubrics(BANK, bank), judge, settings)
     judge.reset_prefix_cache()
@@ -95,7 +99,7 @@ def main() -> None:
     args = parser.parse_args()
 
     submissions = answers(set(args.questions.split(",")), args.answers)
-    settings = Settings(judge="vllm", vllm_dtype=args.dtype)
+    settings = Settings(judge=JudgeSettings(backend="vllm", vllm=VllmSettings(dtype=args.dtype)))
     started = time.perf_counter()
     judge = make_judge(settings)
     load_s = time.perf_counter() - started
@@ -106,8 +110,8 @@ def main() -> None:
     rates = {r["mode"]: r["answers_per_s"] for r in results}
     report = {
         "machine": f"{platform.machine()}, {__import__('os').cpu_count()} CPUs",
-        "model": settings.judge_model,
-        "dtype": engine_dtype(settings.vllm_dtype, torch.cuda.is_available()),
+        "model": settings.judge.model,
+        "dtype": engine_dtype(settings.judge.vllm.dtype, torch.cuda.is_available()),
         "code": code_version("grader", "benchmarks"),
         "load_s": round(load_s, 1),
         "modes": results,

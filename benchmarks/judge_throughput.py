@@ -44,7 +44,7 @@ from pathlib import Path
 
 from benchmarks.common import ROOT, code_version, command
 from grader.bank.files import load_bank
-from grader.config import Settings
+from grader.config import JudgeSettings, OpenAISettings, Settings, VllmSettings
 from grader.engine.prompts import judge_messages, judge_prompt
 from grader.engine.rubrics import load_rubrics, rubric_for
 from grader.engine.verdict import parse_verdict, verdict_schema
@@ -292,7 +292,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--model",
-        default=Settings.model_fields["judge_model"].default,
+        default=JudgeSettings.model_fields["model"].default,
         help="packaged model name or a local model folder (vllm); the server's model (openai)",
     )
     parser.add_argument(
@@ -335,16 +335,20 @@ def main() -> None:
         items = mohler_items(ids, args.answers)
     requests = build_requests(items, args.answers, args.max_tokens, args.min_tokens)
 
-    base = {
-        "judge": args.backend,
-        "judge_model": args.model,
-        "vllm_load_format": args.load_format,
-        "vllm_max_model_len": args.max_model_len,
-        "vllm_enforce_eager": args.enforce_eager,
-        "vllm_gpu_memory_utilization": args.gpu_memory_utilization,
+    vllm = {
+        "load_format": args.load_format,
+        "max_model_len": args.max_model_len,
+        "enforce_eager": args.enforce_eager,
+        "gpu_memory_utilization": args.gpu_memory_utilization,
     }
-    if args.backend == "openai":
-        base["openai_model"] = args.model
+    openai = OpenAISettings(**({"model": args.model} if args.backend == "openai" else {}))
+
+    def judged(prefix_caching: bool) -> Settings:
+        engine = VllmSettings(**vllm, enable_prefix_caching=prefix_caching)
+        return Settings(
+            judge=JudgeSettings(backend=args.backend, model=args.model, vllm=engine, openai=openai)
+        )
+
     smallest, largest = sizes[0], sizes[-1]
     plan_on = [(b, True) for b in sizes] + [(largest, False)]
     results: dict = {}
@@ -381,11 +385,11 @@ def main() -> None:
         text = json.dumps(report, ensure_ascii=False, indent=2) + "\n"
         args.out.write_text(text, encoding="utf-8")
 
-    settings_on = Settings(**base, vllm_enable_prefix_caching=True)
+    settings_on = judged(prefix_caching=True)
     run_engine(settings_on, "cache_on", plan_on, requests, results, engines, save)
     if args.backend == "vllm" and not args.no_cache_off:
         plan_off = [(b, True) for b in sorted({smallest, largest})]
-        settings_off = Settings(**base, vllm_enable_prefix_caching=False)
+        settings_off = judged(prefix_caching=False)
         run_engine(settings_off, "cache_off", plan_off, requests, results, engines, save)
 
     report = json.loads(args.out.read_text(encoding="utf-8"))

@@ -23,7 +23,7 @@ from pathlib import Path
 from benchmarks import judge_modes
 from benchmarks.common import code_version
 from grader.bank.files import load_bank
-from grader.config import Settings
+from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings
 from grader.engine.pipeline import Pipeline
 from grader.engine.rubrics import load_rubrics
 from grader.judge.base import LabelRequest, prefix_waves
@@ -70,8 +70,14 @@ def main() -> None:
 
     from transformers import AutoTokenizer
 
-    settings = Settings(judge="scripted", scorer="none", embed_model="none")
-    tokenizer = AutoTokenizer.from_pretrained(resolve_model(Settings(judge="vllm"))[0])
+    settings = Settings(
+        judge=JudgeSettings(backend="scripted"),
+        scorer=ScorerSettings(choice="none"),
+        embeddings=EmbeddingSettings(model="none"),
+    )
+    tokenizer = AutoTokenizer.from_pretrained(
+        resolve_model(settings.judge.model, settings.cache.dir)[0]
+    )
     submissions = judge_modes.answers(set(args.questions.split(",")), args.answers)
     judge = Recording()
     bank = load_bank(judge_modes.BANK)

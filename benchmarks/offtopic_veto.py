@@ -27,7 +27,7 @@ otherwise nothing changes. "τ = 0" (every such English answer graded) is report
 the veto's readings and a look at Mohler development answers, before any CV figure of it: an
 answer below the zero margin is graded when it sits at least P closer to its 5 nearest
 classmates' answers (copies and near-duplicates left out; at least 8 others) than unrelated
-text does (``Settings.offtopic_peer_margin``). P runs over 0.04, 0.045, …, 0.06. A P is
+text does (``SignalSettings.offtopic_peer_margin``). P runs over 0.04, 0.045, …, 0.06. A P is
 admissible when every blatant text stays below it, in its question's cohort of development
 answers with the other blatant texts beside it and alone: the English texts against every
 Mohler development question, the Chinese ones (signal_calibration.py's and the integration
@@ -63,13 +63,13 @@ from benchmarks.scorer_judge import (
 from benchmarks.splits import SALT, Item
 from grader.calibrate.scorer_fit import SHIPPED, fit_stages
 from grader.calibrate.scorer_rows import ScorerRow
-from grader.config import Settings
+from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings, SignalSettings
 
 BLATANT = RESULTS / "offtopic_blatant_vllm.jsonl"
 BLATANT_QUESTIONS = 20
 TAUS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 PEER_MARGINS = (0.04, 0.045, 0.05, 0.055, 0.06)
-ZERO_MARGIN = Settings.model_fields["offtopic_zero_margin"].default
+ZERO_MARGIN = SignalSettings.model_fields["offtopic_zero_margin"].default
 
 # signal_calibration.py's and the integration test's English off-topic answers, and answers
 # that read like an exam answer on another subject.
@@ -97,7 +97,7 @@ def dev_cohort(items: list[Item], parts: dict[str, str], question_id: str, setti
 
     return [submission_of(i) for i in items if parts[i.id] == "dev"
             and i.question_id == question_id
-            and blank_reason(i.answer, settings.min_answer_chars) is None]  # fmt: skip
+            and blank_reason(i.answer, settings.rules.min_answer_chars) is None]  # fmt: skip
 
 
 def blatant_batch(question_id: str, texts: tuple[str, ...]):
@@ -118,10 +118,13 @@ def read(max_minutes: float) -> None:
     from grader.judge import make_judge
 
     torch.set_num_threads(2)
-    settings = Settings(_env_file=None, judge="vllm", judge_mode="probability", scorer="none",  # type: ignore[call-arg]
-                        embed_model="multilingual-e5-small",
-                        offtopic_zero_margin=PAST_EVERY_MARGIN)  # fmt: skip
-    embedder = Embedder(settings.embed_model, batch_size=settings.embed_batch_size)
+    settings = Settings(
+        judge=JudgeSettings(backend="vllm", mode="probability"),
+        scorer=ScorerSettings(choice="none"),
+        embeddings=EmbeddingSettings(model="multilingual-e5-small"),
+        signals=SignalSettings(offtopic_zero_margin=PAST_EVERY_MARGIN),
+    )
+    embedder = Embedder(settings.embeddings.model, batch_size=settings.embeddings.batch_size)
     judge = make_judge(settings)
     args = argparse.Namespace(judge="vllm", datasets=["mohler"], parts=["dev", "test"],
                               limit_per_question=0, max_minutes=max_minutes,
@@ -208,7 +211,7 @@ def blatant_peer_margins() -> dict[str, dict[str, list[float]]]:
 
     torch.set_num_threads(2)
     settings = settings_for_table()
-    embedder = Embedder(settings.embed_model, batch_size=settings.embed_batch_size)
+    embedder = Embedder(settings.embeddings.model, batch_size=settings.embeddings.batch_size)
     chinese = tuple(t for t in (*OFF_TOPIC, *INTEGRATION_OFF_TOPIC) if language_of(t) == "zh")
     out: dict[str, dict[str, list[float]]] = {}
     for dataset, texts in (("mohler", ENGLISH_OFF_TOPIC), ("ads", chinese)):
@@ -219,11 +222,12 @@ def blatant_peer_margins() -> dict[str, dict[str, list[float]]]:
             rubric = rubric_for(question, {})
             cohort = dev_cohort(items, parts, question.id, settings)
             batch = blatant_batch(question.id, texts)
-            together = analyze_question(question, rubric, batch, embedder, settings,
+            together = analyze_question(question, rubric, batch, embedder, settings.signals,
                                         cohort=cohort).signals  # fmt: skip
             found["with_others"] += [together[b.id].peer_margin for b in batch]
             for b in batch:
-                alone = analyze_question(question, rubric, [b], embedder, settings, cohort=cohort)
+                alone = analyze_question(question, rubric, [b], embedder, settings.signals,
+                                         cohort=cohort)  # fmt: skip
                 found["alone"].append(alone.signals[b.id].peer_margin)
         out[dataset] = {
             k: sorted(round(m, 4) for m in v if m is not None) for k, v in found.items()
@@ -246,7 +250,7 @@ def blatant_graded(blatant: list[dict]) -> dict:
     from grader.engine.signals import analyze_question
 
     settings = settings_for_table()
-    embedder = Embedder(settings.embed_model, batch_size=settings.embed_batch_size)
+    embedder = Embedder(settings.embeddings.model, batch_size=settings.embeddings.batch_size)
     scorer = load_scorer("default")
     items, parts, language = load("mohler")
     questions = {q.id: q for q in as_bank("mohler", items, language).questions}
@@ -255,11 +259,11 @@ def blatant_graded(blatant: list[dict]) -> dict:
         question, rubric = questions[qid], rubric_for(questions[qid], {})
         cohort = dev_cohort(items, parts, qid, settings)
         batch = blatant_batch(qid, ENGLISH_OFF_TOPIC)
-        signals = analyze_question(question, rubric, batch, embedder, settings,
+        signals = analyze_question(question, rubric, batch, embedder, settings.signals,
                                    cohort=cohort).signals  # fmt: skip
         for b in (b for b in blatant if b["question"] == qid):
             mine = signals[f"blatant-{b['text']}"]
-            if zero_off_topic(mine, settings):
+            if zero_off_topic(mine, settings.signals):
                 continue
             flagged += mine.off_topic
             reading = JudgeReading(b["share"], b["entropy"])
@@ -274,13 +278,13 @@ def blatant_graded(blatant: list[dict]) -> dict:
 def flagged_by_class(rows: list[ScorerRow]) -> dict:
     """Development answers the scorer grades that the off-topic flag now sends to review for
     their classmates alone (topic margin at or above the off-topic margin)."""
-    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    settings = Settings()
     out = {}
     for dataset in ("mohler", "ads"):
         mine = [r for r in rows if r.dataset == dataset and r.rule is None]
-        far = [r.share for r in mine if r.features.topic_margin >= settings.offtopic_margin
+        far = [r.share for r in mine if r.features.topic_margin >= settings.signals.offtopic_margin
                and r.features.peer_margin is not None
-               and r.features.peer_margin < settings.offtopic_peer_margin]  # fmt: skip
+               and r.features.peer_margin < settings.signals.offtopic_peer_margin]  # fmt: skip
         out[dataset] = {"scored": len(mine), "flagged": len(far),
                         "human_share": round(float(np.mean(far)), 3) if far else None}  # fmt: skip
     return out

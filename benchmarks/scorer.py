@@ -80,12 +80,12 @@ def grade_exam(
     rubric = rubric_for(question, data.rubrics)
     subs = {i.id: Submission(id=i.id, question_id=question.id, answer=i.answer, student=i.id)
             for i in exam.cohort}  # fmt: skip
-    blank = {i: blank_reason(s.answer, settings.min_answer_chars) for i, s in subs.items()}
+    blank = {i: blank_reason(s.answer, settings.rules.min_answer_chars) for i, s in subs.items()}
     batch = [subs[i.id] for i in exam.scored if blank[i.id] is None]
     graded = [GradedAnswer(id=g.id, question_id=question.id, answer=g.answer, score=g.score)
               for g in exam.graded]  # fmt: skip
     analysis = analyze_question(
-        question, rubric, batch, embedder, settings,
+        question, rubric, batch, embedder, settings.signals,
         cohort=[s for i, s in subs.items() if blank[i] is None], graded=graded,
     )  # fmt: skip
     pool = GradedPool.build(question, rubric, analysis.graded, analysis.vectors, scorer)
@@ -104,7 +104,7 @@ def grade_exam(
         features = read.features
         decided, share = decide(read, scorer)
         plain = features.model_copy(update={"judge_share": None, "judge_entropy": None})
-        off_topic = zero_off_topic(analysis.signals[item.id], settings)
+        off_topic = zero_off_topic(analysis.signals[item.id], settings.signals)
         unscored = found is not None and found["status"] != "graded" and not off_topic
         out.append(
             Answer(
@@ -253,7 +253,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=RESULTS / "scorer_eval.json")
     parser.add_argument("--bootstrap", type=int, default=1000)
-    parser.add_argument("--review-below", type=float, default=Settings().review_below_confidence,
+    parser.add_argument("--review-below", type=float, default=Settings().review.below_confidence,
                         help="the confidence threshold whose review rate is reported")  # fmt: skip
     parser.add_argument("--no-judge", action="store_true", help="ignore the judge's readings")
     parser.add_argument("--datasets", nargs="+", default=["mohler", "ads", "seed_dev", "seed_2"])
@@ -262,7 +262,7 @@ def main() -> None:
     from grader.embed import Embedder
 
     settings = settings_for_table()
-    embedder = Embedder(settings.embed_model, batch_size=settings.embed_batch_size)
+    embedder = Embedder(settings.embeddings.model, batch_size=settings.embeddings.batch_size)
     scorer = load_scorer("default")
     assert scorer is not None
     judged = {} if args.no_judge else production_readings("vllm")

@@ -42,7 +42,7 @@ from benchmarks.datasets import TABLE, as_bank, load
 from benchmarks.scorer_judge import add_judge_arguments, judge_seen, production_readings, run_judge
 from benchmarks.splits import Item, graded_sample
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow, write_rows
-from grader.config import Settings
+from grader.config import EmbeddingSettings, JudgeSettings, Settings
 from grader.engine.blanks import blank_reason
 from grader.engine.features import answer_features
 from grader.engine.rubrics import rubric_for
@@ -58,7 +58,10 @@ DATASETS = ("mohler", "ads")
 
 def settings_for_table() -> Settings:
     """The production defaults, whatever this shell's GRADER_* variables or .env say."""
-    return Settings(_env_file=None, embed_model="multilingual-e5-small", judge="none")  # type: ignore[call-arg]
+    return Settings(
+        embeddings=EmbeddingSettings(model="multilingual-e5-small"),
+        judge=JudgeSettings(backend="none"),
+    )
 
 
 def question_rows(
@@ -68,18 +71,18 @@ def question_rows(
     rubric = rubric_for(question, {})
     subs = [Submission(id=i.id, question_id=question.id, answer=i.answer, student=i.id)
             for i in items]  # fmt: skip
-    rules = {s.id: blank_reason(s.answer, settings.min_answer_chars) for s in subs}
+    rules = {s.id: blank_reason(s.answer, settings.rules.min_answer_chars) for s in subs}
     graded = [GradedAnswer(id=i.id, question_id=question.id, answer=i.answer, score=i.score)
               for i in items]  # fmt: skip
     analysis = analyze_question(
-        question, rubric, [s for s in subs if rules[s.id] is None], embedder, settings,
+        question, rubric, [s for s in subs if rules[s.id] is None], embedder, settings.signals,
         graded=graded,
     )  # fmt: skip
     signals = {g.id: s for g, s in analysis.graded}
     rows = []
     for item in items:
         rule = rules[item.id] or (
-            ReviewCode.OFF_TOPIC if zero_off_topic(signals[item.id], settings) else None
+            ReviewCode.OFF_TOPIC if zero_off_topic(signals[item.id], settings.signals) else None
         )
         rows.append(
             ScorerRow(
@@ -163,7 +166,7 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     settings = settings_for_table()
-    embedder = Embedder(settings.embed_model, batch_size=settings.embed_batch_size)
+    embedder = Embedder(settings.embeddings.model, batch_size=settings.embeddings.batch_size)
     started = time.perf_counter()
     if args.judge != "none":
         finished = run_judge(args, embedder)

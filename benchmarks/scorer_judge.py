@@ -1,6 +1,6 @@
 """The production probability judge on Mohler and ADS answers, for the scorer's judge features.
 
-``Pipeline.grade_many`` with ``Settings(judge=..., judge_mode="probability", scorer="none")``,
+``Pipeline.grade_many`` with ``Settings`` (the judge in probability mode, scorer ``none``),
 one call per question and part: the part's answers to the question are the cohort, the
 sampled ones the batch. Each judged answer's ``features.judge_reading`` (expected points over
 the points, mean entropy of the label distributions) is appended to
@@ -34,7 +34,7 @@ from benchmarks.common import RESULTS
 from benchmarks.datasets import TABLE, as_bank, load
 from benchmarks.splits import SALT, Item
 from grader.calibrate.scorer_rows import JudgeSeen
-from grader.config import Settings
+from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings, SignalSettings
 from grader.engine.features import judge_reading
 from grader.models import Grade, GradeStatus, Submission
 
@@ -139,8 +139,12 @@ def run_judge(args: argparse.Namespace, embedder, judge=None) -> bool:
     os.environ.setdefault("VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS", "3600")  # see PLAN "Notices"
     past = args.past_off_topic
     margin = {"offtopic_zero_margin": PAST_EVERY_MARGIN} if past else {}
-    settings = Settings(_env_file=None, judge=args.judge, judge_mode="probability",  # type: ignore[call-arg]
-                        scorer="none", embed_model="multilingual-e5-small", **margin)  # fmt: skip
+    settings = Settings(
+        judge=JudgeSettings(backend=args.judge, mode="probability"),
+        scorer=ScorerSettings(choice="none"),
+        embeddings=EmbeddingSettings(model="multilingual-e5-small"),
+        signals=SignalSettings(**margin),
+    )
     path = readings_path(args.judge, past)
     done = set(judge_readings(args.judge, past)) if path.exists() else set()
     zeroed = {r.id for r in read_rows(TABLE) if r.rule == "off_topic"} if past else set()

@@ -234,14 +234,17 @@ def blatant_margins() -> list[float]:
     (beside that question's non-blank seed answers, as ``signal_calibration.py`` runs it)."""
     from benchmarks.signal_calibration import OFF_TOPIC, ROOT, SEEDS
     from grader.bank.files import load_bank
-    from grader.config import Settings
+    from grader.config import EmbeddingSettings, JudgeSettings, Settings
     from grader.embed import Embedder
     from grader.engine.rubrics import load_rubrics, rubric_for
     from grader.engine.signals import analyze_question
     from grader.models import Submission
 
-    settings = Settings(_env_file=None, embed_model="multilingual-e5-small", judge="none")  # type: ignore[call-arg]
-    embedder = Embedder(settings.embed_model)
+    settings = Settings(
+        embeddings=EmbeddingSettings(model="multilingual-e5-small"),
+        judge=JudgeSettings(backend="none"),
+    )
+    embedder = Embedder(settings.embeddings.model)
     seeds = [json.loads(line) for line in SEEDS.read_text(encoding="utf-8").splitlines()]
     texts = [*OFF_TOPIC, *INTEGRATION_OFF_TOPIC]
     margins = []
@@ -255,7 +258,8 @@ def blatant_margins() -> list[float]:
             subs = [Submission(id=s["id"], question_id=q.id, answer=s["answer"]) for s in mine]
             subs += [Submission(id=f"off{i}", question_id=q.id, answer=t)
                      for i, t in enumerate(texts)]  # fmt: skip
-            signals = analyze_question(q, rubric_for(q, loaded), subs, embedder, settings).signals
+            rubric = rubric_for(q, loaded)
+            signals = analyze_question(q, rubric, subs, embedder, settings.signals).signals
             margins += [round(signals[f"off{i}"].topic_margin, 4) for i in range(len(texts))]
     return sorted(margins)
 

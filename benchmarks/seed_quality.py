@@ -22,7 +22,7 @@ from pathlib import Path
 
 from benchmarks.common import ROOT, code_version, fmt
 from grader.bank.files import load_bank
-from grader.config import Settings
+from grader.config import JudgeSettings, Settings
 from grader.engine.pipeline import Pipeline
 from grader.engine.rubrics import load_rubrics
 from grader.judge import make_judge
@@ -121,7 +121,9 @@ def bank_paths() -> dict[str, Path]:
 def grade_all(seeds: list[dict], settings: Settings) -> tuple[dict[str, Grade], dict]:
     """Grades by seed id, and timings: preparing the model, loading it, grading."""
     started = time.monotonic()
-    resolve_model(settings)  # converts a packaged model on first use; instant afterwards
+    resolve_model(
+        settings.judge.model, settings.cache.dir
+    )  # converts a packaged model on first use; instant afterwards
     prepare_s = time.monotonic() - started
     started = time.monotonic()
     judge = make_judge(settings)
@@ -331,14 +333,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--model",
-        default=Settings.model_fields["judge_model"].default,
+        default=JudgeSettings.model_fields["model"].default,
         help="packaged model name or a local model folder",
     )
     parser.add_argument("--out", type=Path, required=True, help="where to write the JSON report")
     parser.add_argument("--limit", type=int, default=None, help="only the first N seed answers")
     args = parser.parse_args()
 
-    settings = Settings(judge="vllm", judge_model=args.model)
+    settings = Settings(judge=JudgeSettings(backend="vllm", model=args.model))
     code = code_version(
         "grader", "prompts", "rubrics"
     )  # before grading: a checkout edited meanwhile must not be credited

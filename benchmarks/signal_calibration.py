@@ -22,7 +22,7 @@ from pathlib import Path
 
 from benchmarks.common import ROOT, code_version
 from grader.bank.files import load_bank
-from grader.config import Settings
+from grader.config import EmbeddingSettings, Settings
 from grader.embed import Embedder
 from grader.engine.coverage import coverage_points
 from grader.engine.rubrics import load_rubrics, rubric_for
@@ -68,8 +68,8 @@ def main() -> None:
 
     from scipy.stats import spearmanr
 
-    settings = Settings(embed_model="multilingual-e5-small")
-    embedder = Embedder(settings.embed_model)
+    settings = Settings(embeddings=EmbeddingSettings(model="multilingual-e5-small"))
+    embedder = Embedder(settings.embeddings.model)
     questions, rubrics = {}, {}
     for path in sorted((ROOT / "rubrics").glob("*.yaml")):
         bank = load_bank(path)
@@ -90,7 +90,7 @@ def main() -> None:
         subs += [
             Submission(id=f"off{i}", question_id=qid, answer=t) for i, t in enumerate(OFF_TOPIC)
         ]
-        signals = analyze_question(question, rubric, subs, embedder, settings).signals
+        signals = analyze_question(question, rubric, subs, embedder, settings.signals).signals
         for r in rows:
             genuine.append((qid, r["kind"], signals[r["id"]].topic_margin))
             human.append(r["human_total"] / rubric.points)
@@ -105,12 +105,13 @@ def main() -> None:
         "benchmark": "signal_calibration",
         "code": code_version("grader", __file__),
         "model": embedder.name,
-        "offtopic_margin_setting": settings.offtopic_margin,
+        "offtopic_margin_setting": settings.signals.offtopic_margin,
         "genuine_margin": {"n": len(genuine), "min": min(m for *_, m in genuine),
                            "max": max(m for *_, m in genuine)},
         "offtopic_margin": {"n": len(off_topic), "min": min(off_topic), "max": max(off_topic)},
-        "genuine_flagged_off_topic": [g for g in genuine if g[2] < settings.offtopic_margin],
-        "duplicate_cosine_setting": settings.duplicate_cosine,
+        "genuine_flagged_off_topic": [g for g in genuine
+                                      if g[2] < settings.signals.offtopic_margin],
+        "duplicate_cosine_setting": settings.signals.duplicate_cosine,
         "copy_cosines": [round(c, 4) for c in copies],
         "paraphrase_cosines": [round(c, 4) for c in paraphrases],
         "coverage_spearman_vs_human": {

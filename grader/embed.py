@@ -93,7 +93,7 @@ class Embedder:
         if cache_dir is None:
             from grader.config import Settings
 
-            cache_dir = Settings().cache_dir
+            cache_dir = Settings().cache.dir
         self.cache_dir = Path(cache_dir).expanduser()
         if batch_size < 1:
             raise ConfigError(f"embedding batch_size must be >= 1, got {batch_size}")
@@ -243,7 +243,7 @@ def make_embedder(
     Fails early, with the install command, when sentence-transformers is missing: a grader that
     silently skipped off-topic and duplicate checks would look the same as one that found none.
     """
-    if settings.embed_model == "none":
+    if settings.embeddings.model == "none":
         return None
     try:
         import sentence_transformers  # noqa: F401
@@ -253,9 +253,9 @@ def make_embedder(
             f"{_INSTALL_HINT}, or set GRADER_EMBED_MODEL=none to grade without them"
         ) from exc
     return Embedder(
-        settings.embed_model,
-        cache_dir=settings.cache_dir,
-        batch_size=settings.embed_batch_size,
+        settings.embeddings.model,
+        cache_dir=settings.cache.dir,
+        batch_size=settings.embeddings.batch_size,
         progress=progress,
     )
 

@@ -25,8 +25,8 @@ from workers.queues import GRADE_QUEUE, ROUTES
 
 
 def create_app(settings: Settings) -> Celery:
-    """A Celery app on ``settings.redis_url`` with the service's tasks registered."""
-    app = Celery("grader", broker=settings.redis_url)
+    """A Celery app on ``settings.service.redis_url`` with the service's tasks registered."""
+    app = Celery("grader", broker=settings.service.redis_url)
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,
@@ -41,15 +41,15 @@ def create_app(settings: Settings) -> Celery:
         worker_send_task_events=True,
         task_send_sent_event=True,
         broker_transport_options={
-            "visibility_timeout": settings.visibility_timeout_s,
+            "visibility_timeout": settings.service.visibility_timeout_s,
             # Kombu scans for messages past their visibility timeout every interval × throttle
             # seconds (default 100 s); scan every quarter timeout (at most a minute) instead.
-            "unacked_restore_interval": max(1, min(60, settings.visibility_timeout_s // 4)),
+            "unacked_restore_interval": max(1, min(60, settings.service.visibility_timeout_s // 4)),
             "unacked_restore_throttle": 1,
             # The scan holds a Redis lock; a worker killed while holding it would stop every
             # other worker's scans until the lock expires (default 300 s). A scan takes
             # milliseconds.
-            "unacked_mutex_expire": max(5, min(30, settings.visibility_timeout_s // 4)),
+            "unacked_mutex_expire": max(5, min(30, settings.service.visibility_timeout_s // 4)),
             "socket_connect_timeout": 5,
         },
         broker_connection_retry_on_startup=True,
@@ -64,7 +64,7 @@ def create_app(settings: Settings) -> Celery:
         # Each pool process loads the judge before it reports up; Celery kills one that takes
         # longer than this (its default, 4 s, is shorter than any model judge's load) and kills
         # its replacement too, so a worker whose child died would never grade again.
-        worker_proc_alive_timeout=settings.worker_start_timeout_s,
+        worker_proc_alive_timeout=settings.service.worker_start_timeout_s,
     )
     tasks.register(app, settings)
     return app
@@ -81,7 +81,7 @@ def get_app() -> Celery:
         settings = Settings()
         logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per webhook is noise
         _app = create_app(settings)
-        lifecycle.connect(_app, settings)
+        lifecycle.connect(_app, settings.service)
     return _app
 
 

@@ -23,13 +23,15 @@ class CeleryDispatcher:
         self.settings = settings
         # The process's only app unless one is given: nothing else here builds one.
         self.app = app or create_app(settings)
-        self._gatherer = Gatherer(self._send, settings.batch_size, settings.batch_wait_ms / 1000)
+        self._gatherer = Gatherer(
+            self._send, settings.service.batch_size, settings.service.batch_wait_ms / 1000
+        )
 
     def enqueue(self, submissions: list[StoredSubmission]) -> None:
         self._gatherer.add(submissions)
 
     def _send(self, submissions: list[StoredSubmission]) -> None:
-        for ids in chunks(submissions, self.settings.batch_size):
+        for ids in chunks(submissions, self.settings.service.batch_size):
             self.app.send_task(GRADE_TASK, args=[ids], queue=GRADE_QUEUE)
 
     def broker_ok(self) -> bool:
@@ -43,7 +45,7 @@ class CeleryDispatcher:
     def queue_depth(self) -> dict[str, int]:
         import redis
 
-        client = redis.Redis.from_url(self.settings.redis_url, socket_timeout=2)
+        client = redis.Redis.from_url(self.settings.service.redis_url, socket_timeout=2)
         try:
             return {q: int(client.llen(q)) for q in QUEUES}
         finally:

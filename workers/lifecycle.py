@@ -12,7 +12,7 @@ import os
 from celery import Celery
 from celery.signals import worker_init, worker_process_init, worker_ready, worker_shutdown
 
-from grader.config import Settings
+from grader.config import ServiceSettings
 from grader.service.store import Store
 from workers.runtime import runtime
 from workers.sweeper import Sweeper
@@ -21,7 +21,7 @@ from workers.sweeper import Sweeper
 class Lifecycle:
     """The hooks of one worker process, holding its app, settings and sweeper."""
 
-    def __init__(self, app: Celery, settings: Settings):
+    def __init__(self, app: Celery, settings: ServiceSettings):
         self.app, self.settings = app, settings
         self.sweeper: Sweeper | None = None
 
@@ -42,7 +42,7 @@ class Lifecycle:
             self.sweeper.stop()
 
 
-def connect(app: Celery, settings: Settings) -> Lifecycle:
+def connect(app: Celery, settings: ServiceSettings) -> Lifecycle:
     """Connect the worker's hooks for ``app`` (strongly: the receivers are bound methods)."""
     hooks = Lifecycle(app, settings)
     worker_init.connect(hooks.migrate, weak=False)

@@ -20,7 +20,7 @@ from grader.service.webhook_transport import webhook_client
 class Runtime:
     def __init__(self, settings: Settings):
         self.settings = settings
-        self.store = Store(settings.database_url)
+        self.store = Store(settings.service.database_url)
 
     @cached_property
     def graders(self) -> Graders:
@@ -29,7 +29,9 @@ class Runtime:
     @cached_property
     def http(self) -> httpx.Client:
         """One client per process for webhooks: building one costs tens of milliseconds."""
-        return webhook_client(self.settings.webhook_timeout_s, self.settings.webhook_allow_private)
+        return webhook_client(
+            self.settings.webhooks.timeout_s, self.settings.webhooks.allow_private
+        )
 
 
 _runtime: Runtime | None = None

@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from celery import Celery
 
-from grader.config import Settings
+from grader.config import ServiceSettings
 from grader.service.batches import chunks
 from grader.service.store import Store
 from workers.queues import GRADE_QUEUE, GRADE_TASK, IO_QUEUE, WEBHOOK_TASK
@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 
 class Sweeper:
-    def __init__(self, app: Celery, settings: Settings):
+    def __init__(self, app: Celery, settings: ServiceSettings):
         self.app, self.settings = app, settings
         self.store = Store(settings.database_url)
         self._stop = threading.Event()

@@ -33,10 +33,10 @@ def register(app: Celery, settings: Settings) -> None:
         name=GRADE_TASK,
         bind=True,
         base=DeadLetterOnFailure,
-        max_retries=settings.task_retries,
+        max_retries=settings.service.task_retries,
         shared=False,
     )(grade_batch)
-    app.task(name=WEBHOOK_TASK, bind=True, max_retries=settings.task_retries, shared=False)(
+    app.task(name=WEBHOOK_TASK, bind=True, max_retries=settings.service.task_retries, shared=False)(
         deliver_webhook
     )
 
@@ -73,8 +73,8 @@ def deliver_webhook(task: Task, delivery_id: int) -> None:
             rt.store,
             delivery_id,
             client=rt.http,
-            retries=settings.webhook_retries,
-            backoff_s=settings.retry_backoff_s,
+            retries=settings.webhooks.retries,
+            backoff_s=settings.service.retry_backoff_s,
         )
     except Exception as exc:
         if not database_unavailable(exc):
@@ -90,5 +90,5 @@ def deliver_webhook(task: Task, delivery_id: int) -> None:
 def _retry_in(retries: int) -> float:
     # Capped below the visibility timeout: a longer countdown would be redelivered early.
     settings = runtime().settings
-    cap = max(1.0, settings.visibility_timeout_s / 2)
-    return backoff(retries + 1, settings.retry_backoff_s, cap)
+    cap = max(1.0, settings.service.visibility_timeout_s / 2)
+    return backoff(retries + 1, settings.service.retry_backoff_s, cap)

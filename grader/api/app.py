@@ -38,11 +38,13 @@ def create_app(
         description="Grade exam answers: post submissions, get grades back by poll or webhook.",
     )
     app.state.services = Services(settings, store, exams, dispatcher)
-    app.include_router(intake_router(settings.bulk_limit))
+    app.include_router(intake_router(settings.limits.bulk_limit))
     app.include_router(health_router)
     install_instructor_pages(app)
     app.add_middleware(PageHeaders)
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes, form_limit=settings.max_form_bytes)
+    app.add_middleware(
+        BodyLimit, limit=settings.limits.max_body_bytes, form_limit=settings.limits.max_form_bytes
+    )
     for error in OUTAGE_ERRORS:
         app.add_exception_handler(error, database_away)
     return app

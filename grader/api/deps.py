@@ -52,7 +52,7 @@ def platform(
     found = svc.store.accounts.platform_by_key_id(key_id) if key_id else None
     if not key_id or found is None or not keys.matches(credentials.credentials, found.key_hash):
         raise unauthorized
-    count_request(svc.settings, svc.store, key_id)
+    count_request(svc.settings.limits, svc.store, key_id)
     return found
 
 

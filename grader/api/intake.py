@@ -25,7 +25,7 @@ from grader.api.schemas import (
     SubmitResponse,
     Text,
 )
-from grader.config import Settings
+from grader.config import LimitSettings
 from grader.files.jsonl import json_problem
 from grader.service.exams import Exam
 from grader.service.store import IdConflict, NewSubmission, Platform, QueueFull
@@ -72,18 +72,18 @@ async def submit(request: Request, caller: Caller, svc: Svc) -> SubmitResponse:
     different body it is a 409 and nothing of the request is stored. A post that would
     queue more than GRADER_MAX_QUEUED_PER_PLATFORM is a 429 and stores nothing.
     """
-    body = await _read_body(request, svc.settings)
+    body = await _read_body(request, svc.settings.limits)
     # Decoding and checking up to 8 MiB, then the database: in a worker thread, so one large
     # post never holds the event loop other platforms' requests are served on.
     return await run_in_threadpool(_accept, body, caller, svc)
 
 
-async def _read_body(request: Request, settings: Settings) -> bytes:
+async def _read_body(request: Request, limits: LimitSettings) -> bytes:
     """The body (bounded by BodyLimit, GRADER_MAX_BODY_BYTES), refused (413) as soon as what
     has arrived shows it too large: an object past any valid submission's size, or a list
     whose first ``PREFIX_BYTES`` hold more than GRADER_BULK_LIMIT elements. The rest of such a
     body is never read."""
-    body, checked, most = bytearray(), False, _most_object_bytes(settings)
+    body, checked, most = bytearray(), False, _most_object_bytes(limits)
     blank = 0  # the leading whitespace scanned so far
     async for chunk in request.stream():
         body += chunk
@@ -95,22 +95,22 @@ async def _read_body(request: Request, settings: Settings) -> bytes:
         if not checked and len(body) >= PREFIX_BYTES:
             checked = True
             prefix = bytes(body[:PREFIX_BYTES])
-            if await run_in_threadpool(too_many_in_prefix, prefix, settings.bulk_limit):
-                raise HTTPException(413, str(TooManyItems(settings.bulk_limit)))
+            if await run_in_threadpool(too_many_in_prefix, prefix, limits.bulk_limit):
+                raise HTTPException(413, str(TooManyItems(limits.bulk_limit)))
     return bytes(body)
 
 
-def _most_object_bytes(settings: Settings) -> int:
+def _most_object_bytes(limits: LimitSettings) -> int:
     """The largest valid submission: its answer at 12 bytes a character (an escaped surrogate
     pair), plus room for the other fields and whitespace."""
-    return 12 * settings.max_answer_chars + 64 * 1024
+    return 12 * limits.max_answer_chars + 64 * 1024
 
 
 def _accept(body: bytes, caller: Platform, svc: Services) -> SubmitResponse:
-    settings = svc.settings
-    items = _validate(_parse(body, settings), settings, svc.exams, caller)
+    limits = svc.settings.limits
+    items = _validate(_parse(body, limits), limits, svc.exams, caller)
     try:
-        stored = svc.store.intake.submit(caller.id, items, settings.max_queued_per_platform)
+        stored = svc.store.intake.submit(caller.id, items, limits.max_queued_per_platform)
     except IdConflict as exc:
         raise HTTPException(409, {"msg": str(exc), "ids": exc.external_ids}) from exc
     except QueueFull as exc:
@@ -182,9 +182,9 @@ def export(exam: str, caller: Caller, svc: Svc, format: str = "jsonl") -> Stream
     )
 
 
-def _parse(body: bytes, settings: Settings) -> Any:
+def _parse(body: bytes, limits: LimitSettings) -> Any:
     try:
-        return parse_body(body, settings.bulk_limit, _most_object_bytes(settings))
+        return parse_body(body, limits.bulk_limit, _most_object_bytes(limits))
     except (TooManyItems, ObjectTooLarge) as exc:
         raise HTTPException(413, str(exc)) from exc
     except (ValueError, RecursionError) as exc:
@@ -194,7 +194,7 @@ def _parse(body: bytes, settings: Settings) -> Any:
 
 
 def _validate(
-    data: Any, settings: Settings, exams: dict[str, Exam], caller: Platform
+    data: Any, limits: LimitSettings, exams: dict[str, Exam], caller: Platform
 ) -> list[NewSubmission]:
     """Every item checked before anything is stored; all problems reported at once."""
     prefix: list[str | int] | None  # an error's location: a lone object's, or None (its index)
@@ -215,9 +215,9 @@ def _validate(
         )
     if not raw:
         raise HTTPException(422, [{"loc": ["body"], "msg": "empty list", "type": "too_short"}])
-    if len(raw) > settings.bulk_limit:
+    if len(raw) > limits.bulk_limit:
         raise HTTPException(
-            413, f"{len(raw)} submissions in one request; the limit is {settings.bulk_limit}"
+            413, f"{len(raw)} submissions in one request; the limit is {limits.bulk_limit}"
         )
     errors: list[dict] = []
     forbidden: set[str] = set()
@@ -247,11 +247,11 @@ def _validate(
                     "type": "value_error",
                 }
             )
-        elif len(item.answer) > settings.max_answer_chars:
+        elif len(item.answer) > (most := limits.max_answer_chars):
             errors.append(
                 {
                     "loc": [*loc, "answer"],
-                    "msg": f"answer is {len(item.answer)} characters; the limit is {settings.max_answer_chars}",
+                    "msg": f"answer is {len(item.answer)} characters; the limit is {most}",
                     "type": "string_too_long",
                 }
             )

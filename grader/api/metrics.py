@@ -45,7 +45,7 @@ def scraper(
 ) -> None:
     """With GRADER_METRICS_TOKEN set, 401 unless the request carries it as a bearer token
     (compared in constant time); unset, /metrics is open."""
-    token = svc.settings.metrics_token
+    token = svc.settings.pages.metrics_token
     if token is None:
         return
     given = credentials.credentials.encode() if credentials else b""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from fastapi import HTTPException, Request
 
 from grader.api.proxy import client_address
-from grader.config import Settings
+from grader.config import LimitSettings, Settings
 from grader.service.store import QueueFull, Store
 
 WINDOW_S = 60
@@ -22,9 +22,9 @@ class TooMany(HTTPException):
         super().__init__(429, detail, headers={"Retry-After": str(retry_after_s)})
 
 
-def count_request(settings: Settings, store: Store, key_id: str) -> None:
+def count_request(limits: LimitSettings, store: Store, key_id: str) -> None:
     """Count a request made with an API key; TooMany past GRADER_RATE_LIMIT_PER_MINUTE."""
-    limit = settings.rate_limit_per_minute
+    limit = limits.rate_limit_per_minute
     if not limit:
         return
     window = store.counters.hit(f"key:{key_id}", WINDOW_S)
@@ -41,14 +41,16 @@ def queue_full(exc: QueueFull) -> TooMany:
 
 
 def _login_counter(settings: Settings, request: Request) -> str:
-    return f"login:{client_address(request, settings.trust_proxy)}"
+    return f"login:{client_address(request, settings.pages.trust_proxy)}"
 
 
 def login_wait_s(settings: Settings, store: Store, request: Request) -> int | None:
     """Seconds this client must wait before trying a login key again, or None when it may; the
     client is the TCP peer, or X-Forwarded-For's first address with GRADER_TRUST_PROXY."""
     window = store.counters.count(_login_counter(settings, request), WINDOW_S)
-    return window.retry_after_s if window.count >= settings.login_failures_per_minute else None
+    return (
+        window.retry_after_s if window.count >= settings.limits.login_failures_per_minute else None
+    )
 
 
 def login_failed(settings: Settings, store: Store, request: Request) -> None:

@@ -18,7 +18,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from grader.config import Settings
+from grader.config import LimitSettings
 
 _PHASES = {h11.IDLE: "head", h11.SEND_BODY: "body"}
 
@@ -77,13 +77,13 @@ def deadline_protocol(head_timeout_s: float, body_timeout_s: float) -> type[Read
     )
 
 
-def server_config(settings: Settings, app, host: str, port: int) -> uvicorn.Config:
+def server_config(limits: LimitSettings, app, host: str, port: int) -> uvicorn.Config:
     """uvicorn's configuration for the service: the read deadlines and the keep-alive timeout
-    from ``settings``."""
+    from ``limits``."""
     return uvicorn.Config(
         app,
         host=host,
         port=port,
-        http=deadline_protocol(settings.request_header_timeout_s, settings.request_body_timeout_s),
-        timeout_keep_alive=settings.keep_alive_timeout_s,
+        http=deadline_protocol(limits.request_header_timeout_s, limits.request_body_timeout_s),
+        timeout_keep_alive=limits.keep_alive_timeout_s,
     )

@@ -16,13 +16,16 @@ def main() -> None:
     from pydantic import ValidationError
     from rich.markup import escape
 
+    from grader.config import PARTS, env_name
+
     try:
         app()
     except ValidationError as exc:
-        if exc.title != "Settings":
+        part = next((p for p in PARTS if p.__name__ == exc.title), None)
+        if part is None:
             raise
         # a bad GRADER_* variable: say which and why, without a traceback (or its value)
         for error in exc.errors():
-            field = ".".join(str(part) for part in error["loc"])
-            err.print(f"[bold red]error:[/] settings: {escape(field)}: {escape(error['msg'])}")
+            name = env_name(part, str(error["loc"][0])) if error["loc"] else exc.title
+            err.print(f"[bold red]error:[/] settings: {escape(name)}: {escape(error['msg'])}")
         raise SystemExit(2) from None

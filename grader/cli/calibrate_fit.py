@@ -144,10 +144,10 @@ def calibrate_rescore(
         graded, answers, vectors, rubrics = _neighbours(human, submissions, bank_path, found)
         settings = Settings()
         result = rescore_grades(
-            found, scorer, settings.review_below_confidence,
+            found, scorer, settings.review.below_confidence,
             graded=graded, answers=answers, vectors=vectors, rubrics=rubrics,
         )  # fmt: skip
-        result.grades = rank_grades(result.grades, settings.review_share)
+        result.grades = rank_grades(result.grades, settings.review.share)
     except GraderError as exc:
         raise fail(exc) from exc
     tmp = out.with_suffix(out.suffix + ".tmp")

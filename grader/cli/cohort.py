@@ -18,13 +18,13 @@ def load_exam(bank_path: Path, submissions: Path, embed_model: str | None):
     """Bank, its submissions, settings and embedder for the commands that compare answers
     (``groups``, ``integrity``, ``suggest``); a clear error and exit 2 without an embedder."""
     from grader.bank.files import load_bank
-    from grader.config import Settings
+    from grader.config import EmbeddingSettings, Settings
     from grader.embed import make_embedder
     from grader.files.submissions import read_submissions
 
     try:
-        given: dict[str, Any] = {"embed_model": embed_model} if embed_model else {}
-        settings = Settings(**given)
+        given: dict[str, Any] = {"model": embed_model} if embed_model else {}
+        settings = Settings(embeddings=EmbeddingSettings(**given))
         bank = load_bank(bank_path)
         pending = read_submissions(submissions, bank)
         embedder = make_embedder(settings, progress=lambda m: err.print(escape(m)))
@@ -84,14 +84,15 @@ def groups(
             f"{escape(question_id)}"
         )
         raise typer.Exit(code=2)
-    answers = [s for s in mine if blank_reason(s.answer, settings.min_answer_chars) is None]
+    answers = [s for s in mine if blank_reason(s.answer, settings.rules.min_answer_chars) is None]
     if len(answers) < len(mine):
         err.print(f"{len(mine) - len(answers)} blank or non-answer(s) left out of the groups")
     try:
         vectors = embedder.encode([s.answer for s in answers])
     except GraderError as exc:
         raise fail(exc) from exc
-    found = group_answers(vectors, settings.group_cosine if threshold is None else threshold)
+    cosine = settings.signals.group_cosine if threshold is None else threshold
+    found = group_answers(vectors, cosine)
     if as_json:
         print(
             json.dumps(
@@ -152,12 +153,15 @@ def integrity(
 
     bank, pending, settings, embedder = load_exam(bank_path, submissions, embed_model)
     if threshold is not None:
-        settings = settings.model_copy(update={"duplicate_cosine": threshold})
+        signals = settings.signals.model_copy(update={"duplicate_cosine": threshold})
+        settings = settings.model_copy(update={"signals": signals})
     try:
-        pairs = suspect_pairs(bank, pending, embedder, settings)
+        pairs = suspect_pairs(bank, pending, embedder, settings.rules, settings.signals)
     except GraderError as exc:
         raise fail(exc) from exc
-    write_report(pairs, out, bank=bank, source=submissions, settings=settings, answers=len(pending))
+    write_report(
+        pairs, out, bank=bank, source=submissions, signals=settings.signals, answers=len(pending)
+    )
     if as_json:
         for pair in pairs:
             print(json.dumps(pair.as_json(), ensure_ascii=False))

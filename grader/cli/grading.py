@@ -123,13 +123,8 @@ def grade(
     """
     from grader.files.grades import read_grades
 
-    overrides = {
-        "judge": judge,
-        "embed_model": embed_model,
-        "judge_chunk": judge_chunk,
-        "scorer": scorer,
-    }
-    bank, rubrics, settings, pending, done = _load(bank_path, submissions, out, overrides)
+    options = {"backend": judge, "chunk": judge_chunk, "embed_model": embed_model, "scorer": scorer}
+    bank, rubrics, settings, pending, done = _load(bank_path, submissions, out, options)
     scored = _graded(graded, bank, rubrics, pending) if graded else []
     todo = [s for s in pending if s.id not in done]
     if done:
@@ -195,19 +190,27 @@ def _fail_if_unscored(grades: list, trouble: str | None) -> None:
     raise typer.Exit(code=EXIT_UNSCORED)
 
 
-def _load(bank_path: Path, submissions: Path, out: Path, overrides: dict):
+def _load(bank_path: Path, submissions: Path, out: Path, options: dict):
     """Settings, bank, rubrics and submissions, and the ids already graded in ``out``."""
     from grader.bank.files import load_bank
-    from grader.config import Settings
+    from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings
     from grader.engine.rubrics import load_rubrics
     from grader.files.grades import read_grades
     from grader.files.submissions import read_submissions
     from grader.models import GradeStatus
 
     try:
-        settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
-        if settings.judge_chunk is None:  # the service's default is one call per batch
-            settings = settings.model_copy(update={"judge_chunk": CLI_JUDGE_CHUNK})
+        given = {k: v for k, v in options.items() if v is not None}
+        judge = JudgeSettings(**{k: given[k] for k in ("backend", "chunk") if k in given})
+        if judge.chunk is None:  # the service's default is one call per batch
+            judge = judge.model_copy(update={"chunk": CLI_JUDGE_CHUNK})
+        settings = Settings(
+            judge=judge,
+            embeddings=EmbeddingSettings(
+                **{"model": given["embed_model"]} if "embed_model" in given else {}
+            ),
+            scorer=ScorerSettings(**{"choice": given["scorer"]} if "scorer" in given else {}),
+        )
         bank = load_bank(bank_path)
         rubrics = load_rubrics(bank_path, bank)
         pending = read_submissions(submissions, bank)
@@ -223,10 +226,10 @@ def _load(bank_path: Path, submissions: Path, out: Path, overrides: dict):
 
 def _log_file(settings) -> Path | None:
     try:
-        return log_path(settings.cache_dir, "grade")
+        return log_path(settings.cache.dir, "grade")
     except OSError as exc:
         err.print(
-            f"[yellow]warning:[/] cannot keep a log in {escape(str(settings.cache_dir))} "
+            f"[yellow]warning:[/] cannot keep a log in {escape(str(settings.cache.dir))} "
             f"({escape(str(exc))}): the libraries' output stays on the terminal"
         )
         return None
@@ -239,9 +242,9 @@ def _scorer(settings, bank_path: Path):
 
     try:
         chosen = choose_scorer(
-            scorer_setting(settings.scorer),
+            scorer_setting(settings.scorer.choice),
             bank_path,
-            embeddings=settings.embed_model != "none",  # as ``make_embedder`` decides
+            embeddings=settings.embeddings.model != "none",  # as ``make_embedder`` decides
         )
     except GraderError as exc:
         raise fail(exc) from exc

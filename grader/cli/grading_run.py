@@ -132,7 +132,7 @@ class Run:
         from grader.embed import make_embedder
         from grader.packaged import awaits_preparation, prepare_embed_model
 
-        name, cache = self.settings.embed_model, self.settings.cache_dir.expanduser()
+        name, cache = self.settings.embeddings.model, self.settings.cache.dir.expanduser()
         if name == "none":
             return None
         if awaits_preparation(name, cache / "embed"):
@@ -148,8 +148,8 @@ class Run:
         from grader.judge import make_judge
         from grader.packaged import awaits_preparation, prepare_model
 
-        backend, name = self.settings.judge, self.settings.judge_model
-        cache = self.settings.cache_dir.expanduser() / "models"
+        backend, name = self.settings.judge.backend, self.settings.judge.model
+        cache = self.settings.cache.dir.expanduser() / "models"
         if backend == "none":
             return None
         if backend == "vllm" and awaits_preparation(name, cache):

@@ -118,14 +118,14 @@ def rubric_draft(
 ) -> None:
     """Draft a rubric from the question's reference answer with the judge, for you to edit."""
     from grader.bank.files import load_bank
-    from grader.config import Settings
+    from grader.config import JudgeSettings, Settings
     from grader.engine.draft import draft_rubric
     from grader.engine.rubrics import rubric_dir, save_rubric
     from grader.judge import make_judge
 
     try:
-        given: dict[str, Any] = {"judge": judge} if judge else {}
-        settings = Settings(**given)
+        given: dict[str, Any] = {"backend": judge} if judge else {}
+        settings = Settings(judge=JudgeSettings(**given))
         bank = load_bank(bank_path)
     except GraderError as exc:
         raise fail(exc) from exc

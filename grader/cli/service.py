@@ -23,7 +23,7 @@ def _store():
     from grader.config import Settings
     from grader.service.store import Store
 
-    store = Store(Settings().database_url)
+    store = Store(Settings().service.database_url)
     store.migrate()
     return store
 
@@ -34,7 +34,9 @@ def db_upgrade() -> None:
     from grader.config import Settings
 
     _store()
-    console.print(f"database at the newest schema: {escape(_masked(Settings().database_url))}")
+    console.print(
+        f"database at the newest schema: {escape(_masked(Settings().service.database_url))}"
+    )
 
 
 def _masked(url: str) -> str:
@@ -83,7 +85,7 @@ def _check_webhook_url(url: str) -> None:
     from grader.service.webhook_urls import address_problem
 
     try:
-        problem = address_problem(url, Settings().webhook_allow_private)
+        problem = address_problem(url, Settings().webhooks.allow_private)
     except OSError as exc:
         err.print(
             f"[yellow]warning:[/] cannot resolve the webhook's host now "
@@ -100,7 +102,7 @@ def _warn_unserved(exams: list[str]) -> None:
     from grader.bank.files import load_bank
     from grader.config import Settings
 
-    served = {load_bank(path).name for path in Settings().banks if Path(path).exists()}
+    served = {load_bank(path).name for path in Settings().service.banks if Path(path).exists()}
     for unknown in sorted(set(exams) - served):
         err.print(
             "[yellow]warning:[/] "
@@ -177,7 +179,7 @@ def serve(
     store = _store()
     dispatcher: Dispatcher
     try:
-        exams = load_exams(settings.banks)
+        exams = load_exams(settings.service.banks)
         if inline:  # the API keeps the intake, pages and health; a child process grades
             grading = InlineProcess(settings, store)
             dispatcher, mode = grading, f"inline, grading in process {grading.pid}"
@@ -188,7 +190,7 @@ def serve(
     err.print(escape(f"serving exams: {', '.join(sorted(exams))} ({mode})"))
     try:
         app = create_app(settings, store, exams, dispatcher)
-        uvicorn.Server(server_config(settings, app, host, port)).run()
+        uvicorn.Server(server_config(settings.limits, app, host, port)).run()
     finally:
         dispatcher.close()
 
@@ -217,7 +219,7 @@ def worker(
 
     settings = Settings()
     if concurrency is None:
-        concurrency = 1 if settings.judge == "vllm" else (os.cpu_count() or 1)
+        concurrency = 1 if settings.judge.backend == "vllm" else (os.cpu_count() or 1)
     os.environ["GRADER_WORKER_LOADS_JUDGE"] = "1" if GRADE_QUEUE in queues.split(",") else "0"
     from celery.signals import worker_init
 

@@ -41,7 +41,7 @@ def suggest(
     from grader.engine.suggest import suggest as choose_answers
 
     bank, pending, settings, embedder = load_exam(bank_path, submissions, embed_model)
-    picked = choose_answers(bank, pending, embedder, settings, per_question)
+    picked = choose_answers(bank, pending, embedder, settings.rules, per_question)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)

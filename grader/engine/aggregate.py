@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 
-from grader.config import Settings
+from grader.config import ReviewSettings
 from grader.engine.coverage import coverage_points
 from grader.engine.evidence import check_verdict
 from grader.engine.reasons import injection_reason, judged_reasons, model_free_points
@@ -36,7 +36,7 @@ _NOTES = {
 }
 
 
-def judged_grade(item: Work, provenance: GradeProvenance, settings: Settings) -> Grade:
+def judged_grade(item: Work, provenance: GradeProvenance, review: ReviewSettings) -> Grade:
     """The grade of an answer judged by a JSON verdict."""
     good = [r.verdict for r in item.replies if r.verdict is not None]
     if not good:
@@ -49,7 +49,7 @@ def judged_grade(item: Work, provenance: GradeProvenance, settings: Settings) ->
     gap = abs(score - model_free) / rubric.points
     confidence = round(max(0.0, min(1.0 - spread, 1.0 - gap)), 3)
     reasons += judged_reasons(
-        score, model_free, confidence, item.signals, item.plan.question, rubric, settings
+        score, model_free, confidence, item.signals, item.plan.question, rubric, review
     )
     return Grade(
         **identity(item.submission),

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from grader.config import Settings
+from grader.config import RuleSettings, SignalSettings
 from grader.engine.blanks import blank_reason
 from grader.engine.signals import copied_pairs
 from grader.models import Bank, Submission
@@ -46,20 +46,24 @@ class SuspectPair:
 
 
 def suspect_pairs(
-    bank: Bank, submissions: Sequence[Submission], embedder: Embedder, settings: Settings
+    bank: Bank,
+    submissions: Sequence[Submission],
+    embedder: Embedder,
+    rules: RuleSettings,
+    signals: SignalSettings,
 ) -> list[SuspectPair]:
     """Near-duplicate pairs per subjective question, most similar first."""
     by_question: dict[str, list[Submission]] = defaultdict(list)
     for s in submissions:
         question = bank.get(s.question_id)
         subjective = question is not None and not question.type.objective
-        if subjective and blank_reason(s.answer, settings.min_answer_chars) is None:
+        if subjective and blank_reason(s.answer, rules.min_answer_chars) is None:
             by_question[s.question_id].append(s)
     pairs = []
     for qid, answers in by_question.items():
         vectors = embedder.encode([s.answer for s in answers])
         stem = bank.question(qid).stem  # subjective: in the bank
-        for pair in copied_pairs(answers, vectors, settings, stem):
+        for pair in copied_pairs(answers, vectors, signals, stem):
             pairs.append(
                 SuspectPair(qid, pair.similarity, answers[pair.first], answers[pair.second])
             )
@@ -73,7 +77,7 @@ def write_report(
     *,
     bank: Bank,
     source: Path,
-    settings: Settings,
+    signals: SignalSettings,
     answers: int,
 ) -> None:
     env = Environment(
@@ -84,8 +88,8 @@ def write_report(
         bank=bank,
         source=source,
         answers=answers,
-        threshold=settings.duplicate_cosine,
-        min_chars=settings.duplicate_min_chars,
+        threshold=signals.duplicate_cosine,
+        min_chars=signals.duplicate_min_chars,
         made=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     )
     path.parent.mkdir(parents=True, exist_ok=True)

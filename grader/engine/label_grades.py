@@ -11,7 +11,7 @@ answers' scores. If a check got no distribution the grade is ``unscored``, never
 
 from __future__ import annotations
 
-from grader.config import Settings
+from grader.config import ReviewSettings
 from grader.engine.checks import Check
 from grader.engine.coverage import coverage_points
 from grader.engine.evidence import closest_evidence
@@ -36,7 +36,7 @@ SHOWN_SUBJECT_CHARS = 24
 NO_EVIDENCE_BELOW = 0.05  # expected points under this are shown as 0
 
 
-def label_grade(item: LabelWork, provenance: GradeProvenance, settings: Settings) -> Grade:
+def label_grade(item: LabelWork, provenance: GradeProvenance, review: ReviewSettings) -> Grade:
     """The grade of an answer scored by label probabilities."""
     failed = [s for s in item.scores if s.error is not None]
     if failed or not item.scores:
@@ -58,7 +58,7 @@ def label_grade(item: LabelWork, provenance: GradeProvenance, settings: Settings
     gap = abs(score - model_free) / rubric.points
     confidence = round(max(0.0, min(certainty, 1.0 - gap)), 3)
     reasons += judged_reasons(
-        score, model_free, confidence, item.signals, plan.question, rubric, settings
+        score, model_free, confidence, item.signals, plan.question, rubric, review
     )
     missing = missing_criteria(rubric, criteria)
     return Grade(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from grader.config import Settings
+from grader.config import RuleSettings
 from grader.engine.checks import Check, checks_for
 from grader.engine.injection import Finding, find_injections, strip_injections
 from grader.engine.progress import Progress, judge_in_chunks
@@ -104,14 +104,14 @@ class LabelWork:
         submission: Submission,
         plan: LabelPlan,
         signals: AnswerSignals | None,
-        settings: Settings,
+        rules: RuleSettings,
     ) -> LabelWork:
         answer = submission.answer
         item = cls(submission, plan, signals, injections=find_injections(answer))
         item.requests = plan.requests(submission.id, answer, AnswerVariant.RAW)
         if item.injections:
             item.cleaned_answer = strip_injections(answer, item.injections)
-            if len(item.cleaned_answer.strip()) >= settings.min_answer_chars:
+            if len(item.cleaned_answer.strip()) >= rules.min_answer_chars:
                 item.cleaned_requests = plan.requests(
                     submission.id, item.cleaned_answer, AnswerVariant.CLEANED
                 )

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from grader.config import Settings
+from grader.config import JudgeSettings, ReviewSettings, RuleSettings
 from grader.engine.aggregate import judged_grade
 from grader.engine.feedback import judge_feedback
 from grader.engine.label_grades import label_grade
@@ -42,14 +42,16 @@ Item = tuple[Submission, Any, AnswerSignals | None]  # an answer, its mode's pla
 
 class JudgeMode(Protocol):
     def plan(
-        self, question: Question, rubric: Rubric, anchors: list[Anchor], settings: Settings
+        self, question: Question, rubric: Rubric, anchors: list[Anchor], settings: JudgeSettings
     ) -> Any: ...
 
     def grade(
         self,
         judge: Judge,
         items: Sequence[Item],
-        settings: Settings,
+        settings: JudgeSettings,
+        rules: RuleSettings,
+        review: ReviewSettings,
         embed_model: str | None,
         progress: Progress | None = None,
     ) -> list[Grade]: ...
@@ -57,7 +59,7 @@ class JudgeMode(Protocol):
 
 class VerdictMode:
     def plan(
-        self, question: Question, rubric: Rubric, anchors: list[Anchor], settings: Settings
+        self, question: Question, rubric: Rubric, anchors: list[Anchor], settings: JudgeSettings
     ) -> Plan:
         return Plan.build(question, rubric, anchors, settings)
 
@@ -65,23 +67,25 @@ class VerdictMode:
         self,
         judge: Judge,
         items: Sequence[Item],
-        settings: Settings,
+        settings: JudgeSettings,
+        rules: RuleSettings,
+        review: ReviewSettings,
         embed_model: str | None,
         progress: Progress | None = None,
     ) -> list[Grade]:
-        work = [Work.prepare(s, plan, signals, settings) for s, plan, signals in items]
-        judge_all(judge, work, settings.judge_max_reasks, settings.judge_chunk, progress)
+        work = [Work.prepare(s, plan, signals, settings, rules) for s, plan, signals in items]
+        judge_all(judge, work, settings.max_reasks, settings.chunk, progress)
         grades = []
         for w in work:
             replies = w.replies + w.cleaned_replies
             provenance = judged_provenance(w, replies, judge, embed_model, settings)
-            grades.append(judged_grade(w, provenance, settings))
+            grades.append(judged_grade(w, provenance, review))
         return grades
 
 
 class ProbabilityMode:
     def plan(
-        self, question: Question, rubric: Rubric, anchors: list[Anchor], settings: Settings
+        self, question: Question, rubric: Rubric, anchors: list[Anchor], settings: JudgeSettings
     ) -> LabelPlan:
         return LabelPlan.build(question, rubric, anchors)
 
@@ -89,15 +93,16 @@ class ProbabilityMode:
         self,
         judge: Judge,
         items: Sequence[Item],
-        settings: Settings,
+        settings: JudgeSettings,
+        rules: RuleSettings,
+        review: ReviewSettings,
         embed_model: str | None,
         progress: Progress | None = None,
     ) -> list[Grade]:
-        work = [LabelWork.prepare(s, plan, signals, settings) for s, plan, signals in items]
-        score_all(judge, work, settings.judge_chunk, progress)
+        work = [LabelWork.prepare(s, plan, signals, rules) for s, plan, signals in items]
+        score_all(judge, work, settings.chunk, progress)
         grades = [
-            label_grade(w, label_provenance(w, judge, embed_model, settings), settings)
-            for w in work
+            label_grade(w, label_provenance(w, judge, embed_model, settings), review) for w in work
         ]
         if settings.feedback == "judge":
             _written_feedback(judge, work, grades)

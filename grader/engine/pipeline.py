@@ -86,11 +86,11 @@ class Pipeline:
         self.judge = judge
         self.settings = settings or Settings()
         self.embedder = embedder
-        self.mode = MODES[self.settings.judge_mode]
+        self.mode = MODES[self.settings.judge.mode]
         # ``scorer``: the caller's choice (``choose_scorer``, which knows the exam's file);
         # else chosen here from the setting, with or without embeddings to read.
         if scorer is None:
-            setting = scorer_setting(self.settings.scorer)
+            setting = scorer_setting(self.settings.scorer.choice)
             scorer = choose_scorer(setting, embeddings=embedder is not None)
         self.scorer: ScorerSet | None = scorer.scorer
         self._questions = {q.id: q for q in bank.questions}
@@ -122,7 +122,7 @@ class Pipeline:
         for i, submission in enumerate(submissions):
             question = self._questions[submission.question_id]
             if question.type.objective:
-                grades[i] = objective_grade(submission, question, self.settings)
+                grades[i] = objective_grade(submission, question, self.settings.rules)
                 continue
             if question.id not in rubrics:
                 rubrics[question.id] = rubric_for(question, self.rubrics)
@@ -152,7 +152,7 @@ class Pipeline:
             if i in twins and signals is not None and analysis is not None:
                 raw = analysis.signals[submissions[twins[i]].id]  # the raw answer's anchors
                 signals = signals.model_copy(update={"group": raw.group})
-            if zero_off_topic(signals, self.settings):
+            if zero_off_topic(signals, self.settings.signals):
                 grades[i] = off_topic_grade(submission, rubric, signals, self._embed_model)
             elif self.judge is None:
                 grades[i] = needs_judge_grade(submission, question, rubric, signals)
@@ -174,7 +174,7 @@ class Pipeline:
         for j, i in twins.items():
             grades[i] = bound(grades[i], grades.pop(j), flagged[i])
         # review: hard reasons, then the top of each question's ranking by expected error
-        return rank_grades([grades[i] for i in range(len(submissions))], self.settings.review_share)
+        return rank_grades([grades[i] for i in range(len(submissions))], self.settings.review.share)
 
     def _judge(
         self,
@@ -189,9 +189,8 @@ class Pipeline:
         """The judge's grades of ``work`` in one batch, then the scorer's. ``raw_ids``: the
         cleaned twins' raw answers, whose place they take before the scorer."""
         assert self.judge is not None
-        judged = self.mode.grade(
-            self.judge, list(work.values()), self.settings, self._embed_model, tell
-        )
+        parts = self.settings.judge, self.settings.rules, self.settings.review
+        judged = self.mode.grade(self.judge, list(work.values()), *parts, self._embed_model, tell)
         grades.update(zip(work, judged, strict=True))
         self._calibrate(grades, [(i, work[i][0]) for i in work], analyses, rubrics, scorer, raw_ids)
         for i, (submission, _, _) in work.items():  # restated questions, known wrong claims
@@ -203,12 +202,12 @@ class Pipeline:
     def _by_rule(self, submission: Submission, rubric: Rubric) -> Grade | Flagged | None:
         """0 by rule (blank, a non-answer, the rubric pasted, only an injection attempt), a
         suspected injection to grade raw and cleaned, or None for an ordinary answer."""
-        if why := blank_reason(submission.answer, self.settings.min_answer_chars):
+        if why := blank_reason(submission.answer, self.settings.rules.min_answer_chars):
             return blank_grade(submission, rubric, why)
         if pastes_rubric(submission.answer, rubric):
             return rubric_copy_grade(submission, rubric)
         found = flag(submission.answer)
-        if found is not None and found.nothing_left(self.settings.min_answer_chars):
+        if found is not None and found.nothing_left(self.settings.rules.min_answer_chars):
             return injection_only_grade(submission, rubric, found)
         return found
 
@@ -241,7 +240,7 @@ class Pipeline:
                 )
             grades[i] = calibrated(
                 grades[i], submission, question, rubric, analysis, pools[qid], scorer,
-                self.settings,
+                self.settings.review,
             )  # fmt: skip
 
     @property
@@ -259,12 +258,12 @@ class Pipeline:
         """The mode's plan for this answer's question and anchors, made once: answers shown
         the same anchors share it."""
         if analysis is None or submission.id not in analysis.anchors:
-            anchors = choose_anchors(rubric.anchors, self.settings.anchors_k)
+            anchors = choose_anchors(rubric.anchors, self.settings.signals.anchors_k)
         else:
             anchors = analysis.anchors[submission.id]
         key = (question.id, *(a.id for a in anchors))
         if key not in plans:
-            plans[key] = self.mode.plan(question, rubric, anchors, self.settings)
+            plans[key] = self.mode.plan(question, rubric, anchors, self.settings.judge)
         return plans[key]
 
     def _analyze(
@@ -288,7 +287,7 @@ class Pipeline:
         for s in cohort:
             if (
                 s.question_id in batch
-                and blank_reason(s.answer, self.settings.min_answer_chars) is None
+                and blank_reason(s.answer, self.settings.rules.min_answer_chars) is None
             ):
                 others[s.question_id].append(s)
         analyses = {}
@@ -298,7 +297,7 @@ class Pipeline:
                 rubrics[qid],
                 mine,
                 self.embedder,
-                self.settings,
+                self.settings.signals,
                 cohort=others[qid],
                 graded=_graded_answers(rubrics[qid], [g for g in graded if g.question_id == qid]),
                 twins=[t for t in twins if t.question_id == qid],

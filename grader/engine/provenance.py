@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from grader.config import Settings
+from grader.config import JudgeSettings, RuleSettings
 from grader.models import GradeProvenance, JudgeModeName, Rubric, Sampling
 from grader.version import __version__
 
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 ENGINE = f"grader {__version__}"
 
 
-def objective_provenance(settings: Settings) -> GradeProvenance:
-    return GradeProvenance(engine=ENGINE, multiple_choice_credit=settings.multiple_choice_credit)
+def objective_provenance(rules: RuleSettings) -> GradeProvenance:
+    return GradeProvenance(engine=ENGINE, multiple_choice_credit=rules.multiple_choice_credit)
 
 
 def rule_provenance(rubric: Rubric, embed_model: str | None) -> GradeProvenance:
@@ -38,7 +38,7 @@ def judged_provenance(
     replies: list[JudgeReply],
     judge: Judge | None,
     embed_model: str | None,
-    settings: Settings,
+    settings: JudgeSettings,
 ) -> GradeProvenance:
     plan = item.plan
     return GradeProvenance(
@@ -52,10 +52,10 @@ def judged_provenance(
         anchors=[a.id for a in plan.anchors],
         embed_model=embed_model,
         sampling=Sampling(
-            samples=settings.judge_samples,
+            samples=settings.samples,
             temperature=plan.temperature,
             max_tokens=plan.max_tokens,
-            seed=settings.judge_seed,
+            seed=settings.seed,
         ),
         attempts=sum(r.attempts for r in replies),
         prompt_tokens=sum(r.prompt_tokens for r in replies),
@@ -66,7 +66,7 @@ def judged_provenance(
 
 
 def label_provenance(
-    item: LabelWork, judge: Judge, embed_model: str | None, settings: Settings
+    item: LabelWork, judge: Judge, embed_model: str | None, settings: JudgeSettings
 ) -> GradeProvenance:
     """The probability mode: no sampling and no generated tokens, one forward step per check."""
     plan = item.plan

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from grader.config import Settings
+from grader.config import ReviewSettings
 from grader.engine.injection import Finding
 from grader.models import AnswerSignals, Question, ReviewCode, ReviewReason, Rubric
 
@@ -121,15 +121,15 @@ def judged_reasons(
     signals: AnswerSignals | None,
     question: Question,
     rubric: Rubric,
-    settings: Settings,
+    review: ReviewSettings,
 ) -> list[ReviewReason]:
     """Why a judged grade (either mode) goes to review, beyond the judge's own trouble."""
     reasons = coverage_reasons(score, model_free, rubric)
     if signals is not None:
         reasons += semantic_reasons(score / rubric.points, signals)
         reasons += duplicate_reasons(signals) + off_topic_reasons(signals)
-    if confidence < settings.review_below_confidence:
+    if confidence < review.below_confidence:
         reasons.append(
             ReviewReason(code=ReviewCode.LOW_CONFIDENCE, message=f"confidence {confidence:.2f}")
         )
-    return reasons + rubric_reasons(question, rubric, settings.review_derived)
+    return reasons + rubric_reasons(question, rubric, review.derived)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from grader.config import Settings
+from grader.config import JudgeSettings, RuleSettings
 from grader.engine import asking
 from grader.engine.asking import JudgeReply
 from grader.engine.injection import Finding, find_injections, strip_injections
@@ -45,7 +45,7 @@ class Plan:
 
     @classmethod
     def build(
-        cls, question: Question, rubric: Rubric, anchors: list[Anchor], settings: Settings
+        cls, question: Question, rubric: Rubric, anchors: list[Anchor], settings: JudgeSettings
     ) -> Plan:
         prompt = judge_prompt(question.language)
         version = rubric.version
@@ -58,13 +58,13 @@ class Plan:
             prompt=prompt,
             system=judge_system(prompt, question, rubric, anchors),
             json_schema=verdict_schema(rubric),
-            max_tokens=min(settings.judge_max_tokens, token_budget(rubric)),
-            temperature=settings.judge_temperature if settings.judge_samples > 1 else 0.0,
+            max_tokens=min(settings.max_tokens, token_budget(rubric)),
+            temperature=settings.temperature if settings.samples > 1 else 0.0,
             group=f"{question.id}@{version}+{prompt.version}#{anchor_ids}",
         )
 
     def requests(
-        self, submission_id: str, answer: str, variant: AnswerVariant, settings: Settings
+        self, submission_id: str, answer: str, variant: AnswerVariant, settings: JudgeSettings
     ) -> list[JudgeRequest]:
         """One request per self-consistency sample, differing only in the seed."""
         user = judge_user(self.prompt, self.question, self.rubric, answer, self.anchors)
@@ -79,9 +79,9 @@ class Plan:
                 answer=answer,
                 max_tokens=self.max_tokens,
                 temperature=self.temperature,
-                seed=settings.judge_seed + k,
+                seed=settings.seed + k,
             )
-            for k in range(settings.judge_samples)
+            for k in range(settings.samples)
         ]
 
 
@@ -105,14 +105,15 @@ class Work:
         submission: Submission,
         plan: Plan,
         signals: AnswerSignals | None,
-        settings: Settings,
+        settings: JudgeSettings,
+        rules: RuleSettings,
     ) -> Work:
         answer = submission.answer
         item = cls(submission, plan, signals, injections=find_injections(answer))
         item.requests = plan.requests(submission.id, answer, AnswerVariant.RAW, settings)
         if item.injections:
             item.cleaned_answer = strip_injections(answer, item.injections)
-            if len(item.cleaned_answer.strip()) >= settings.min_answer_chars:
+            if len(item.cleaned_answer.strip()) >= rules.min_answer_chars:
                 item.cleaned_requests = plan.requests(
                     submission.id, item.cleaned_answer, AnswerVariant.CLEANED, settings
                 )

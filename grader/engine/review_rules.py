@@ -24,7 +24,8 @@ from grader.text import content_chars, match_key
 # Chosen on ADS development pairs (docs/research/benchmarks-log.md, "Review flags").
 COPY_MIN_COSINE = 0.97
 COPY_MIN_CONTAINMENT = 0.5
-COPY_MIN_CHARS = 20  # shorter answers are too generic to call copies (Settings.duplicate_min_chars)
+# shorter answers are too generic to call copies (SignalSettings.duplicate_min_chars)
+COPY_MIN_CHARS = 20
 
 
 def char_ngrams(text: str, n: int = 3) -> set[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, TypeGuard
 
-from grader.config import Settings
+from grader.config import RuleSettings, SignalSettings
 from grader.engine.objective import grade_objective
 from grader.engine.provenance import ENGINE, objective_provenance, rule_provenance
 from grader.engine.reasons import duplicate_reasons, off_topic_reasons
@@ -44,12 +44,10 @@ def identity(submission: Submission) -> dict[str, Any]:
     }
 
 
-def objective_grade(submission: Submission, question: Question, settings: Settings) -> Grade:
+def objective_grade(submission: Submission, question: Question, rules: RuleSettings) -> Grade:
     """Exact grading against the bank's key; no key or no answer are said, not guessed."""
-    max_points = (
-        question.points if question.points is not None else settings.default_objective_points
-    )
-    provenance = objective_provenance(settings)
+    max_points = question.points if question.points is not None else rules.default_objective_points
+    provenance = objective_provenance(rules)
     if question.answer is None:
         return Grade(
             **identity(submission),
@@ -74,9 +72,7 @@ def objective_grade(submission: Submission, question: Question, settings: Settin
             details=GradeDetails(expected=question.answer),
             provenance=provenance,
         )
-    result = grade_objective(
-        question, submission.answer, max_points, settings.multiple_choice_credit
-    )
+    result = grade_objective(question, submission.answer, max_points, rules.multiple_choice_credit)
     return Grade(
         **identity(submission),
         status=GradeStatus.GRADED,
@@ -110,7 +106,9 @@ def rubric_copy_grade(submission: Submission, rubric: Rubric) -> Grade:
     return zero_by_rule(submission, rubric, "rubric copied", [reason], 0.9, needs_review=True)
 
 
-def zero_off_topic(signals: AnswerSignals | None, settings: Settings) -> TypeGuard[AnswerSignals]:
+def zero_off_topic(
+    signals: AnswerSignals | None, settings: SignalSettings
+) -> TypeGuard[AnswerSignals]:
     """Off topic far enough to score 0 unread: below ``offtopic_zero_margin`` (unset: every
     off-topic answer). The second margin grades the answers near the line like any other,
     keeping their ``off_topic`` flag for review: short references put genuine answers there

@@ -11,7 +11,7 @@ a review reason; confidence comes from the scorer file's model of when grades ar
 
 from __future__ import annotations
 
-from grader.config import Settings
+from grader.config import ReviewSettings
 from grader.engine.evidence import closest_evidence
 from grader.engine.features import JudgeReading, answer_features, judge_reading
 from grader.engine.review_rules import confidence, uncertainty_signals
@@ -46,13 +46,11 @@ def calibrated(
     analysis: QuestionAnalysis,
     pool: GradedPool | None,
     scorer: ScorerSet,
-    settings: Settings,
+    review: ReviewSettings,
 ) -> Grade:
     """A judged grade re-scored from its features and the question's graded answers."""
     reading = answer_evidence(submission, question, rubric, analysis, pool, judge_reading(grade))
-    return scored_grade(
-        grade, submission.answer, rubric, reading, scorer, settings.review_below_confidence
-    )
+    return scored_grade(grade, submission.answer, rubric, reading, scorer, review.below_confidence)
 
 
 def answer_evidence(

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from grader.config import Settings
+from grader.config import SignalSettings
 from grader.engine.anchors import choose_anchors
 from grader.engine.cohort import DuplicatePair, group_answers, near_duplicates
 from grader.engine.review_rules import is_copy
@@ -70,7 +70,10 @@ MIN_PEERS = 8  # fewer other answers say too little about what the class wrote
 
 
 def copied_pairs(
-    submissions: Sequence[Submission], vectors: np.ndarray, settings: Settings, question: str = ""
+    submissions: Sequence[Submission],
+    vectors: np.ndarray,
+    settings: SignalSettings,
+    question: str = "",
 ) -> list[DuplicatePair]:
     """Near-duplicate pairs of different students' answers: close in meaning (cosine), long
     enough to call copies, and sharing their wording beyond the ``question``'s own words
@@ -117,7 +120,7 @@ def analyze_question(
     rubric: Rubric,
     submissions: Sequence[Submission],
     embedder: Embedder,
-    settings: Settings,
+    settings: SignalSettings,
     cohort: Sequence[Submission] = (),
     graded: Sequence[GradedAnswer] = (),
     twins: Sequence[Submission] = (),
@@ -200,7 +203,7 @@ def _embed(
     everyone: list[Submission],
     own: list[int],
     embedder: Embedder,
-    settings: Settings,
+    settings: SignalSettings,
     students: int,
 ) -> _Space:
     import numpy as np
@@ -284,7 +287,7 @@ def _peer_margin(
 
 
 def _answer_signals(
-    submission: Submission, i: int, space: _Space, rubric: Rubric, settings: Settings
+    submission: Submission, i: int, space: _Space, rubric: Rubric, settings: SignalSettings
 ) -> AnswerSignals:
     """One answer's reference similarity, topic margin and key-point matches."""
     import numpy as np
@@ -337,7 +340,7 @@ def _answer_signals(
     )
 
 
-def among_classmates(peer_margin: float | None, settings: Settings) -> bool | None:
+def among_classmates(peer_margin: float | None, settings: SignalSettings) -> bool | None:
     """Whether the answer sits among its classmates' answers (peer margin at least
     ``offtopic_peer_margin``); None when the class cannot tell (rule off, too few classmates).
     Blatant text sits far from every classmate, even where a one-line reference lets it pass

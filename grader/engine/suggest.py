@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from grader.config import Settings
+from grader.config import RuleSettings
 from grader.engine.blanks import blank_reason
 from grader.models import Bank, Submission
 
@@ -47,7 +47,7 @@ def suggest(
     bank: Bank,
     submissions: Sequence[Submission],
     embedder: Embedder,
-    settings: Settings,
+    rules: RuleSettings,
     per_question: int,
 ) -> list[Submission]:
     """Per subjective question, the ``per_question`` answers to grade first (blank answers
@@ -57,7 +57,7 @@ def suggest(
         question = bank.get(s.question_id)
         if question is None or question.type.objective:
             continue
-        if blank_reason(s.answer, settings.min_answer_chars) is None:
+        if blank_reason(s.answer, rules.min_answer_chars) is None:
             by_question.setdefault(s.question_id, []).append(s)
     out: list[Submission] = []
     for question in bank.questions:

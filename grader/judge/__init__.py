@@ -16,30 +16,31 @@ __all__ = ["Completion", "Judge", "JudgeRequest", "make_judge"]
 def _scripted(settings: Settings) -> Judge:
     from grader.judge.scripted import ScriptedJudge
 
-    return ScriptedJudge(latency_s=settings.scripted_latency_s)
+    return ScriptedJudge(latency_s=settings.judge.scripted_latency_s)
 
 
 def _vllm(settings: Settings) -> Judge:
     from grader.judge.vllm_local import VllmJudge
 
-    return VllmJudge.from_settings(settings)
+    return VllmJudge.from_settings(settings.judge, settings.cache.dir)
 
 
 def _openai(settings: Settings) -> Judge:
     from grader.judge.openai_compat import OpenAIJudge
 
-    return OpenAIJudge.from_settings(settings)
+    return OpenAIJudge.from_settings(settings.judge.openai)
 
 
 _FACTORIES = {"scripted": _scripted, "vllm": _vllm, "openai": _openai}
 
 
 def make_judge(settings: Settings) -> Judge | None:
-    """The configured judge, or None for ``GRADER_JUDGE=none`` (subjective: needs_judge)."""
-    if settings.judge == "none":
+    """The configured judge, or None for ``GRADER_JUDGE=none`` (subjective: needs_judge).
+    It takes the whole settings: a backend reads its judge part and the model cache."""
+    if settings.judge.backend == "none":
         return None
     try:
-        factory = _FACTORIES[settings.judge]
+        factory = _FACTORIES[settings.judge.backend]
     except KeyError:
-        raise ConfigError(f"unknown judge backend {settings.judge!r}") from None
+        raise ConfigError(f"unknown judge backend {settings.judge.backend!r}") from None
     return factory(settings)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from grader.config import Settings
+from grader.config import OpenAISettings
 from grader.errors import ConfigError
 from grader.judge.base import (
     Completion,
@@ -55,14 +55,14 @@ class OpenAIJudge(Judge):
         self.model = model or ""
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> OpenAIJudge:
+    def from_settings(cls, settings: OpenAISettings) -> OpenAIJudge:
         return cls(
-            settings.openai_base_url,
-            model=settings.openai_model or None,
-            api_key=settings.openai_api_key.get_secret_value(),
-            concurrency=settings.openai_concurrency,
-            timeout_s=settings.openai_timeout_s,
-            retries=settings.openai_retries,
+            settings.base_url,
+            model=settings.model or None,
+            api_key=settings.api_key.get_secret_value(),
+            concurrency=settings.concurrency,
+            timeout_s=settings.timeout_s,
+            retries=settings.retries,
         )
 
     def complete(self, requests: Sequence[JudgeRequest]) -> list[Completion]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader.config import Settings
+from grader.config import JudgeSettings, VllmSettings
 from grader.errors import ConfigError
 from grader.judge.base import (
     Completion,
@@ -42,13 +42,13 @@ INSTALL_HINT = (
 )
 
 
-def resolve_model(settings: Settings) -> tuple[str, str]:
-    """(folder vLLM loads, name for provenance): a packaged model prepared once, or a folder."""
+def resolve_model(name: str, cache_dir: Path) -> tuple[str, str]:
+    """(folder vLLM loads, name for provenance): a packaged model prepared once (in
+    ``cache_dir``), or a folder."""
     from grader.packaged import PACKAGED_MODELS, prepare_model
 
-    name = settings.judge_model
     if name in PACKAGED_MODELS:
-        return str(prepare_model(name, settings.cache_dir / "models", progress=_say)), name
+        return str(prepare_model(name, cache_dir / "models", progress=_say)), name
     if Path(name).is_dir():
         return name, Path(name).name
     known = ", ".join(sorted(PACKAGED_MODELS))
@@ -109,16 +109,16 @@ class VllmOptions:
     seed: int = 0
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> VllmOptions:
+    def from_settings(cls, vllm: VllmSettings, seed: int) -> VllmOptions:
         return cls(
-            max_model_len=settings.vllm_max_model_len,
-            dtype=settings.vllm_dtype,
-            enforce_eager=settings.vllm_enforce_eager,
-            kv_cache_gib=settings.vllm_kv_cache_gib,
-            gpu_memory_utilization=settings.vllm_gpu_memory_utilization,
-            enable_prefix_caching=settings.vllm_enable_prefix_caching,
-            load_format=settings.vllm_load_format,
-            seed=settings.judge_seed,
+            max_model_len=vllm.max_model_len,
+            dtype=vllm.dtype,
+            enforce_eager=vllm.enforce_eager,
+            kv_cache_gib=vllm.kv_cache_gib,
+            gpu_memory_utilization=vllm.gpu_memory_utilization,
+            enable_prefix_caching=vllm.enable_prefix_caching,
+            load_format=vllm.load_format,
+            seed=seed,
         )
 
     def engine_arguments(self, model_path: str, cuda: bool) -> dict:
@@ -212,9 +212,9 @@ class VllmJudge(Judge):
         self._watch.loaded()
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> VllmJudge:
-        path, name = resolve_model(settings)
-        return cls(path, VllmOptions.from_settings(settings), model_name=name)
+    def from_settings(cls, judge: JudgeSettings, cache_dir: Path) -> VllmJudge:
+        path, name = resolve_model(judge.model, cache_dir)
+        return cls(path, VllmOptions.from_settings(judge.vllm, judge.seed), model_name=name)
 
     def _params(self, request: JudgeRequest):
         from vllm import SamplingParams

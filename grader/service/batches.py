@@ -59,7 +59,7 @@ def grade_stored(store: Store, graders: Graders, ids: Sequence[int]) -> Outcome:
             else:
                 results.append((stored, _with_platform_ids(grade, external)))
     # the review budget is a question's share of all its stored answers, not of this batch's
-    outcome.deliveries = store.queue.record(results, graders.settings.review_share)
+    outcome.deliveries = store.queue.record(results, graders.settings.review.share)
     outcome.graded = len(results)
     return outcome
 

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from grader.config import Settings
+from grader.config import WebhookSettings
 from grader.service.store import Store
 from grader.service.webhook_transport import webhook_client
 from grader.service.webhooks import deliver
@@ -36,12 +36,14 @@ def host_of(url: str | None) -> str:
 class Courier:
     """Delivers due webhooks on its own threads, bounded in all and per host."""
 
-    def __init__(self, settings: Settings, store: Store):
-        self.settings, self.store = settings, store
-        self._limit, self._per_host = settings.webhook_concurrency, settings.webhook_per_host
+    def __init__(self, webhooks: WebhookSettings, backoff_s: float, store: Store):
+        """``backoff_s``: the first retry's delay (``GRADER_RETRY_BACKOFF_S``, shared with the
+        grading tasks)."""
+        self.webhooks, self.backoff_s, self.store = webhooks, backoff_s, store
+        self._limit, self._per_host = webhooks.concurrency, webhooks.per_host
         self._http = webhook_client(
-            settings.webhook_timeout_s,
-            settings.webhook_allow_private,
+            webhooks.timeout_s,
+            webhooks.allow_private,
             limits=httpx.Limits(max_connections=self._limit, max_keepalive_connections=self._limit),
         )
         self._pool = ThreadPoolExecutor(self._limit, thread_name_prefix="webhook")
@@ -85,8 +87,8 @@ class Courier:
                 self.store,
                 delivery_id,
                 client=self._http,
-                retries=self.settings.webhook_retries,
-                backoff_s=self.settings.retry_backoff_s,
+                retries=self.webhooks.retries,
+                backoff_s=self.backoff_s,
             )
         except Exception:  # the store failed: the delivery stays pending, offered again
             log.exception("webhook delivery %d failed; it stays in the outbox", delivery_id)

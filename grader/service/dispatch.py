@@ -105,18 +105,18 @@ class GradingLoop:
                 self._tick(stop)
             except Exception:
                 log.exception("inline grading failed; retrying")
-                stop.wait(self.settings.retry_backoff_s)
+                stop.wait(self.settings.service.retry_backoff_s)
 
     def _tick(self, stop: threading.Event) -> None:
         pending = self.store.queue.claim_stale(older_than=timedelta(0))
         retry = False
-        for ids in chunks(pending, self.settings.batch_size):
+        for ids in chunks(pending, self.settings.service.batch_size):
             outcome = grade_stored(self.store, self.graders, ids)
             retry = retry or bool(outcome.retry)
             self._after_batch()
         self._after_batch()
         if retry:  # the judge is unreachable: wait before asking it again
-            stop.wait(self.settings.retry_backoff_s)
+            stop.wait(self.settings.service.retry_backoff_s)
 
 
 class InlineDispatcher:
@@ -129,7 +129,7 @@ class InlineDispatcher:
     def __init__(self, settings: Settings, store: Store, graders: Graders, poll_s: float = 1.0):
         self.settings, self.store, self.graders = settings, store, graders
         self._poll_s = poll_s
-        self.courier = Courier(settings, store)
+        self.courier = Courier(settings.webhooks, settings.service.retry_backoff_s, store)
         # the courier returns at once: its threads send the webhooks
         self._loop = GradingLoop(settings, store, graders, after_batch=self.courier.send_due)
         self._wake = threading.Event()

@@ -60,7 +60,10 @@ class Graders:
     @classmethod
     def load(cls, settings: Settings) -> Graders:
         return cls(
-            load_exams(settings.banks), settings, make_judge(settings), make_embedder(settings)
+            load_exams(settings.service.banks),
+            settings,
+            make_judge(settings),
+            make_embedder(settings),
         )
 
     def pipeline(self, exam: str) -> Pipeline:
@@ -82,7 +85,7 @@ class Graders:
         key = (exam, applied.version if applied is not None else None)
         if key not in self._chosen:
             self._chosen[key] = choose_scorer(
-                scorer_setting(self.settings.scorer),
+                scorer_setting(self.settings.scorer.choice),
                 self.exams[exam].path,
                 embeddings=self.embedder is not None,
                 applied=applied,

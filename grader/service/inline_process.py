@@ -65,7 +65,7 @@ class InlineProcess:
         if message[0] != _READY:
             self._reap()
             raise GraderError(f"the inline grading process could not start: {message[1]}")
-        self.courier = Courier(settings, store)
+        self.courier = Courier(settings.webhooks, settings.service.retry_backoff_s, store)
         self._thread = threading.Thread(target=self._supervise, name="inline-supervisor")
         self._thread.daemon = True
         self._thread.start()
@@ -184,7 +184,7 @@ def child_main(settings: Settings, bell: Connection, events: Connection, poll_s:
     from grader.service.exams import Graders
 
     try:
-        store, graders = Store(settings.database_url), Graders.load(settings)
+        store, graders = Store(settings.service.database_url), Graders.load(settings)
     except Exception as exc:  # the parent prints it and exits
         events.send((_FAILED, str(exc) if isinstance(exc, GraderError) else repr(exc)))
         return

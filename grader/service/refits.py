@@ -48,10 +48,10 @@ def base_scorer(settings: Settings, store: Store, exam: Exam) -> ScorerSet:
     it, and would ignore an applied refit."""
     from grader.engine.scorer_choice import choose_scorer
 
-    if settings.scorer is not None:
+    if settings.scorer.choice is not None:
         raise CalibrationError(
-            f"GRADER_SCORER is set ({settings.scorer!r}): the service grades every exam with "
-            "it and would not use a refit applied here. Unset it to refit on these pages."
+            f"GRADER_SCORER is set ({settings.scorer.choice!r}): the service grades every exam "
+            "with it and would not use a refit applied here. Unset it to refit on these pages."
         )
     chosen = choose_scorer(None, exam.path, applied=store.scorers.applied(exam.name)).scorer
     assert chosen is not None  # only an explicit "none", or no embeddings, chooses no scorer
@@ -142,7 +142,7 @@ def apply(
         changed, kept = changed + result.changed, kept + result.kept
     store.scorers.apply(proposal, instructor, rescored)
     # the scorer re-decided its own review reasons: rank each question's queue again
-    store.ranking.rerank(exam.name, {r.grade.question_id for r in rescored}, settings.review_share)
+    store.ranking.rerank(exam.name, {r.grade.question_id for r in rescored}, settings.review.share)
     return Applied(len(rescored), changed, kept)
 
 
@@ -174,7 +174,7 @@ def _rescore_platform(
     }
     old = [unranked(_by_store_id(r)) for r in rows]  # re-scored from before the ranking
     result = rescore_grades(
-        old, scorer, settings.review_below_confidence,
+        old, scorer, settings.review.below_confidence,
         graded=graded, answers=answers, vectors=_vectors(embedder, answers), rubrics=rubrics,
     )  # fmt: skip
     external = {str(r.submission.id): r.submission.external_id for r in rows}

@@ -32,7 +32,7 @@ def _need(module: str) -> None:
 @pytest.fixture(scope="session")
 def model_cache() -> Path:
     """The same cache users get, so the 1.5B conversion is done once per machine."""
-    return Settings().cache_dir / "models"
+    return Settings().cache.dir / "models"
 
 
 @pytest.fixture(scope="session")

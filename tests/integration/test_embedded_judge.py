@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from grader.bank.files import load_bank
-from grader.config import Settings
+from grader.config import JudgeSettings, Settings
 from grader.engine.pipeline import Pipeline
 from grader.engine.rubrics import load_rubrics
 from grader.models import Submission
@@ -36,7 +36,7 @@ def _lines(name):
 def judge(packaged_model):
     from grader.judge import make_judge
 
-    backend = make_judge(Settings(judge="vllm"))
+    backend = make_judge(Settings(judge=JudgeSettings(backend="vllm")))
     yield backend
     backend.close()
 
@@ -50,7 +50,9 @@ def _grade(judge, submissions):
     for name, subs in by_bank.items():
         path = RUBRICS / f"{name}.yaml"
         bank = load_bank(path)
-        pipeline = Pipeline(bank, load_rubrics(path, bank), judge, Settings(judge="vllm"))
+        pipeline = Pipeline(
+            bank, load_rubrics(path, bank), judge, Settings(judge=JudgeSettings(backend="vllm"))
+        )
         grades.update({g.submission_id: g for g in pipeline.grade_many(subs)})
     return grades
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from grader.api.keys import new_key
-from grader.config import Settings
+from grader.config import EmbeddingSettings, JudgeSettings, ServiceSettings, Settings
 from grader.service.store import Store
 from tests.integration.service import (
     NEEDS_REDIS,
@@ -88,17 +88,24 @@ def _post_examples(env: dict[str, str], n: int) -> Store:
     from grader.service.exams import load_exams
     from workers.dispatch import CeleryDispatcher
 
-    settings = Settings(
+    service = ServiceSettings(
         database_url=env["GRADER_DATABASE_URL"], redis_url=env["GRADER_REDIS_URL"],
-        banks=[BANK], judge="scripted", embed_model="none", batch_wait_ms=50,
+        banks=[BANK], batch_wait_ms=50,
     )  # fmt: skip
-    store = Store(settings.database_url)
+    settings = Settings(
+        service=service,
+        judge=JudgeSettings(backend="scripted"),
+        embeddings=EmbeddingSettings(model="none"),
+    )
+    store = Store(settings.service.database_url)
     store.migrate()
     key = new_key()
     store.accounts.add_platform("p", ["grad_accum_engineer"], key.key_id, key.key_hash, "s", None)
     dispatcher = CeleryDispatcher(settings)
     try:
-        client = TestClient(create_app(settings, store, load_exams(settings.banks), dispatcher))
+        client = TestClient(
+            create_app(settings, store, load_exams(settings.service.banks), dispatcher)
+        )
         items = [
             {"id": f"f{i}", "exam": "grad_accum_engineer", "question_id": "004-s5-q1",
              "answer": f"梯度累积：每个micro-batch的loss除以累积步数，第{i}次。", "student": f"s{i}"}

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import time
+from unittest import mock
 
 import psutil
 import pytest
@@ -76,14 +77,15 @@ class Service:
             "webhook_allow_private": True,  # the receiver listens on 127.0.0.1
             **overrides,
         }
-        self.settings = Settings(**values)
         self.env = {
             **os.environ,
             "PYTHONPATH": str(ROOT),
             **{f"GRADER_{k.upper()}": json.dumps(v) if isinstance(v, list) else str(v)
                for k, v in values.items()},
         }  # fmt: skip
-        self.store = Store(self.settings.database_url)
+        with mock.patch.dict(os.environ, self.env):  # the workers' settings, read as they do
+            self.settings = Settings()
+        self.store = Store(self.settings.service.database_url)
         self.store.migrate()
         key = new_key()
         self.store.accounts.add_platform(
@@ -92,7 +94,7 @@ class Service:
         self.headers = {"Authorization": f"Bearer {key.key}"}
         self.dispatcher = CeleryDispatcher(self.settings)
         app = create_app(
-            self.settings, self.store, load_exams(self.settings.banks), self.dispatcher
+            self.settings, self.store, load_exams(self.settings.service.banks), self.dispatcher
         )
         self.client = TestClient(app)
         self.workers: list[Worker] = []

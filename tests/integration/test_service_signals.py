@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.config import Settings
+from grader.config import EmbeddingSettings, JudgeSettings, ServiceSettings, Settings
 from grader.service.batches import grade_stored
 from grader.service.exams import Graders
 from grader.service.store import Store
@@ -29,7 +29,9 @@ def store(tmp_path):
 def test_copy_found_across_tasks_within_a_platform_only(store):
     _need("sentence_transformers")
     settings = Settings(
-        judge="scripted", embed_model="multilingual-e5-small", banks=[RUBRICS / f"{EXAM}.yaml"]
+        judge=JudgeSettings(backend="scripted"),
+        embeddings=EmbeddingSettings(model="multilingual-e5-small"),
+        service=ServiceSettings(banks=[RUBRICS / f"{EXAM}.yaml"]),
     )
     graders = Graders.load(settings)
     platforms = []

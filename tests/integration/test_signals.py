@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from grader.bank.files import load_bank
 from grader.cli import app
-from grader.config import Settings
+from grader.config import EmbeddingSettings, JudgeSettings, Settings, SignalSettings
 from grader.engine.pipeline import Pipeline
 from grader.engine.rubrics import load_rubrics
 from grader.judge.scripted import ScriptedJudge
@@ -76,7 +76,9 @@ def bank():
 @pytest.fixture(scope="module")
 def graded(embedder, bank):
     judge = RecordingJudge()
-    settings = Settings(judge="scripted", embed_model=MODEL)
+    settings = Settings(
+        judge=JudgeSettings(backend="scripted"), embeddings=EmbeddingSettings(model=MODEL)
+    )
     pipeline = Pipeline(bank, load_rubrics(BANK_PATH, bank), judge, settings, embedder)
     grades = pipeline.grade_many(submissions())
     return {g.submission_id: g for g in grades}, judge
@@ -151,7 +153,11 @@ def test_anchors_most_similar_per_group_and_one_prefix_per_group(embedder, bank)
     ]
     rubrics[QID] = rubric.model_copy(update={"anchors": anchors})
     judge = RecordingJudge()
-    settings = Settings(judge="scripted", embed_model=MODEL, anchors_k=1)
+    settings = Settings(
+        judge=JudgeSettings(backend="scripted"),
+        embeddings=EmbeddingSettings(model=MODEL),
+        signals=SignalSettings(anchors_k=1),
+    )
     grades = Pipeline(bank, rubrics, judge, settings, embedder).grade_many(
         submissions(["p1", "copy", "p2", "warmup"])
     )
@@ -195,7 +201,9 @@ def test_cli_groups_and_integrity_report(tmp_path):
 def test_a_batch_within_its_cohort_gets_the_same_signals(graded, embedder, bank):
     """One answer graded alone, the rest as cohort: same duplicates and group ids as together."""
     grades, _ = graded
-    settings = Settings(judge="scripted", embed_model=MODEL)
+    settings = Settings(
+        judge=JudgeSettings(backend="scripted"), embeddings=EmbeddingSettings(model=MODEL)
+    )
     pipeline = Pipeline(bank, load_rubrics(BANK_PATH, bank), ScriptedJudge(), settings, embedder)
     everyone = submissions()
     (alone,) = pipeline.grade_many([s for s in everyone if s.id == "copy"], cohort=everyone)

@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from grader.config import Settings
+from grader.config import ServiceSettings, Settings
 from grader.service.store import NewSubmission, Store
 from tests.integration.service import NEEDS_REDIS, ROOT, RedisServer, wait_for
 from workers.app import create_app
@@ -68,7 +68,7 @@ def test_a_webhook_worker_exits_non_zero_when_redis_dies_under_it(tmp_path, redi
                     "--concurrency", "1"], env, log)  # fmt: skip
     try:
         wait_for(lambda: " ready." in log.read_text(), 60, "the worker to start")
-        app = create_app(Settings(redis_url=redis.url))
+        app = create_app(Settings(service=ServiceSettings(redis_url=redis.url)))
         app.send_task(WEBHOOK_TASK, args=[1], countdown=120, queue=IO_QUEUE)
         wait_for(lambda: "] received" in log.read_text(), 30, "the task to be received")
         redis.kill()
@@ -114,7 +114,7 @@ def test_a_pool_process_slower_to_start_than_celerys_default_is_not_killed(tmp_p
         child.kill()
         wait_for(lambda: [c for c in psutil.Process(worker.pid).children() if c.pid != child.pid],
                  30, "a replacement pool process")  # fmt: skip
-        create_app(Settings(redis_url=redis.url)).send_task(
+        create_app(Settings(service=ServiceSettings(redis_url=redis.url))).send_task(
             GRADE_TASK, args=[[stored.id]], queue=GRADE_QUEUE
         )
         graded = lambda: store.intake.submission(platform, "s1").status == "graded"  # noqa: E731

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from grader.api.app import create_app
 from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 from grader.bank.files import load_bank
-from grader.config import Settings
+from grader.config import JudgeSettings, ServiceSettings, Settings
 from grader.engine.pipeline import _graded_answers
 from grader.engine.rubrics import is_anchor, load_rubric, load_rubrics, save_rubric
 from grader.files.yamlfile import write_yaml
@@ -33,11 +33,12 @@ def two_platforms(tmp_path):
     shutil.copy(RUBRICS / f"{EXAM}.yaml", tmp_path / f"{EXAM}.yaml")
     shutil.copytree(RUBRICS / EXAM, tmp_path / EXAM)
     settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'grader.db'}",
-        banks=[tmp_path / f"{EXAM}.yaml"],
-        judge="scripted",
+        service=ServiceSettings(
+            database_url=f"sqlite:///{tmp_path / 'grader.db'}", banks=[tmp_path / f"{EXAM}.yaml"]
+        ),
+        judge=JudgeSettings(backend="scripted"),
     )
-    store = Store(settings.database_url)
+    store = Store(settings.service.database_url)
     store.migrate()
     headers = {}
     for name in ("acme", "beta"):

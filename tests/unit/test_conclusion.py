@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from grader.config import Settings
+from grader.config import JudgeSettings, Settings
 from grader.engine.conclusion import apply_conclusion
 from grader.engine.conclusion_derive import derive_conclusion
 from grader.engine.conclusion_read import read_conclusion, verdict_of
@@ -186,8 +186,8 @@ FULL = json.dumps({"C1": {"evidence": "栈底元素", "rationale": "r", "points"
 
 def graded(answers: list[str], rubric: Rubric = RUBRIC) -> list[Grade]:
     judge = RecordingJudge(lambda r: FULL)
-    pipeline = Pipeline(Bank(name="t", questions=[Q]), {"q1": rubric}, judge,
-                        Settings(judge="scripted", judge_mode="verdict"))  # fmt: skip
+    settings = Settings(judge=JudgeSettings(backend="scripted", mode="verdict"))
+    pipeline = Pipeline(Bank(name="t", questions=[Q]), {"q1": rubric}, judge, settings)
     subs = [Submission(id=f"s{i}", question_id="q1", answer=a) for i, a in enumerate(answers)]
     return pipeline.grade_many(subs)
 
@@ -218,7 +218,12 @@ def test_a_cap_is_a_ceiling_not_a_subtraction_and_the_gate_can_be_switched_off()
 
 
 def test_without_a_judge_the_reading_is_still_recorded():
-    pipeline = Pipeline(Bank(name="t", questions=[Q]), {"q1": RUBRIC}, None, Settings(judge="none"))
+    pipeline = Pipeline(
+        Bank(name="t", questions=[Q]),
+        {"q1": RUBRIC},
+        None,
+        Settings(judge=JudgeSettings(backend="none")),
+    )
     answer = "正确，栈底元素不能最后删除"
     (grade,) = pipeline.grade_many([Submission(id="s", question_id="q1", answer=answer)])
     assert grade.status == "needs_judge" and grade.details.conclusion.decision == "mismatch"

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from grader.config import Settings
+from grader.config import Settings, SignalSettings
 from grader.engine.rubrics import rubric_for
 from grader.engine.signals import analyze_question, copied_pairs
 from grader.models import Question, QuestionType, Submission
@@ -67,11 +67,11 @@ def _subs(*answers: str) -> list[Submission]:
 
 
 def test_own_words_at_a_high_cosine_are_not_a_copy_and_a_light_edit_is():
-    settings = Settings(_env_file=None)
+    settings = Settings()
     own = _pair(0.973, 0, 1)
-    assert copied_pairs(_subs(OWN_A, OWN_B), own, settings, STACK) == []
+    assert copied_pairs(_subs(OWN_A, OWN_B), own, settings.signals, STACK) == []
     copy = _pair(0.99, 2, 3)
-    (pair,) = copied_pairs(_subs(COPY_A, COPY_B), copy, settings, LINKED)
+    (pair,) = copied_pairs(_subs(COPY_A, COPY_B), copy, settings.signals, LINKED)
     assert (pair.first, pair.second) == (0, 1) and pair.similarity == 0.99
 
 
@@ -89,7 +89,7 @@ def test_analysis_flags_the_copy_and_not_an_answer_in_its_own_words():
                         "时间复杂度为O(n)。", points=10)  # fmt: skip
     analysis = analyze_question(
         question, rubric_for(question, {}), _subs(own, COPY_A, COPY_B), PreparedEmbedder(vectors),
-        Settings(_env_file=None, offtopic_margin=-1.0),
+        SignalSettings(offtopic_margin=-1.0),
     )  # fmt: skip
     flagged = {
         sid: [d.submission_id for d in s.near_duplicates] for sid, s in analysis.signals.items()

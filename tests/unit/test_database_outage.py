@@ -6,7 +6,7 @@ from fastapi.testclient import TestClient
 
 from grader.api.app import create_app
 from grader.api.keys import new_key
-from grader.config import Settings
+from grader.config import PageSettings, ServiceSettings, Settings
 from grader.service.exams import load_exams
 from grader.service.store import Store
 from tests.conftest import RUBRICS
@@ -19,11 +19,17 @@ def test_the_api_answers_503_with_retry_after_while_the_database_is_away(tmp_pat
     # A database file in a folder that is not there: every connection fails, as with a
     # server that is down (sqlite3 and psycopg both raise OperationalError).
     settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'gone' / 'g.db'}",
-        banks=[RUBRICS / f"{EXAM}.yaml"],
-        secret_key="k" * 32,  # else the pages read theirs from the database at start
+        service=ServiceSettings(
+            database_url=f"sqlite:///{tmp_path / 'gone' / 'g.db'}", banks=[RUBRICS / f"{EXAM}.yaml"]
+        ),
+        pages=PageSettings(secret_key="k" * 32),
     )
-    app = create_app(settings, Store(settings.database_url), load_exams(settings.banks), Refusing())
+    app = create_app(
+        settings,
+        Store(settings.service.database_url),
+        load_exams(settings.service.banks),
+        Refusing(),
+    )
     client = TestClient(app, raise_server_exceptions=False)
     bearer = {"Authorization": f"Bearer {new_key().key}"}
     item = {"id": "s1", "exam": EXAM, "question_id": "004-s1-q1", "answer": "C"}

@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from grader.config import Settings
+from grader.config import JudgeSettings, ServiceSettings, Settings
 from grader.judge.base import LabelScores
 from grader.judge.scripted import coverage_labels
 from grader.service.batches import chunks, grade_stored
@@ -26,9 +26,14 @@ def store(tmp_path):
     return s
 
 
-def graders(label_script=None, **settings):
-    settings = Settings(banks=[RUBRICS / f"{EXAM}.yaml"], judge="scripted", **settings)
-    return Graders(load_exams(settings.banks), settings, RecordingJudge(label_script=label_script))
+def graders(label_script=None):
+    settings = Settings(
+        service=ServiceSettings(banks=[RUBRICS / f"{EXAM}.yaml"]),
+        judge=JudgeSettings(backend="scripted"),
+    )
+    return Graders(
+        load_exams(settings.service.banks), settings, RecordingJudge(label_script=label_script)
+    )
 
 
 def submit(store, n):
@@ -131,7 +136,7 @@ def test_the_sweeper_re_enqueues_lost_work_once(store):
         def send_task(self, name, args, queue):
             self.sent.append((name, args, queue))
 
-    settings = Settings(database_url=store.url, sweep_after_s=60, batch_size=2)
+    settings = ServiceSettings(database_url=store.url, sweep_after_s=60, batch_size=2)
     broker = Broker()
     sweeper = Sweeper(broker, settings)
     assert sweeper.sweep() == (0, 0)  # just stored: their tasks may still be on the way

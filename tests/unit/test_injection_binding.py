@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from grader.bank.files import load_bank
-from grader.config import Settings
+from grader.config import JudgeSettings, Settings
 from grader.engine.injection import find_injections
 from grader.engine.pipeline import Pipeline
 from grader.engine.progress import Stage
@@ -56,7 +56,7 @@ def fooled(request):
 
 def pipeline(question_id, judge=None, mode="probability"):
     bank, rubrics = bank_of(question_id)
-    settings = Settings(judge="scripted", judge_mode=mode)
+    settings = Settings(judge=JudgeSettings(backend="scripted", mode=mode))
     judge = judge or RecordingJudge(label_script=fooled)
     return Pipeline(bank, rubrics, judge, settings, embedder=CountingEmbedder())
 

@@ -5,10 +5,11 @@ its error; closing leaves no process behind."""
 import logging
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
-from grader.config import Settings
+from grader.config import EmbeddingSettings, JudgeSettings, ServiceSettings, Settings
 from grader.errors import GraderError
 from grader.models import SubmissionStatus
 from grader.service import inline_process
@@ -21,9 +22,14 @@ EXAM = "grad_accum_engineer"
 CHOICE = "004-s1-q1"
 
 
-def _settings(database_url: str, **overrides) -> Settings:
-    fields = {"banks": [RUBRICS / f"{EXAM}.yaml"], "judge": "scripted", "embed_model": "none"}
-    return Settings(database_url=database_url, **{**fields, **overrides})
+def _settings(database_url: str, banks: list[Path] | None = None) -> Settings:
+    return Settings(
+        service=ServiceSettings(
+            database_url=database_url, banks=banks or [RUBRICS / f"{EXAM}.yaml"]
+        ),
+        judge=JudgeSettings(backend="scripted"),
+        embeddings=EmbeddingSettings(model="none"),
+    )
 
 
 def _graded(store: Store, platform: int, external_id: str) -> bool:

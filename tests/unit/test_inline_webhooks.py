@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from grader.config import Settings
+from grader.config import JudgeSettings, ServiceSettings, Settings, WebhookSettings
 from grader.models import SubmissionStatus
 from grader.service.courier import host_of
 from grader.service.dispatch import InlineDispatcher
@@ -72,13 +72,9 @@ def hanging():
 
 def test_a_hanging_webhook_delays_no_other_platforms_grade(database_url, hanging):
     settings = Settings(
-        database_url=database_url,
-        banks=[RUBRICS / f"{EXAM}.yaml"],
-        judge="scripted",
-        webhook_timeout_s=120,  # longer than the test: only the fix lets the fast grade through
-        webhook_concurrency=4,
-        webhook_per_host=2,
-        webhook_allow_private=True,  # both receivers listen on 127.0.0.1
+        service=ServiceSettings(database_url=database_url, banks=[RUBRICS / f"{EXAM}.yaml"]),
+        judge=JudgeSettings(backend="scripted"),
+        webhooks=WebhookSettings(timeout_s=120, concurrency=4, per_host=2, allow_private=True),
     )
     store = Store(database_url)
     store.migrate()
@@ -143,7 +139,7 @@ def test_a_try_that_ends_while_the_outbox_is_read_is_not_started_again(monkeypat
         outbox = Outbox()
 
     monkeypatch.setattr(courier_module, "deliver", deliver)
-    courier = courier_module.Courier(Settings(), FakeStore())
+    courier = courier_module.Courier(WebhookSettings(), 2.0, FakeStore())
     try:
         assert courier.send_due() == [7]
         assert courier.send_due() == []  # stale: delivery 7 ended during the read

@@ -16,7 +16,7 @@ from grader.api.app import create_app
 from grader.api.instructor.session import MAX_AGE_S, Session, encode
 from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 from grader.bank.files import load_bank
-from grader.config import Settings
+from grader.config import JudgeSettings, ServiceSettings, Settings
 from grader.engine.rubrics import load_rubrics
 from grader.models import Neighbour, ScorerExplanation
 from grader.service.dispatch import InlineDispatcher
@@ -46,11 +46,13 @@ def bank_copy(tmp_path):
 @pytest.fixture
 def service(bank_copy, tmp_path):
     settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'grader.db'}",
-        banks=[bank_copy / f"{EXAM}.yaml", bank_copy / f"{OTHER}.yaml"],
-        judge="scripted",
+        service=ServiceSettings(
+            database_url=f"sqlite:///{tmp_path / 'grader.db'}",
+            banks=[bank_copy / f"{EXAM}.yaml", bank_copy / f"{OTHER}.yaml"],
+        ),
+        judge=JudgeSettings(backend="scripted"),
     )
-    store = Store(settings.database_url)
+    store = Store(settings.service.database_url)
     store.migrate()
     platform = new_key()
     store.accounts.add_platform("acme", [EXAM, OTHER], platform.key_id, platform.key_hash, "secret")

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 import grader.embed
 from grader.api.app import create_app
 from grader.api.keys import INSTRUCTOR_PREFIX, new_key
-from grader.config import Settings
+from grader.config import JudgeSettings, ScorerSettings, ServiceSettings, Settings
 from grader.engine.scorer import from_json
 from grader.errors import CalibrationError
 from grader.service import refits
@@ -31,11 +31,13 @@ URL = f"/instructor/exams/{EXAM}/scorer"
 @pytest.fixture
 def service(tmp_path):
     settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'grader.db'}",
-        banks=[RUBRICS / f"{EXAM}.yaml", RUBRICS / f"{OTHER}.yaml"],
-        judge="scripted",
+        service=ServiceSettings(
+            database_url=f"sqlite:///{tmp_path / 'grader.db'}",
+            banks=[RUBRICS / f"{EXAM}.yaml", RUBRICS / f"{OTHER}.yaml"],
+        ),
+        judge=JudgeSettings(backend="scripted"),
     )
-    store = Store(settings.database_url)
+    store = Store(settings.service.database_url)
     store.migrate()
     platform = new_key()
     acme = store.accounts.add_platform(
@@ -46,7 +48,7 @@ def service(tmp_path):
         key = new_key(INSTRUCTOR_PREFIX)
         ids[name] = store.accounts.add_instructor(name, [exam], key.key_id, key.key_hash)
         keys[name] = key.key
-    app = create_app(settings, store, load_exams(settings.banks), Refusing())
+    app = create_app(settings, store, load_exams(settings.service.banks), Refusing())
     with TestClient(app) as client:
         yield client, store, keys, acme, ids
 
@@ -229,14 +231,14 @@ def test_the_refit_and_its_embedder_run_off_the_event_loop(service, monkeypatch)
 def test_the_next_refit_starts_from_the_applied_one_and_grader_scorer_refuses(service, tmp_path):
     _, store, _, acme, ids = service
     scored_exam(store, acme, ids["li"])
-    settings = Settings(database_url=f"sqlite:///{tmp_path / 'grader.db'}")
+    settings = Settings(service=ServiceSettings(database_url=f"sqlite:///{tmp_path / 'grader.db'}"))
     exam = load_exams([RUBRICS / f"{EXAM}.yaml"])[EXAM]
     assert refits.base_scorer(settings, store, exam).version == BASE.version
     proposal = refits.propose(settings, store, exam, "li", None, bootstrap=0)
     assert refits.base_scorer(settings, store, exam).version == BASE.version  # not applied
     refits.apply(settings, store, exam, proposal, "li", None)
     assert refits.base_scorer(settings, store, exam).version == proposal.version
-    pinned = settings.model_copy(update={"scorer": "default"})
+    pinned = settings.model_copy(update={"scorer": ScorerSettings(choice="default")})
     for attempt in (
         lambda: refits.propose(pinned, store, exam, "li", None, bootstrap=0),
         lambda: refits.apply(pinned, store, exam, proposal, "li", None),

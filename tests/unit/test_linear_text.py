@@ -26,14 +26,14 @@ from grader.bank.lexicon import ANSWER_HEAD_LINE, CASE_INTRO, POINTS_PHRASE, QUE
 from grader.bank.marks import choice_letters, true_false
 from grader.bank.paper import parse_paper
 from grader.bank.points import take_own_points
-from grader.config import Settings
+from grader.config import LimitSettings
 from grader.engine.blanks import blank_reason
 from grader.engine.injection import find_injections, strip_injections
 from grader.engine.prompts import defuse_delimiters
 from grader.errors import BankError
 from grader.text import clean
 
-ANSWER_MAX = Settings.model_fields["max_answer_chars"].default  # 20,000
+ANSWER_MAX = LimitSettings.model_fields["max_answer_chars"].default  # 20,000
 PAPER_MAX = 50_000
 QUESTION = "一、简答题\n1.简述梯度下降。\n"
 

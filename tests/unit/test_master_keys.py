@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grader.bank.files import load_bank
-from grader.config import Settings
+from grader.config import JudgeSettings, Settings
 from grader.engine.blanks import blank_reason
 from grader.engine.coverage import pastes_rubric
 from grader.engine.pipeline import Pipeline
@@ -37,7 +37,7 @@ def bank_of(question_id):
 def test_master_keys_score_zero_by_rule(case):
     bank, rubrics = bank_of(case["question_id"])
     judge = RecordingJudge(label_script=lambda r: {r.labels[0]: 0.0, r.labels[-1]: 1.0})
-    pipeline = Pipeline(bank, rubrics, judge, Settings(judge="scripted"))
+    pipeline = Pipeline(bank, rubrics, judge, Settings(judge=JudgeSettings(backend="scripted")))
     (grade,) = pipeline.grade_many(
         [Submission(id=case["id"], question_id=case["question_id"], answer=case["answer"])]
     )

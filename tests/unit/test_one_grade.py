@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.config import Settings
+from grader.config import JudgeSettings, Settings
 from grader.engine.pipeline import Pipeline
 from grader.models import (
     Anchor,
@@ -66,7 +66,7 @@ def grade_in(batch: list[Submission], cohort: list[Submission] | None = None) ->
         BANK,
         {"q1": RUBRIC},
         RecordingJudge(),
-        Settings(judge="scripted", judge_mode="verdict"),
+        Settings(judge=JudgeSettings(backend="scripted", mode="verdict")),
         embedder=CountingEmbedder(),
     )
     grades = pipeline.grade_many(batch, cohort if cohort is not None else batch)

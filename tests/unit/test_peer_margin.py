@@ -7,7 +7,7 @@ vectors are character histograms, so answers that share their wording are close.
 
 from __future__ import annotations
 
-from grader.config import Settings
+from grader.config import Settings, SignalSettings
 from grader.engine.rubrics import rubric_for
 from grader.engine.signals import MIN_PEERS, analyze_question
 from grader.models import Question, QuestionType, Submission
@@ -40,14 +40,14 @@ CLASS = [
 OFF = "周末去爬山，山顶风景很美，晚上回家。"
 
 
-def analyse(answers: list[str], **settings_given) -> dict:
+def analyse(answers: list[str], **signals) -> dict:
     subs = [
         Submission(id=f"s{i:02d}", question_id="q1", answer=a, student=f"stu{i}")
         for i, a in enumerate(answers)
     ]
-    settings = Settings(_env_file=None, **settings_given)  # type: ignore[call-arg]
+    settings = Settings(signals=SignalSettings(**signals))
     rubric = rubric_for(QUESTION, {})
-    return analyze_question(QUESTION, rubric, subs, CountingEmbedder(), settings).signals
+    return analyze_question(QUESTION, rubric, subs, CountingEmbedder(), settings.signals).signals
 
 
 def test_blatant_text_sits_below_every_classmate_and_unrelated_text_marks_zero():

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from grader.config import Settings
+from grader.config import JudgeSettings, ReviewSettings, ScorerSettings, Settings, SignalSettings
 from grader.engine.evidence import locate
 from grader.engine.pipeline import Pipeline
 from grader.engine.review_queue import explanations
@@ -36,13 +36,9 @@ def reply(c1=2, c2=2, e1="累加梯度", e2="更新参数", feedback="好"):
                       ensure_ascii=False)  # fmt: skip
 
 
-def pipeline(script=None, **settings):
-    return Pipeline(
-        BANK,
-        {"q1": RUBRIC},
-        RecordingJudge(script),
-        Settings(judge="scripted", judge_mode="verdict", **settings),
-    )
+def pipeline(script=None, samples=1, **parts):
+    judge = JudgeSettings(backend="scripted", mode="verdict", samples=samples)
+    return Pipeline(BANK, {"q1": RUBRIC}, RecordingJudge(script), Settings(judge=judge, **parts))
 
 
 def sub(answer, i="s1", qid="q1"):
@@ -132,7 +128,7 @@ def test_self_consistency_spread_sets_confidence():
         t = next(totals)
         return reply(c1=t // 2, c2=t // 2)
 
-    p = pipeline(script, judge_samples=3, review_share=1.0)
+    p = pipeline(script, samples=3, review=ReviewSettings(share=1.0))
     (grade,) = p.grade_many([sub("先累加梯度，最后更新参数。")])
     assert grade.details.sample_totals == [4, 0, 4]
     assert grade.score == 4  # per-criterion median
@@ -176,13 +172,13 @@ def test_derived_rubric_and_incomplete_question_go_to_review_only_when_asked():
     codes = {r.code for r in own.review_reasons}
     assert not {"unreviewed_rubric", "incomplete_question"} & codes  # flagged per question
     assert own.provenance.rubric_reviewed is False
-    (every,) = pipeline(review_derived="all").grade_many([sub(answer, qid="q2")])
+    (every,) = pipeline(review=ReviewSettings(derived="all")).grade_many([sub(answer, qid="q2")])
     codes = {r.code for r in every.review_reasons}
     assert {"unreviewed_rubric", "incomplete_question"} <= codes and every.needs_review
 
 
 def test_no_judge_means_needs_judge():
-    p = Pipeline(BANK, {"q1": RUBRIC}, None, Settings(judge="none"))
+    p = Pipeline(BANK, {"q1": RUBRIC}, None, Settings(judge=JudgeSettings(backend="none")))
     (grade,) = p.grade_many([sub("累加梯度")])
     assert grade.status == "needs_judge" and grade.score is None
 
@@ -214,7 +210,7 @@ def test_one_quote_cannot_carry_every_criterion():
         BANK,
         {"q1": rubric},
         RecordingJudge(script),
-        Settings(judge="scripted", judge_mode="verdict"),
+        Settings(judge=JudgeSettings(backend="scripted", mode="verdict")),
     )
     (grade,) = p.grade_many([sub("推荐系统很重要，可以用大数据和人工智能。平台应该多招老师。")])
     assert grade.score == 2  # the two criteria the quote is most about keep their point
@@ -268,7 +264,7 @@ def test_each_questions_cohort_is_embedded_and_grouped_once_per_call():
         BANK,
         {"q1": RUBRIC},
         RecordingJudge(lambda r: reply()),
-        Settings(judge_mode="verdict"),
+        Settings(judge=JudgeSettings(mode="verdict")),
         embedder=embedder,
     )
     batch = [sub(f"累加梯度再更新参数{i}", f"s{i}") for i in range(4)]
@@ -287,7 +283,9 @@ def test_near_the_off_topic_line_an_answer_is_graded_and_reviewed_far_from_it_ze
 
     def grade(zero_margin):
         settings = Settings(
-            judge_mode=mode, scorer="none", offtopic_margin=2.0, offtopic_zero_margin=zero_margin
+            judge=JudgeSettings(mode=mode),
+            scorer=ScorerSettings(choice="none"),
+            signals=SignalSettings(offtopic_margin=2.0, offtopic_zero_margin=zero_margin),
         )
         judge = RecordingJudge(lambda r: reply())
         p = Pipeline(BANK, {"q1": RUBRIC}, judge, settings, embedder=CountingEmbedder())

@@ -3,7 +3,7 @@ how distributions become points, evidence, feedback, failures and injections."""
 
 import pytest
 
-from grader.config import Settings
+from grader.config import JudgeSettings, Settings
 from grader.engine.checks import Check, checks_for
 from grader.engine.evidence import locate
 from grader.engine.pipeline import Pipeline
@@ -34,9 +34,10 @@ RUBRIC = Rubric(
 BANK = Bank(name="t", questions=[Q])
 
 
-def pipeline(label_script=None, script=None, **settings):
+def pipeline(label_script=None, script=None, **asking):
     judge = RecordingJudge(script, label_script=label_script)
-    return Pipeline(BANK, {"q1": RUBRIC}, judge, Settings(judge="scripted", **settings))
+    settings = Settings(judge=JudgeSettings(backend="scripted", **asking))
+    return Pipeline(BANK, {"q1": RUBRIC}, judge, settings)
 
 
 def sub(answer, i="s1"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from grader.bank.files import load_bank
-from grader.config import Settings
+from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings
 from grader.engine.pipeline import Pipeline
 from grader.engine.progress import Stage, judge_in_chunks
 from grader.engine.rubrics import load_rubrics
@@ -58,7 +58,10 @@ def _example():
 @pytest.mark.parametrize("mode", ["probability", "verdict"])
 def test_grade_many_reports_every_answer_once_and_judges_in_sorted_sub_batches(mode):
     bank, rubrics, submissions = _example()
-    settings = Settings(judge="scripted", judge_mode=mode, embed_model="none", judge_chunk=7)
+    settings = Settings(
+        judge=JudgeSettings(backend="scripted", mode=mode, chunk=7),
+        embeddings=EmbeddingSettings(model="none"),
+    )
     judge = RecordingJudge()
     events: list[tuple[Stage, int]] = []
     grades = Pipeline(bank, rubrics, judge, settings).grade_many(
@@ -92,7 +95,8 @@ def test_chunking_changes_how_the_judge_is_called_not_the_grades(mode):
 
     def run(chunk):
         settings = Settings(
-            judge="scripted", judge_mode=mode, embed_model="none", judge_chunk=chunk
+            judge=JudgeSettings(backend="scripted", mode=mode, chunk=chunk),
+            embeddings=EmbeddingSettings(model="none"),
         )
         judge = RecordingJudge()
         grades = Pipeline(bank, rubrics, judge, settings).grade_many(submissions, submissions)
@@ -107,7 +111,11 @@ def test_chunking_changes_how_the_judge_is_called_not_the_grades(mode):
 
 def test_signals_are_reported_per_question_before_the_judge():
     bank, rubrics, submissions = _example()
-    settings = Settings(judge="scripted", embed_model="none", judge_chunk=10, scorer="none")
+    settings = Settings(
+        judge=JudgeSettings(backend="scripted", chunk=10),
+        embeddings=EmbeddingSettings(model="none"),
+        scorer=ScorerSettings(choice="none"),
+    )
     events: list[tuple[Stage, int]] = []
     grades = Pipeline(bank, rubrics, RecordingJudge(), settings, CountingEmbedder()).grade_many(
         submissions, submissions, progress=lambda stage, n: events.append((stage, n))

@@ -46,6 +46,13 @@ def test_the_api_names_every_entry_point_and_record_type():
     assert missing == set(), f"export these from grader/__init__.py: {sorted(missing)}"
 
 
+def test_every_settings_part_is_exported():
+    from grader.config import PARTS
+
+    missing = {part.__name__ for part in PARTS} - set(grader.__all__)
+    assert missing == set(), f"export these from grader/__init__.py: {sorted(missing)}"
+
+
 def test_every_exported_name_is_its_modules_object():
     for name in grader.__all__:
         value = getattr(grader, name)

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from grader.api.app import create_app
 from grader.api.keys import INSTRUCTOR_PREFIX, new_key
-from grader.config import Settings
+from grader.config import LimitSettings, ServiceSettings, Settings
 from grader.service.exams import load_exams
 from grader.service.store import NewSubmission, QueueFull, Store
 from tests.conftest import RUBRICS
@@ -23,13 +23,14 @@ NOW = 6_000_000_010.0  # 10 s into a minute: no window ends while a test runs
 
 @pytest.fixture
 def build(database_url, monkeypatch):
-    """``build(**settings)``: two apps on one database, and each platform's auth header; the
+    """``build(**limits)``: two apps on one database, and each platform's auth header; the
     counters' clock stands still at NOW."""
     monkeypatch.setattr("grader.service.store.counters.time", SimpleNamespace(time=lambda: NOW))
     made: list[Store] = []
 
     def _build(**limits):
-        settings = Settings(database_url=database_url, banks=[RUBRICS / f"{EXAM}.yaml"], **limits)
+        service = ServiceSettings(database_url=database_url, banks=[RUBRICS / f"{EXAM}.yaml"])
+        settings = Settings(service=service, limits=LimitSettings(**limits))
         store = Store(database_url)
         store.migrate()
         headers, instructor = {}, new_key(INSTRUCTOR_PREFIX)
@@ -38,7 +39,7 @@ def build(database_url, monkeypatch):
             store.accounts.add_platform(name, [EXAM], key.key_id, key.key_hash, "secret")
             headers[name] = {"Authorization": f"Bearer {key.key}"}
         store.accounts.add_instructor("li", [EXAM], instructor.key_id, instructor.key_hash)
-        exams = load_exams(settings.banks)
+        exams = load_exams(settings.service.banks)
         apps = [create_app(settings, Store(database_url), exams, Holding()) for _ in range(2)]
         made.append(store)
         return [TestClient(app) for app in apps], headers, instructor.key

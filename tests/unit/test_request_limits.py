@@ -19,7 +19,7 @@ from grader.api import bodies, intake
 from grader.api.app import create_app
 from grader.api.bodies import ObjectTooLarge, TooManyItems, parse_body, too_many_in_prefix
 from grader.api.keys import new_key
-from grader.config import Settings
+from grader.config import JudgeSettings, LimitSettings, PageSettings, ServiceSettings, Settings
 from grader.service.dispatch import InlineDispatcher
 from grader.service.exams import Graders
 from grader.service.store import Store
@@ -41,13 +41,14 @@ ROUTES = [
 def app_and_key(tmp_path_factory):
     folder = tmp_path_factory.mktemp("limits")
     settings = Settings(
-        database_url=f"sqlite:///{folder / 'grader.db'}",
-        banks=[RUBRICS / "grad_accum_engineer.yaml"],
-        judge="scripted",
-        max_body_bytes=LIMIT,
-        max_form_bytes=FORM_LIMIT,
+        service=ServiceSettings(
+            database_url=f"sqlite:///{folder / 'grader.db'}",
+            banks=[RUBRICS / "grad_accum_engineer.yaml"],
+        ),
+        judge=JudgeSettings(backend="scripted"),
+        limits=LimitSettings(max_body_bytes=LIMIT, max_form_bytes=FORM_LIMIT),
     )
-    store = Store(settings.database_url)
+    store = Store(settings.service.database_url)
     store.migrate()
     key = new_key()
     store.accounts.add_platform("a", ["grad_accum_engineer"], key.key_id, key.key_hash, "s")
@@ -249,17 +250,18 @@ class Elements(Upload):
 
 
 @contextmanager
-def posting_app(tmp_path, **overrides):
-    """An app with 8 MiB bodies allowed (and ``overrides``), and a platform's headers."""
+def posting_app(tmp_path, **limits):
+    """An app with 8 MiB bodies allowed (and ``limits``), and a platform's headers."""
     settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'grader.db'}",
-        banks=[RUBRICS / "grad_accum_engineer.yaml"],
-        judge="scripted",
-        max_body_bytes=8 * 1024 * 1024,
-        secret_key="k" * 32,
-        **overrides,
+        service=ServiceSettings(
+            database_url=f"sqlite:///{tmp_path / 'grader.db'}",
+            banks=[RUBRICS / "grad_accum_engineer.yaml"],
+        ),
+        judge=JudgeSettings(backend="scripted"),
+        limits=LimitSettings(max_body_bytes=8 * 1024 * 1024, **limits),
+        pages=PageSettings(secret_key="k" * 32),
     )
-    store = Store(settings.database_url)
+    store = Store(settings.service.database_url)
     store.migrate()
     key = new_key()
     store.accounts.add_platform("a", ["grad_accum_engineer"], key.key_id, key.key_hash, "s")

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from grader.api.app import create_app
 from grader.api.keys import INSTRUCTOR_PREFIX, hash_key, key_id_of, new_key
 from grader.cli import app as cli
-from grader.config import Settings
+from grader.config import JudgeSettings, ServiceSettings, Settings
 from grader.service.dispatch import InlineDispatcher
 from grader.service.exams import Graders
 from grader.service.store import Store
@@ -21,9 +21,10 @@ runner = CliRunner()
 @pytest.fixture
 def service(database_url):
     settings = Settings(
-        database_url=database_url, banks=[RUBRICS / f"{EXAM}.yaml"], judge="scripted"
+        service=ServiceSettings(database_url=database_url, banks=[RUBRICS / f"{EXAM}.yaml"]),
+        judge=JudgeSettings(backend="scripted"),
     )
-    store = Store(settings.database_url)
+    store = Store(settings.service.database_url)
     store.migrate()
     platform, instructor = new_key(), new_key(INSTRUCTOR_PREFIX)
     store.accounts.add_platform("acme", [EXAM], platform.key_id, platform.key_hash, "secret")

@@ -3,7 +3,7 @@ the second topic margin, unless the answer sits among its classmates' answers.""
 
 from __future__ import annotations
 
-from grader.config import Settings
+from grader.config import Settings, SignalSettings
 from grader.engine.rule_grades import zero_off_topic
 from grader.models import AnswerSignals
 
@@ -19,47 +19,50 @@ def signals(margin: float, off_topic: bool = True, peers: float | None = None) -
 
 
 def test_by_default_only_answers_below_the_second_margin_score_zero_unread():
-    settings = Settings(_env_file=None)  # type: ignore[call-arg]
-    assert settings.offtopic_zero_margin == 0.02 < settings.offtopic_margin
+    settings = Settings()
+    assert settings.signals.offtopic_zero_margin == 0.02 < settings.signals.offtopic_margin
     # the highest margin of a blatant off-topic text (docs/research/benchmarks-log.md): still 0
-    assert zero_off_topic(signals(0.0171), settings)
-    assert zero_off_topic(signals(-0.3), settings)
+    assert zero_off_topic(signals(0.0171), settings.signals)
+    assert zero_off_topic(signals(-0.3), settings.signals)
     # near the line (Mohler's one-line references put genuine answers here): graded
-    assert not zero_off_topic(signals(0.02), settings)
-    assert not zero_off_topic(signals(0.024), settings)
+    assert not zero_off_topic(signals(0.02), settings.signals)
+    assert not zero_off_topic(signals(0.024), settings.signals)
     # not off topic, or no signals: never by this rule
-    assert not zero_off_topic(signals(-0.3, off_topic=False), settings)
-    assert not zero_off_topic(None, settings)
+    assert not zero_off_topic(signals(-0.3, off_topic=False), settings.signals)
+    assert not zero_off_topic(None, settings.signals)
 
 
 def test_the_second_margin_at_the_first_or_unset_zeroes_every_off_topic_answer():
     for zero in (0.025, None):
-        settings = Settings(_env_file=None, offtopic_zero_margin=zero)  # type: ignore[call-arg]
-        assert zero_off_topic(signals(0.0249), settings)
-        assert zero_off_topic(signals(0.02), settings)
+        settings = Settings(signals=SignalSettings(offtopic_zero_margin=zero))
+        assert zero_off_topic(signals(0.0249), settings.signals)
+        assert zero_off_topic(signals(0.02), settings.signals)
 
 
 def test_an_answer_among_its_classmates_is_graded_whatever_its_topic_margin():
-    settings = Settings(_env_file=None)  # type: ignore[call-arg]
-    assert settings.offtopic_peer_margin == 0.045
-    assert not zero_off_topic(signals(-0.3, peers=0.045), settings)
-    assert not zero_off_topic(signals(0.0, peers=0.2), settings)
+    settings = Settings()
+    assert settings.signals.offtopic_peer_margin == 0.045
+    assert not zero_off_topic(signals(-0.3, peers=0.045), settings.signals)
+    assert not zero_off_topic(signals(0.0, peers=0.2), settings.signals)
     # the highest peer margin of a blatant off-topic text (docs/research/benchmarks-log.md): still 0
-    assert zero_off_topic(signals(0.0171, peers=0.0355), settings)
-    assert zero_off_topic(signals(0.0, peers=-0.1), settings)
-    assert zero_off_topic(signals(0.0, peers=None), settings)  # too few classmates to tell
+    assert zero_off_topic(signals(0.0171, peers=0.0355), settings.signals)
+    assert zero_off_topic(signals(0.0, peers=-0.1), settings.signals)
+    assert zero_off_topic(signals(0.0, peers=None), settings.signals)  # too few classmates to tell
 
 
 def test_without_the_classmates_rule_the_topic_margin_alone_decides():
-    settings = Settings(_env_file=None, offtopic_peer_margin=None)  # type: ignore[call-arg]
-    assert zero_off_topic(signals(0.0, peers=0.5), settings)
-    assert not zero_off_topic(signals(0.021, peers=-0.5), settings)
+    settings = Settings(signals=SignalSettings(offtopic_peer_margin=None))
+    assert zero_off_topic(signals(0.0, peers=0.5), settings.signals)
+    assert not zero_off_topic(signals(0.021, peers=-0.5), settings.signals)
 
 
 def test_none_in_the_environment_turns_either_rule_off(monkeypatch):
     monkeypatch.setenv("GRADER_OFFTOPIC_PEER_MARGIN", "none")
     monkeypatch.setenv("GRADER_OFFTOPIC_ZERO_MARGIN", "")
-    settings = Settings(_env_file=None)  # type: ignore[call-arg]
-    assert settings.offtopic_peer_margin is None and settings.offtopic_zero_margin is None
+    settings = Settings()
+    assert (
+        settings.signals.offtopic_peer_margin is None
+        and settings.signals.offtopic_zero_margin is None
+    )
     monkeypatch.setenv("GRADER_OFFTOPIC_PEER_MARGIN", "0.05")
-    assert Settings(_env_file=None).offtopic_peer_margin == 0.05  # type: ignore[call-arg]
+    assert Settings().signals.offtopic_peer_margin == 0.05

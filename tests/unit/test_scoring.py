@@ -4,7 +4,7 @@ deterministic double, the scripted judge)."""
 
 import pytest
 
-from grader.config import Settings
+from grader.config import JudgeSettings, ScorerSettings, Settings, SignalSettings
 from grader.engine.evidence import locate
 from grader.engine.pipeline import Pipeline
 from grader.engine.review_queue import explanations
@@ -47,12 +47,16 @@ def yes(p):
     return lambda request: {"否": 1 - p, "是": p}
 
 
-def pipeline(label_script=None, rubric=RUBRIC, **settings):
+def pipeline(label_script=None, rubric=RUBRIC, **parts):
     return Pipeline(
         BANK,
         {"q1": rubric},
         RecordingJudge(label_script=label_script),
-        Settings(judge="scripted", offtopic_margin=-1.0, **settings),
+        Settings(
+            judge=JudgeSettings(backend="scripted"),
+            signals=SignalSettings(offtopic_margin=-1.0),
+            **parts,
+        ),
         embedder=CountingEmbedder(),
     )
 
@@ -83,7 +87,9 @@ def test_the_scorer_decides_and_the_grade_says_how():
 
 
 def test_without_a_scorer_the_judge_decides():
-    (grade,) = pipeline(yes(0.8), scorer="none").grade_many([sub(ANSWERS[0], "a")])
+    (grade,) = pipeline(yes(0.8), scorer=ScorerSettings(choice="none")).grade_many(
+        [sub(ANSWERS[0], "a")]
+    )
     assert grade.score == pytest.approx(3.2) and not grade.details.has("scorer")
 
 

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from grader.api.app import create_app
 from grader.api.keys import new_key
-from grader.config import Settings
+from grader.config import JudgeSettings, LimitSettings, ServiceSettings, Settings
 from grader.service.dispatch import InlineDispatcher
 from grader.service.exams import Graders
 from grader.service.store import Store
@@ -25,14 +25,14 @@ CHOICE = "004-s1-q1"
 @pytest.fixture
 def service(database_url):
     settings = Settings(
-        database_url=database_url,
-        banks=[RUBRICS / f"{EXAM}.yaml", RUBRICS / "llm_trainer_solutions.yaml"],
-        judge="scripted",
-        bulk_limit=5,
-        max_answer_chars=300,
-        max_body_bytes=8192,
+        service=ServiceSettings(
+            database_url=database_url,
+            banks=[RUBRICS / f"{EXAM}.yaml", RUBRICS / "llm_trainer_solutions.yaml"],
+        ),
+        judge=JudgeSettings(backend="scripted"),
+        limits=LimitSettings(bulk_limit=5, max_answer_chars=300, max_body_bytes=8192),
     )
-    store = Store(settings.database_url)
+    store = Store(settings.service.database_url)
     store.migrate()
     keys = {}
     for name, exam in (("a", EXAM), ("b", "llm_trainer_solutions")):
@@ -210,17 +210,19 @@ def test_with_the_broker_down_posts_are_stored_and_health_says_so(tmp_path):
     from workers.dispatch import CeleryDispatcher
 
     settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'grader.db'}",
-        redis_url="redis://127.0.0.1:1/0",  # nothing listens there
-        banks=[RUBRICS / f"{EXAM}.yaml"],
-        batch_wait_ms=0,
+        service=ServiceSettings(
+            database_url=f"sqlite:///{tmp_path / 'grader.db'}",
+            redis_url="redis://127.0.0.1:1/0",
+            banks=[RUBRICS / f"{EXAM}.yaml"],
+            batch_wait_ms=0,
+        )
     )
-    store = Store(settings.database_url)
+    store = Store(settings.service.database_url)
     store.migrate()
     key = new_key()
     store.accounts.add_platform("a", [EXAM], key.key_id, key.key_hash, "secret")
     dispatcher = CeleryDispatcher(settings)
-    client = TestClient(create_app(settings, store, load_exams(settings.banks), dispatcher))
+    client = TestClient(create_app(settings, store, load_exams(settings.service.banks), dispatcher))
     try:
         health = client.get("/healthz")
         assert health.status_code == 503 and health.json()["broker"] == "unreachable"

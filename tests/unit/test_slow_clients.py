@@ -10,7 +10,7 @@ import pytest
 import uvicorn
 
 from grader.api.server import ReadDeadlines, server_config
-from grader.config import Settings
+from grader.config import LimitSettings, Settings
 from tests.integration.service import wait_for
 
 WAIT_S = 20  # a bound on each read, never reached when the server closes in time
@@ -34,10 +34,12 @@ async def echo_length(scope, receive, send):
 
 @pytest.fixture(scope="module")
 def server():
-    settings = Settings(request_header_timeout_s=0.5, request_body_timeout_s=0.5)
+    settings = Settings(
+        limits=LimitSettings(request_header_timeout_s=0.5, request_body_timeout_s=0.5)
+    )
     listening = socket.socket()
     listening.bind(("127.0.0.1", 0))
-    config = server_config(settings, echo_length, "127.0.0.1", 0)
+    config = server_config(settings.limits, echo_length, "127.0.0.1", 0)
     config.log_level = "warning"
     running = uvicorn.Server(config)
     thread = threading.Thread(target=running.run, kwargs={"sockets": [listening]}, daemon=True)
@@ -64,9 +66,11 @@ def read_all(conn: socket.socket) -> bytes:
 
 def test_the_served_configuration_has_the_deadlines_and_keep_alive():
     settings = Settings(
-        request_header_timeout_s=7, request_body_timeout_s=30, keep_alive_timeout_s=3
+        limits=LimitSettings(
+            request_header_timeout_s=7, request_body_timeout_s=30, keep_alive_timeout_s=3
+        )
     )
-    config = server_config(settings, echo_length, "127.0.0.1", 8080)
+    config = server_config(settings.limits, echo_length, "127.0.0.1", 8080)
     assert issubclass(config.http, ReadDeadlines)
     assert (config.http.head_timeout_s, config.http.body_timeout_s) == (7, 30)
     assert config.timeout_keep_alive == 3

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from grader.bank.files import load_bank
-from grader.config import Settings
+from grader.config import JudgeSettings, Settings
 from grader.engine import substance
 from grader.engine.pipeline import Pipeline
 from grader.engine.rescoring import rescored
@@ -179,7 +179,13 @@ def test_the_seed_rubrics_carry_wrong_claims():
 def _pipeline(question_id):
     bank, rubrics = bank_of(question_id)
     yes = RecordingJudge(label_script=lambda r: {r.labels[0]: 0.0, r.labels[-1]: 1.0})
-    return Pipeline(bank, rubrics, yes, Settings(judge="scripted"), embedder=CountingEmbedder())
+    return Pipeline(
+        bank,
+        rubrics,
+        yes,
+        Settings(judge=JudgeSettings(backend="scripted")),
+        embedder=CountingEmbedder(),
+    )
 
 
 @pytest.mark.parametrize("answer_id", sorted(RESTATED))

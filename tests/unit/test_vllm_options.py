@@ -13,7 +13,7 @@ pytest.importorskip("vllm")
 
 import vllm
 
-from grader.config import Settings
+from grader.config import JudgeSettings, Settings, VllmSettings
 from grader.judge.base import JudgeRequest
 from grader.judge.vllm_local import VllmJudge
 
@@ -31,12 +31,12 @@ def _restore_environment(monkeypatch):
 def test_settings_reach_the_engine(monkeypatch, tmp_path):
     monkeypatch.setattr(vllm, "LLM", RecordingLLM)
     settings = Settings(
-        judge_model=str(tmp_path),
-        vllm_enable_prefix_caching=False,
-        vllm_load_format="dummy",
-        vllm_max_model_len=2048,
+        judge=JudgeSettings(
+            model=str(tmp_path),
+            vllm=VllmSettings(enable_prefix_caching=False, load_format="dummy", max_model_len=2048),
+        )
     )
-    judge = VllmJudge.from_settings(settings)
+    judge = VllmJudge.from_settings(settings.judge, settings.cache.dir)
     assert judge.llm.options["enable_prefix_caching"] is False
     assert judge.llm.options["load_format"] == "dummy"
     assert judge.llm.options["max_model_len"] == 2048

@@ -13,7 +13,7 @@ from grader.api.app import create_app
 from grader.api.instructor import warn_key_in_database
 from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 from grader.cli import main
-from grader.config import Settings
+from grader.config import JudgeSettings, LimitSettings, PageSettings, ServiceSettings, Settings
 from grader.service.dispatch import InlineDispatcher
 from grader.service.exams import Graders
 from grader.service.store import Store
@@ -29,14 +29,14 @@ def make_service(database_url):
     """Build the service with these settings: (a client, the instructor's key)."""
     made, key = [], new_key(INSTRUCTOR_PREFIX)
 
-    def make(base_url="http://testserver", **overrides):
+    def make(base_url="http://testserver", limits=None, **pages):
         settings = Settings(
-            database_url=database_url,
-            banks=[RUBRICS / f"{EXAM}.yaml"],
-            judge="scripted",
-            **overrides,
+            service=ServiceSettings(database_url=database_url, banks=[RUBRICS / f"{EXAM}.yaml"]),
+            judge=JudgeSettings(backend="scripted"),
+            limits=limits or LimitSettings(),
+            pages=PageSettings(**pages),
         )
-        store = Store(settings.database_url)
+        store = Store(settings.service.database_url)
         store.migrate()
         if not made:  # one database: the instructor once
             store.accounts.add_instructor("li", [EXAM], key.key_id, key.key_hash)
@@ -64,15 +64,15 @@ def post_login(client, key, **headers):
 @pytest.mark.parametrize("key", ["k" * 31, "é" * 15, ""])  # 31, 30 and 0 bytes
 def test_a_secret_key_under_32_bytes_is_refused_naming_the_variable(key):
     with pytest.raises(ValidationError) as raised:
-        Settings(secret_key=key)
+        Settings(pages=PageSettings(secret_key=key))
     message = str(raised.value)
     assert "GRADER_SECRET_KEY" in message and "at least 32" in message
     assert key not in message or not key  # the key itself is never echoed
 
 
 def test_a_32_byte_secret_key_is_accepted():
-    assert Settings(secret_key=KEY_32).secret_key.get_secret_value() == KEY_32
-    assert Settings(secret_key="é" * 16).secret_key is not None  # bytes, not characters
+    assert PageSettings(secret_key=KEY_32).secret_key.get_secret_value() == KEY_32
+    assert PageSettings(secret_key="é" * 16).secret_key is not None  # bytes, not characters
 
 
 def test_the_command_line_names_a_bad_setting_without_a_traceback(monkeypatch, capsys, tmp_path):
@@ -145,7 +145,7 @@ def test_an_https_request_gets_a_secure_cookie(make_service):
 
 
 def test_behind_a_trusted_proxy_failed_logins_count_per_forwarded_address(make_service):
-    client, _ = make_service(trust_proxy=True, login_failures_per_minute=2)
+    client, _ = make_service(limits=LimitSettings(login_failures_per_minute=2), trust_proxy=True)
     one, other = {"x-forwarded-for": "203.0.113.5, 10.0.0.1"}, {"x-forwarded-for": "203.0.113.6"}
     assert [post_login(client, "ik_wrong", **one).status_code for _ in range(3)] == [401, 401, 429]
     assert post_login(client, "ik_wrong", **other).status_code == 401  # another client
@@ -154,7 +154,7 @@ def test_behind_a_trusted_proxy_failed_logins_count_per_forwarded_address(make_s
 
 
 def test_without_a_trusted_proxy_a_forwarded_address_does_not_dodge_the_throttle(make_service):
-    client, _ = make_service(login_failures_per_minute=2)
+    client, _ = make_service(limits=LimitSettings(login_failures_per_minute=2))
     codes = [
         post_login(client, "ik_wrong", **{"x-forwarded-for": f"203.0.113.{i}"}).status_code
         for i in range(3)

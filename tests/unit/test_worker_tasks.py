@@ -38,12 +38,14 @@ def test_the_api_dispatcher_builds_the_one_app_with_the_shared_names():
     tasks under the names in workers.queues."""
     from celery import _state
 
-    from grader.config import Settings
+    from grader.config import ServiceSettings, Settings
     from workers.dispatch import CeleryDispatcher
     from workers.queues import GRADE_QUEUE, GRADE_TASK, IO_QUEUE, WEBHOOK_TASK
 
     before = {id(app) for app in _state._apps}
-    dispatcher = CeleryDispatcher(Settings(redis_url="redis://127.0.0.1:1/0"))
+    dispatcher = CeleryDispatcher(
+        Settings(service=ServiceSettings(redis_url="redis://127.0.0.1:1/0"))
+    )
     try:
         assert [a for a in _state._apps if id(a) not in before] == [dispatcher.app]
         assert dispatcher.app.conf.task_routes == {
@@ -58,7 +60,7 @@ def test_the_api_dispatcher_builds_the_one_app_with_the_shared_names():
 def test_the_dispatcher_sends_gathered_batches_by_task_name():
     import threading
 
-    from grader.config import Settings
+    from grader.config import ServiceSettings, Settings
     from workers.dispatch import CeleryDispatcher
     from workers.queues import GRADE_QUEUE, GRADE_TASK
 
@@ -75,7 +77,7 @@ def test_the_dispatcher_sends_gathered_batches_by_task_name():
             self.id, self.exam, self.question_id = i, "e", f"q{i % 2}"
 
     broker = Broker()
-    settings = Settings(batch_size=2, batch_wait_ms=0)
+    settings = Settings(service=ServiceSettings(batch_size=2, batch_wait_ms=0))
     dispatcher = CeleryDispatcher(settings, app=broker)
     try:
         dispatcher.enqueue([Stored(i) for i in range(3)])

@@ -42,8 +42,8 @@ def install(app: FastAPI) -> None:
     a session logs in."""
     services = app.state.services
     settings, store = services.settings, services.store
-    if settings.secret_key:
-        secret = settings.secret_key.get_secret_value()
+    if settings.pages.secret_key:
+        secret = settings.pages.secret_key.get_secret_value()
     else:
         warn_key_in_database()
         secret = store.accounts.secret("session_key", new_secret)

@@ -32,7 +32,7 @@ async def login(request: Request, ctx: Ctx):
     request without ``Origin`` passes: browsers leave it out of some same-origin requests
     (and tools other than browsers never send it), and a cross-site browser POST carries it."""
     origin = request.headers.get("origin")
-    if origin is not None and not same_origin(origin, request, ctx.settings.trust_proxy):
+    if origin is not None and not same_origin(origin, request, ctx.settings.pages.trust_proxy):
         return HTMLResponse("login refused: posted from another site (Origin)", status_code=403)
     wait_s = login_wait_s(ctx.settings, ctx.store, request)
     if wait_s is not None:
@@ -54,7 +54,7 @@ async def login(request: Request, ctx: Ctx):
         httponly=True,
         samesite="strict",
         # Secure when the browser came over https (X-Forwarded-Proto with GRADER_TRUST_PROXY)
-        secure=scheme(request, ctx.settings.trust_proxy) == "https",
+        secure=scheme(request, ctx.settings.pages.trust_proxy) == "https",
         path="/instructor",
     )
     return response

@@ -101,7 +101,7 @@ def marking(ctx: Pages, exam: Exam, question: Question, row: AnswerRow | None = 
     grade = row.submission.grade if row else None
     if grade is not None and grade.max_score is not None:
         return Marking(grade.max_score, [])
-    return Marking(question.points or ctx.settings.default_objective_points, [])
+    return Marking(question.points or ctx.settings.rules.default_objective_points, [])
 
 
 def summary(

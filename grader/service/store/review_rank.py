@@ -1,7 +1,7 @@
 """The review queue over an exam's stored grades: one ranking per question, whatever the batch.
 
 Answers of one exam arrive over hours in small batches, and ``grade_many`` ranks only the
-batch it graded; the budget (``Settings.review_share`` of a question's answers, plus hard
+batch it graded; the budget (``ReviewSettings.share`` of a question's answers, plus hard
 reasons) is over all of them. So after each batch is stored, the question's stored grades are
 ranked again (``engine.review_queue.rank_question``): a grade that enters the top gets an open
 review, one that falls out has its open review closed by ``RANKED_OUT`` (and reopened should
