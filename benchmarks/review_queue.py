@@ -5,8 +5,9 @@ development parts for every choice made here, the test parts reported once (``--
 
 (a) Expected error: out-of-fold development grades (production's procedure: per fold of
     questions the shipped design fit on the other questions, every graded-answer setting),
-    |grade − human| as a share of the points against 1 − the shipped confidence, by least
-    squares: ``engine.review_queue.ERROR_BASE`` and ``ERROR_SLOPE``.
+    |grade − human| as a share of the points by least squares on the signals a grade records
+    (``engine.review_queue.error_signals_of``: 1 − confidence, the gap to the nearest graded
+    answers' scores, the coverage gap); ``--fit`` writes ``engine/review_error.json``.
 (b) Answers to grade first: per question, K answers are the instructor's (their human scores
     become the graded neighbours, as ``grader grade --graded`` reads them), chosen by
     ``engine.suggest.choose`` (greedy k-medoids over the e5 cosines, as ``grader suggest``),
@@ -16,11 +17,12 @@ development parts for every choice made here, the test parts reported once (``--
     Pearson and MAE on the rest, in points. On development the scorer of each fold is fit on
     the other questions; on test it is the shipped one (fit on development).
 (c) The queue: with those K chosen graded, each question's grades ranked by expected error
-    (the shipped confidence); the share of the large errors (≥ 25 % of the points) among the
-    top 10, 20, 30 % of each question's answers, against a random queue of the same size
+    (on development each fold by the line fit on the other folds; on test the shipped one)
+    and by the confidence alone; the share of the large errors (≥ 25 % of the points) among
+    the top 10, 20, 30 % of each question's answers, against a random queue of the same size
     (its expectation).
 
-    python -m benchmarks.review_queue --out benchmarks/results/review_queue.json
+    python -m benchmarks.review_queue --fit --out benchmarks/results/review_queue.json
     python -m benchmarks.review_queue --test --out benchmarks/results/review_queue_test.json
 """
 
