@@ -5,8 +5,9 @@ development parts for every choice made here, the test parts reported once (``--
 
 (a) Expected error: out-of-fold development grades (production's procedure: per fold of
     questions the shipped design fit on the other questions, every graded-answer setting),
-    |grade − human| as a share of the points against 1 − the shipped confidence, by least
-    squares: ``engine.review_queue.ERROR_BASE`` and ``ERROR_SLOPE``.
+    |grade − human| as a share of the points by least squares on the signals a grade records
+    (``engine.review_queue.error_signals_of``: 1 − confidence, the gap to the nearest graded
+    answers' scores, the coverage gap); ``--fit`` writes ``engine/review_error.json``.
 (b) Answers to grade first: per question, K answers are the instructor's (their human scores
     become the graded neighbours, as ``grader grade --graded`` reads them), chosen by
     ``engine.suggest.choose`` (greedy k-medoids over the e5 cosines, as ``grader suggest``),
@@ -16,11 +17,12 @@ development parts for every choice made here, the test parts reported once (``--
     Pearson and MAE on the rest, in points. On development the scorer of each fold is fit on
     the other questions; on test it is the shipped one (fit on development).
 (c) The queue: with those K chosen graded, each question's grades ranked by expected error
-    (the shipped confidence); the share of the large errors (≥ 25 % of the points) among the
-    top 10, 20, 30 % of each question's answers, against a random queue of the same size
+    (on development each fold by the line fit on the other folds; on test the shipped one)
+    and by the confidence alone; the share of the large errors (≥ 25 % of the points) among
+    the top 10, 20, 30 % of each question's answers, against a random queue of the same size
     (its expectation).
 
-    python -m benchmarks.review_queue --out benchmarks/results/review_queue.json
+    python -m benchmarks.review_queue --fit --out benchmarks/results/review_queue.json
     python -m benchmarks.review_queue --test --out benchmarks/results/review_queue_test.json
 """
 
@@ -31,6 +33,7 @@ import json
 import random
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -38,12 +41,12 @@ from scipy.stats import pearsonr
 
 from benchmarks.common import code_version
 from benchmarks.scorer_data import load_table
-from grader.calibrate.scorer_cv import grade_rows, question_folds
+from grader.calibrate.scorer_cv import Graded, grade_rows, question_split
 from grader.calibrate.scorer_fit import SETTINGS, SHIPPED, fit_stages
-from grader.calibrate.scorer_rows import Neighbours, ScorerRow
-from grader.engine.review_queue import budget
+from grader.calibrate.scorer_rows import NO_GRADED, Neighbours, ScorerRow
+from grader.engine.review_queue import ERROR_MODEL, SIGNALS, budget, error_share, error_signals_of
 from grader.engine.scorer import ScorerSet, load_scorer
-from grader.engine.scoring import scorer_confidence
+from grader.engine.scoring import scorer_confidence, to_points
 from grader.engine.suggest import choose
 
 RATES = (0.1, 0.2, 0.3)
@@ -79,6 +82,29 @@ def with_graded(rows: Sequence[ScorerRow], graded: set[str]) -> list[ScorerRow]:
     return out
 
 
+@dataclass(frozen=True)
+class Item:
+    """One out-of-fold grade: its fold and the signals of its expected error."""
+
+    graded: Graded
+    fold: int
+    signals: dict[str, float]
+
+    @property
+    def error(self) -> float:
+        """|grade − human| as a share of the points (what the expected error predicts)."""
+        return abs(self.graded.share - self.graded.row.share)
+
+
+def signals(g: Graded, sure: float | None, shares: dict[str, float]) -> dict[str, float]:
+    """What ``engine.review_queue.error_signals`` reads from the grade's record: its score
+    in half points, its confidence, its features, its three nearest graded answers."""
+    row = g.row
+    nearest = [] if g.setting == NO_GRADED else row.neighbours[g.setting].ids[:3]
+    share = to_points(g.share, row.points) / row.points
+    return error_signals_of(share, sure, g.features.model_dump(), [shares[i] for i in nearest])
+
+
 class Folds:
     """Each row's scorer: on development fit on the other questions, on test the shipped."""
 
@@ -88,7 +114,7 @@ class Folds:
         if test:
             self.groups = [(shipped, list(range(len(rows))))]
             return
-        for held in question_folds(rows):
+        for _, held in question_split([r.question for r in rows]):
             skip = set(held.tolist())
             fitted = fit_stages([r for i, r in enumerate(rows) if i not in skip], SHIPPED)
             scorer = fitted.model_copy(update={"confidence": shipped.confidence})
@@ -96,12 +122,14 @@ class Folds:
 
     def grade(self, rows: list[ScorerRow], settings: Sequence[str], dataset: str | None = None):
         """``grade_rows`` per fold over ``rows`` (the same rows as built, changed settings),
-        of one data set when given, with the confidence of each grade."""
+        of one data set when given: each grade with its fold and its expected-error signals."""
+        shares = {r.id: r.share for r in rows}
         out = []
-        for scorer, members in self.groups:
+        for fold, (scorer, members) in enumerate(self.groups):
             mine = [rows[i] for i in members if dataset in (None, rows[i].dataset)]
             for g in grade_rows(mine, scorer, settings):
-                out.append((g, scorer_confidence(g.share, g.features, scorer)))
+                sure = scorer_confidence(g.share, g.features, scorer)
+                out.append(Item(g, fold, signals(g, sure, shares)))
         return out
 
     def predict(self) -> dict[str, tuple[float, float]]:
@@ -164,72 +192,97 @@ def randomly(seed: int) -> Selector:
     return pick
 
 
-def evaluate(folds: Folds, dataset: str, graded: set[str]) -> dict:
+Line = dict  # {"base": float, "weights": {signal: float}}: engine.review_queue's model
+CONFIDENCE_ONLY: Line = {"base": 0.0, "weights": {"doubt": 1.0}}  # the ranking before issue 27
+
+
+def evaluate(folds: Folds, dataset: str, graded: set[str], lines: dict[int, Line]) -> dict:
     """Pearson and MAE on the answers not graded, and the queue's catch of large errors."""
     rows = with_graded(folds.rows, graded)
-    grades = folds.grade(rows, [CHOSEN], dataset)
+    items = folds.grade(rows, [CHOSEN], dataset)
     zeros = [r for r in folds.rows if r.dataset == dataset and r.rule and r.id not in graded]
-    human = np.array([g.row.share * g.row.points for g, _ in grades] + [r.share * r.points for r in zeros])  # fmt: skip
-    got = np.array([g.share * g.row.points for g, _ in grades] + [0.0] * len(zeros))
+    human = np.array([i.graded.row.share * i.graded.row.points for i in items] + [r.share * r.points for r in zeros])  # fmt: skip
+    got = np.array([i.graded.share * i.graded.row.points for i in items] + [0.0] * len(zeros))
     return {
         "n": len(human),
         "pearson": round(float(pearsonr(human, got).statistic), 4),
         "mae": round(float(np.mean(np.abs(human - got))), 4),
-        "queue": queue_catch(grades),
+        "queue": queue_catch(items, lines),
     }
 
 
-def queue_catch(grades: list) -> dict:
-    """Per rate: the share of large errors in the top of each question's ranking by expected
-    error (1 − confidence), and a random queue's expectation."""
-    per_q: dict[str, list[tuple[float, bool]]] = defaultdict(list)
-    for g, sure in grades:
-        per_q[g.row.question].append(
-            (1 - (0.5 if sure is None else sure), abs(g.share - g.row.share) >= LARGE)
-        )
-    total = sum(e for items in per_q.values() for _, e in items)
-    out = {"large_errors": int(total)}
+def queue_catch(items: list[Item], lines: dict[int, Line]) -> dict:
+    """Per rate: the share of large errors in the top of each question's ranking by the
+    expected error (``lines``: each fold's line), by the confidence alone (the ranking before
+    this model), and a random queue's expectation."""
+    rankers = {
+        "ranked": lambda i: error_share(i.signals, lines[i.fold]["base"], lines[i.fold]["weights"]),
+        "confidence_only": lambda i: i.signals["doubt"],
+    }
+    per_q: dict[str, list[Item]] = defaultdict(list)
+    for i in items:
+        per_q[i.graded.row.question].append(i)
+    total = sum(i.error >= LARGE for i in items)
+    out: dict = {"large_errors": int(total)}
     for rate in RATES:
-        caught = expected = reviewed = 0.0
-        for items in per_q.values():
-            take = budget(len(items), rate)
-            ranked = sorted(items, key=lambda x: -x[0])
-            caught += sum(e for _, e in ranked[:take])
-            expected += take / len(items) * sum(e for _, e in items)
+        caught = dict.fromkeys(rankers, 0.0)
+        expected = reviewed = 0.0
+        for members in per_q.values():
+            take = budget(len(members), rate)
+            for name, rank in rankers.items():
+                top = sorted(members, key=lambda i: -rank(i))[:take]
+                caught[name] += sum(i.error >= LARGE for i in top)
+            expected += take / len(members) * sum(i.error >= LARGE for i in members)
             reviewed += take
-        n = sum(len(items) for items in per_q.values())
-        out[f"{rate:.0%}"] = {"reviewed": round(reviewed / n, 3), "ranked": round(caught / total, 3),
-                              "random": round(expected / total, 3)}  # fmt: skip
+        cell = {"reviewed": round(reviewed / len(items), 3)}
+        cell |= {name: round(c / total, 3) for name, c in caught.items()}
+        out[f"{rate:.0%}"] = cell | {"random": round(expected / total, 3)}
     return out
 
 
-def expected_error_fit(folds: Folds) -> dict:
-    """|grade − human| (share) = base + slope · (1 − confidence), out-of-fold dev grades."""
-    grades = [(g, c) for g, c in folds.grade(folds.rows, SETTINGS) if c is not None]
-    x = np.array([1 - c for _, c in grades])
-    y = np.array([abs(g.share - g.row.share) for g, _ in grades])
-    (base, slope), *_ = np.linalg.lstsq(np.column_stack([np.ones_like(x), x]), y, rcond=None)
-    return {"grades": len(grades), "base": round(float(base), 3), "slope": round(float(slope), 3),
-            "mean_abs_error_share": round(float(y.mean()), 4)}  # fmt: skip
+def fit_line(items: Sequence[Item]) -> Line:
+    """|grade − human| (share) = base + Σ weight · signal, least squares."""
+    x = np.array([[i.signals[n] for n in SIGNALS] for i in items])
+    y = np.array([i.error for i in items])
+    coef, *_ = np.linalg.lstsq(np.column_stack([np.ones(len(y)), x]), y, rcond=None)
+    weights = {n: round(float(w), 4) for n, w in zip(SIGNALS, coef[1:], strict=True)}
+    return {"base": round(float(coef[0]), 4), "weights": weights}
 
 
-def compare(folds: Folds, dataset: str, ks: Sequence[int]) -> dict:
+def fold_lines(folds: Folds, test: bool) -> tuple[dict[int, Line], dict]:
+    """Each fold's line: on development fit on the other folds' grades (every graded-answer
+    setting), so the dev queue figures are out of fold; on test the shipped file's."""
+    if test:
+        return {0: json.loads(ERROR_MODEL.read_text(encoding="utf-8"))}, {}
+    training = folds.grade(folds.rows, SETTINGS)
+    lines = {f: fit_line([i for i in training if i.fold != f]) for f in range(len(folds.groups))}
+    whole = fit_line(training)
+    errors = np.array([i.error for i in training])
+    fit = {"grades": len(training), "mean_abs_error_share": round(float(errors.mean()), 4)}
+    return lines, fit | whole
+
+
+def compare(folds: Folds, dataset: str, ks: Sequence[int], lines: dict[int, Line]) -> dict:
     """Per K: five random draws, the shipped choice (k-medoids) and the strata, evaluated."""
     predicted = folds.predict()
     questions = by_question(folds.rows, dataset)
     out: dict = {}
     for k in ks:
-        draws = [evaluate(folds, dataset, selected(questions, k, randomly(s))) for s in range(5)]
+        draws = [
+            evaluate(folds, dataset, selected(questions, k, randomly(s)), lines) for s in range(5)
+        ]
         found: dict = {
             "random": draws,
             "random_mean_pearson": round(float(np.mean([d["pearson"] for d in draws])), 4),
             "random_mean_mae": round(float(np.mean([d["mae"] for d in draws])), 4),
-            "chosen": evaluate(folds, dataset, selected(questions, k, chosen)),
-            "stratified": evaluate(folds, dataset, selected(questions, k, stratified(predicted))),
+            "chosen": evaluate(folds, dataset, selected(questions, k, chosen), lines),
+            "stratified": evaluate(
+                folds, dataset, selected(questions, k, stratified(predicted)), lines
+            ),
         }
         out[f"K={k}"] = found
         print(dataset, k, found["random_mean_pearson"], found["chosen"]["pearson"],
-              found["stratified"]["pearson"], flush=True)  # fmt: skip
+              found["stratified"]["pearson"], found["chosen"]["queue"]["20%"], flush=True)  # fmt: skip
     return out
 
 
@@ -237,23 +290,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="JSON results")
     parser.add_argument("--test", action="store_true", help="the test parts, once")
+    parser.add_argument("--fit", action="store_true", help=f"write {ERROR_MODEL.name} (dev)")
     parser.add_argument("--datasets", default="ads,mohler")
     args = parser.parse_args()
+    if args.fit and args.test:
+        parser.error("--fit reads the development parts only")
 
     part = "test" if args.test else "dev"
     shipped = load_scorer("default")
     rows = [r for r in load_table() if r.part == part]
     folds = Folds(rows, args.test, shipped)
+    lines, fit = fold_lines(folds, args.test)
     result: dict = {
         "benchmark": "review_queue",
         "code": code_version("grader", "benchmarks/*.py"),
         "split": f"{part} parts (benchmarks/splits.py)",
         "large_error": f"|grade − human| ≥ {LARGE:.0%} of the points",
     }
-    if not args.test:
-        result["expected_error_fit"] = expected_error_fit(folds)
+    if fit:
+        result["expected_error_fit"] = fit
+    if args.fit:
+        model = {"base": fit["base"], "weights": fit["weights"]}
+        ERROR_MODEL.write_text(json.dumps(model, indent=1) + "\n", encoding="utf-8")
     for dataset in args.datasets.split(","):
-        result[dataset] = compare(folds, dataset, (5, 10))
+        result[dataset] = compare(folds, dataset, (5, 10), lines)
     text = json.dumps(result, indent=1, ensure_ascii=False)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")

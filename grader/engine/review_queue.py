@@ -1,8 +1,11 @@
 """The review queue: a question's grades ranked by expected error, reviewed within a budget.
 
 A queue that holds most answers points at none. So every model-scored grade gets an expected
-error in points, from the scorer's confidence (the chance it is within a quarter of the points)
-through a line fit on development grades (``benchmarks/review_queue.py``), and review is:
+error in points, a line over three signals its record already holds (``error_signals``): the
+scorer's doubt (1 − its confidence, the chance it is within a quarter of the points), how far
+its score sits from the nearest graded answers' scores, and how far the two coverage signals
+disagree; fit on out-of-fold development grades (``benchmarks/review_queue.py --fit``, which
+writes ``review_error.json``). Review is:
 
 - every grade with a *hard* reason, one a person must settle whatever the ranking says
   (suspected injection, unscored, judge failure, an undecidable conclusion, …: any code that
@@ -21,9 +24,12 @@ question as answers arrive (``service.store.review_rank``); applying it twice ch
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 from grader.models import Grade, GradeStatus, Method, ReviewCode, ReviewRanking, ReviewReason
 
@@ -37,12 +43,60 @@ SOFT = frozenset(
 )
 INTEGRITY = frozenset({ReviewCode.NEAR_DUPLICATE})
 RANKING = SOFT | INTEGRITY | {ReviewCode.EXPECTED_ERROR}  # codes this pass decides
-# E|grade − human| as a share of the points = BASE + SLOPE · (1 − confidence): least squares
-# on out-of-fold development grades, ADS and Mohler dev, every graded-answer setting
-# (benchmarks/review_queue.py, "expected_error_fit" in benchmarks/results/review_queue.json).
-ERROR_BASE = 0.062
-ERROR_SLOPE = 0.428
+# E|grade − human| as a share of the points = base + Σ weight · signal: least squares on
+# out-of-fold development grades, ADS and Mohler dev, every graded-answer setting; written by
+# ``python -m benchmarks.review_queue --fit`` (docs/research/benchmarks-log.md, "Expected error").
+ERROR_MODEL = Path(__file__).with_name("review_error.json")
+SIGNALS = ("doubt", "neighbour_gap", "coverage_gap")
 UNKNOWN_CONFIDENCE = 0.5  # a model grade without a confidence ranks in the middle
+
+
+def load_error_model(path: Path = ERROR_MODEL) -> tuple[float, dict[str, float]]:
+    """(base, weight per signal) of the shipped line; a file that misses a signal fails."""
+    model = json.loads(path.read_text(encoding="utf-8"))
+    return float(model["base"]), {name: float(model["weights"][name]) for name in SIGNALS}
+
+
+ERROR_BASE, ERROR_WEIGHTS = load_error_model()
+
+
+def error_signals_of(
+    share: float,
+    confidence: float | None,
+    features: Mapping[str, Any],
+    nearest_shares: Sequence[float],
+) -> dict[str, float]:
+    """The signals of the expected error, from a grade's share of the points, confidence,
+    scorer features and its nearest graded answers' shares (nearest first, at most three, as
+    the grade shows them; none without graded answers). The benchmark's fit calls this too."""
+    sure = UNKNOWN_CONFIDENCE if confidence is None else confidence
+    coverage = (features.get("semantic_coverage") or 0.0) - (features.get("ngram_coverage") or 0.0)
+    return {
+        "doubt": 1.0 - sure,
+        "neighbour_gap": min((abs(share - s) for s in nearest_shares[:3]), default=0.0),
+        "coverage_gap": abs(coverage),
+    }
+
+
+def error_signals(grade: Grade) -> dict[str, float]:
+    """``error_signals_of`` read from the record: the scorer's explanation in ``details``
+    (its features, its nearest graded answers with their scores). The one place this pass
+    reads what scoring recorded."""
+    points = grade.max_score or 1.0
+    scorer = grade.details.scorer
+    nearest = [min(1.0, n.score / points) for n in scorer.neighbours] if scorer else []
+    features = scorer.features if scorer else {}
+    return error_signals_of((grade.score or 0.0) / points, grade.confidence, features, nearest)
+
+
+def error_share(
+    signals: Mapping[str, float],
+    base: float = ERROR_BASE,
+    weights: Mapping[str, float] | None = None,
+) -> float:
+    """The line: expected |grade − human| as a share of the points (never below 0)."""
+    weights = ERROR_WEIGHTS if weights is None else weights
+    return max(0.0, base + sum(w * signals[name] for name, w in weights.items()))
 
 
 def expected_error(grade: Grade) -> float | None:
@@ -50,9 +104,7 @@ def expected_error(grade: Grade) -> float | None:
     scored (exact, by rule, unscored): the ranking leaves it alone."""
     if grade.status != GradeStatus.GRADED or grade.method != Method.JUDGE or not grade.max_score:
         return None
-    sure = UNKNOWN_CONFIDENCE if grade.confidence is None else grade.confidence
-    share = max(0.0, ERROR_BASE + ERROR_SLOPE * (1 - sure))
-    return round(share * grade.max_score, 2)
+    return round(error_share(error_signals(grade)) * grade.max_score, 2)
 
 
 def is_hard(grade: Grade) -> bool:

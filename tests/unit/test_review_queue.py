@@ -4,9 +4,12 @@ import pytest
 
 from grader.engine.review_queue import (
     ERROR_BASE,
-    ERROR_SLOPE,
+    ERROR_WEIGHTS,
+    SIGNALS,
     budget,
+    error_signals,
     expected_error,
+    load_error_model,
     queue_order,
     rank_grades,
     unranked,
@@ -14,10 +17,13 @@ from grader.engine.review_queue import (
 from grader.models import Grade, GradeStatus, Method, ReviewCode, ReviewReason
 
 
-def grade(sid, confidence, *codes, qid="q1", needs=None, method=Method.JUDGE, score=5.0):
+def grade(
+    sid, confidence, *codes, qid="q1", needs=None, method=Method.JUDGE, score=5.0, scorer=None
+):
     reasons = [ReviewReason(code=c, message=f"{c} of {sid}") for c in codes]
     graded = score is not None
     return Grade(
+        details={} if scorer is None else {"scorer": scorer},
         submission_id=sid,
         question_id=qid,
         status=GradeStatus.GRADED if graded else GradeStatus.UNSCORED,
@@ -36,7 +42,9 @@ def queued(grades):
 
 def test_expected_error_is_in_points_and_falls_with_confidence():
     sure, unsure = grade("a", 0.9), grade("b", 0.3)
-    assert expected_error(sure) == pytest.approx(10 * (ERROR_BASE + ERROR_SLOPE * 0.1), abs=0.01)
+    # no graded neighbours, no coverage recorded: the doubt alone moves it
+    doubt = ERROR_WEIGHTS["doubt"] * 0.1
+    assert expected_error(sure) == pytest.approx(10 * (ERROR_BASE + doubt), abs=0.01)
     assert expected_error(unsure) > expected_error(sure)
     assert expected_error(grade("c", None, score=None, method=Method.NONE)) is None
     assert expected_error(grade("d", 1.0, method=Method.RULE, score=0.0)) is None
@@ -113,3 +121,40 @@ def test_unranked_gives_back_the_grade_as_scoring_left_it():
         return g.needs_review, {(r.code, r.message) for r in g.review_reasons}, g.details
 
     assert [seen(unranked(g)) for g in ranked] == [seen(g) for g in grades]
+
+
+def explained(semantic, ngram, *neighbour_scores):
+    """A scorer explanation as ``engine.scoring`` records it."""
+    return {
+        "version": None, "decided_by": "graded", "share": 0.5, "contributions": {}, "copies": [],
+        "features": {"semantic_coverage": semantic, "ngram_coverage": ngram},
+        "neighbours": [{"id": f"n{i}", "score": s, "similarity": 0.9} for i, s in enumerate(neighbour_scores)],
+    }  # fmt: skip
+
+
+def test_a_score_between_its_graded_neighbours_ranks_above_one_that_agrees_with_them():
+    # equally confident: the safe grade sits on its nearest graded answers' scores, the risky one
+    # between a zero and a full mark with its two coverage signals far apart
+    safe = grade("safe", 0.6, score=8.0, scorer=explained(0.7, 0.65, 8.0, 8.0, 7.5))
+    risky = grade("risky", 0.6, score=5.0, scorer=explained(0.8, 0.2, 0.0, 10.0, 0.0))
+    assert error_signals(risky)["neighbour_gap"] == pytest.approx(0.5)
+    assert error_signals(safe)["neighbour_gap"] == 0.0
+    assert expected_error(risky) > expected_error(safe)
+    ranked = rank_grades([safe, risky, *(grade(f"s{i}", 0.6, score=8.0) for i in range(3))], 0.2)
+    assert queued(ranked) == {"risky"}
+
+
+def test_the_expected_error_is_stored_in_the_record():
+    graded = grade("a", 0.7, score=4.0, scorer=explained(0.5, 0.3, 6.0))
+    stored = rank_grades([graded], 1.0)[0].details.review
+    assert stored is not None
+    assert stored.expected_error == expected_error(graded) > 0
+    assert stored.rank == 1 and stored.ranked == 1
+
+
+def test_the_shipped_line_weighs_every_signal_upwards(tmp_path):
+    assert set(ERROR_WEIGHTS) == set(SIGNALS) and all(w >= 0 for w in ERROR_WEIGHTS.values())
+    partial = tmp_path / "line.json"
+    partial.write_text('{"base": 0.1, "weights": {"doubt": 0.4}}')
+    with pytest.raises(KeyError):
+        load_error_model(partial)
