@@ -59,7 +59,7 @@ def read_answers(
 ) -> list[Read]:
     """Every row read with the first stage ``signals``, its graded neighbours and copies
     drawn from the rows of its pool (never itself)."""
-    stage1 = ScorerSet(signals=signals)
+    stage1 = ScorerSet(first_stage=signals)
     by_pool: dict[str, list[ScorerRow]] = defaultdict(list)
     for row in rows:
         by_pool[row.pool or row.question].append(row)
@@ -82,7 +82,7 @@ def read_answers(
 
 
 def share(read: Read, signals: list[Scorer], bands: Sequence[Scorer]) -> float:
-    scorer = ScorerSet(signals=signals, graded=list(bands))
+    scorer = ScorerSet(first_stage=signals, bands=list(bands))
     return decide(read.reading, scorer)[1]
 
 
@@ -94,7 +94,7 @@ def out_of_fold(
     result = OutOfFold()
     splits = question_folds(rows, k)
     result.folds = len(splits)
-    neighbours = vectors is not None and bool(base.graded)
+    neighbours = vectors is not None and bool(base.bands)
     for number, (train, test) in enumerate(splits):
         signals = refit_signals(base, train)
         bands = _fold_bands(base, train, vectors, k) if neighbours else {}
@@ -103,12 +103,12 @@ def out_of_fold(
             result.read[rid] = read
             result.fold[rid] = number
             result.stage1[rid] = read.stage1
-            result.shipped[rid] = share(read, signals, base.graded)
+            result.shipped[rid] = share(read, signals, base.bands)
             band = _band(base, read)
             result.band[rid] = band
             fitted = bands.get(band) if band is not None else None
             result.refit[rid] = (
-                share(read, signals, _swap(base.graded, fitted)) if fitted is not None else None
+                share(read, signals, _swap(base.bands, fitted)) if fitted is not None else None
             )
     return result
 
@@ -134,7 +134,7 @@ def fit_bands(base: ScorerSet, reads: Sequence[Read]) -> dict[int, Scorer]:
         if band is not None and not read.reading.copies:
             routed[band].append((read.row, read.features))
     fitted = {}
-    for scorer in base.graded:
+    for scorer in base.bands:
         model = refit_band(scorer, routed.get(scorer.min_graded, []), base)
         if model is not None:
             fitted[scorer.min_graded] = model

@@ -22,7 +22,7 @@ def refit_signals(base: ScorerSet, rows: Sequence[ScorerRow]) -> list[Scorer]:
     in the same order; one with fewer than ``MIN_ANSWERS`` such rows stays as it was."""
     examples = [(r, r.own_features()) for r in rows]
     out = []
-    for scorer in base.signals:
+    for scorer in base.first_stage:
         fitted = fit_model(Spec.of(scorer, positive=True), examples, _describe(base), MIN_ANSWERS)
         out.append(scorer if fitted is None else fitted)
     return out

@@ -66,7 +66,7 @@ def oof_base(
     plain: dict[str, float] = {}
     own: dict[str, float] = {}
     for train, held in question_folds(rows):
-        stage1 = ScorerSet(signals=fit_stage1(train))
+        stage1 = ScorerSet(first_stage=fit_stage1(train))
         for row in held:
             plain[row.id] = stage1.base(row.features)[1]
             own[row.id] = stage1.base(row.own_features())[1]
@@ -80,7 +80,7 @@ def grade_rows(
     A row's graded neighbours must be among ``rows`` (they are answers of its question)."""
     shares = {r.id: r.share for r in rows}
     base = {r.id: scorer.base(r.features)[1] for r in rows}
-    reads_wording = any("wording_residual" in g.features for g in scorer.graded)
+    reads_wording = any("wording_residual" in g.features for g in scorer.bands)
     texts = {r.id: r.answer for r in rows} if reads_wording else None
     out = []
     for setting in settings:

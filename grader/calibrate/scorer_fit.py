@@ -271,13 +271,13 @@ def fit_stages(rows: Sequence[ScorerRow], design: Design) -> ScorerSet:
         scorer = fit_model(spec, examples, partial(trained_on, setting=setting))
         if scorer is not None:
             graded.append(scorer)
-    return ScorerSet(signals=signals, graded=graded)
+    return ScorerSet(first_stage=signals, bands=graded)
 
 
 def uncertainty_row(graded: Graded, scorers: ScorerSet) -> dict[str, float | None]:
     """A grade's uncertainty signals, read as production reads them (``scorer_confidence``)."""
     features = scorers.usable(graded.features)
-    stage1 = next(s for s in scorers.signals if s.serves(features))
+    stage1 = next(s for s in scorers.first_stage if s.serves(features))
     return uncertainty_signals(graded.share, features, stage1)
 
 

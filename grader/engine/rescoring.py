@@ -58,7 +58,7 @@ def stored_features(grade: Grade) -> AnswerFeatures | None:
 
 def readable(scorer: ScorerSet, features: AnswerFeatures) -> bool:
     """Whether one of the scorer's first-stage models has every feature it needs."""
-    return any(s.serves(features) for s in scorer.signals)
+    return any(s.serves(features) for s in scorer.first_stage)
 
 
 def rescored(

@@ -171,7 +171,7 @@ def scorer_confidence(share: float, features: AnswerFeatures, scorer: ScorerSet)
     """The scorer file's probability that this grade is within a quarter of the points, from
     its first confidence model whose signals the grade has; None: no such model."""
     features = scorer.usable(features)
-    signals_scorer = next((s for s in scorer.signals if s.serves(features)), None)
+    signals_scorer = next((s for s in scorer.first_stage if s.serves(features)), None)
     if signals_scorer is None or not scorer.confidence:
         return None
     values = uncertainty_signals(share, features, signals_scorer)
@@ -190,9 +190,13 @@ def _explanation(
 ) -> dict[str, Any]:
     """What an instructor reads: who decided, on what, how much each signal pushed."""
     features = reading.features
-    used = next((s for s in (*scorer.signals, *scorer.graded) if s.name == decided), None)
+    used = next((s for s in (*scorer.first_stage, *scorer.bands) if s.name == decided), None)
     pushes: dict[str, float] = {}
-    if used is not None and used.kind == "ridge" and decided in {s.name for s in scorer.signals}:
+    if (
+        used is not None
+        and used.kind == "ridge"
+        and decided in {s.name for s in scorer.first_stage}
+    ):
         pushes = {k: round(v, 4) for k, v in contributions(used, features).items()}
     return {
         "version": scorer.version,

@@ -90,11 +90,11 @@ def test_the_refit_learns_the_instructors_weights_and_reports_held_out_figures()
     assert after.mae.value < before.mae.value  # the grades as they are weigh the wrong signal
     assert after.mae.low is not None and after.mae.high is not None
     # the first stage these answers reach (no judge reading: not the judge's scorer)
-    first = next(s for s in result.scorer.signals if s.name == "signals+cohort")
+    first = next(s for s in result.scorer.first_stage if s.name == "signals+cohort")
     weights = dict(zip(first.features, first.coef, strict=True))
     assert max(weights, key=lambda k: abs(weights[k])) == "ngram_coverage"
     assert result.scorer.version and result.base_version == BASE.version
-    assert [b.min_graded for b in result.bands] == [b.min_graded for b in BASE.graded]
+    assert [b.min_graded for b in result.bands] == [b.min_graded for b in BASE.bands]
     assert result.neighbours
 
 
@@ -102,8 +102,8 @@ def test_without_vectors_the_bands_are_the_bases_and_the_report_says_so():
     data, _ = rows()
     result = refit(BASE, data, None, bootstrap=0)
     assert not result.neighbours
-    assert [b.model_dump() for b in result.scorer.graded] == [
-        b.model_dump() for b in BASE.graded
+    assert [b.model_dump() for b in result.scorer.bands] == [
+        b.model_dump() for b in BASE.bands
     ]  # same numbers, not refit
     assert any("no answer vectors" in n for n in result.notes)
 
@@ -111,8 +111,8 @@ def test_without_vectors_the_bands_are_the_bases_and_the_report_says_so():
 def test_a_first_stage_whose_features_no_answer_has_is_kept():
     data, _ = rows(cohort=False)
     signals = refit_signals(BASE, data)
-    assert [s.name for s in signals] == [s.name for s in BASE.signals]
-    by_name = {s.name: (s, base) for s, base in zip(signals, BASE.signals, strict=True)}
+    assert [s.name for s in signals] == [s.name for s in BASE.first_stage]
+    by_name = {s.name: (s, base) for s, base in zip(signals, BASE.first_stage, strict=True)}
     kept, base = by_name["signals+cohort"]
     assert kept == base  # needs cohort_reference_z: nobody has it
     judged, base = by_name["judge+signals+cohort"]

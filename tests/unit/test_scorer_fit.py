@@ -61,10 +61,10 @@ def _rows(seed: int = 0, questions: int = 12, answers: int = 20) -> list[ScorerR
 def test_both_stages_are_fit_and_explainable():
     rows = _rows()
     scorers = fit_default(rows, Design(bands=(("all_other", 20, STAGE2), ("graded5", 5, STAGE2))))
-    assert [s.name for s in scorers.signals] == ["signals+cohort", "signals"]
-    assert all(c > 0 for s in scorers.signals for c in s.coef)
-    assert [(g.name, g.min_graded) for g in scorers.graded] == [("graded20+", 20), ("graded5+", 5)]
-    assert scorers.signals[0].trained_on["answers"] == len(rows)
+    assert [s.name for s in scorers.first_stage] == ["signals+cohort", "signals"]
+    assert all(c > 0 for s in scorers.first_stage for c in s.coef)
+    assert [(g.name, g.min_graded) for g in scorers.bands] == [("graded20+", 20), ("graded5+", 5)]
+    assert scorers.first_stage[0].trained_on["answers"] == len(rows)
     assert {c.name for c in scorers.confidence} == {"graded", "signals"}
 
 
@@ -88,8 +88,8 @@ def test_the_judge_scorer_decides_where_the_judge_read_the_answer():
     rows = _rows()
     design = with_judge(Design())
     scorers = fit_default(rows, design)
-    assert scorers.signals[0].name == "judge+signals+cohort"
-    assert scorers.signals[0].trained_on["answers"] == sum(r.judge is not None for r in rows)
+    assert scorers.first_stage[0].name == "judge+signals+cohort"
+    assert scorers.first_stage[0].trained_on["answers"] == sum(r.judge is not None for r in rows)
     names = {c.name for c in scorers.confidence}
     assert {"graded+judge", "judge", "signals"} <= names
     shares = {r.id: r.share for r in rows}
@@ -113,7 +113,7 @@ def test_a_judge_scorer_fit_on_one_language_serves_that_language_only():
         language = "en" if int(row.question[1:]) < 6 else "zh"
         row.features = row.features.model_copy(update={"language": language})
     scorers = fit_stages(rows, with_judge(Design(), languages=("en",)))
-    first = scorers.signals[0]
+    first = scorers.first_stage[0]
     assert first.name == "judge+signals+cohort" and first.languages == ["en"]
     english = [r for r in rows if r.features.language == "en" and r.judge is not None]
     assert first.trained_on["answers"] == len(english)

@@ -68,7 +68,7 @@ class GradedPool:
         kept, base = [], []
         for g, features in graded:
             plain = features.model_copy(update=bare)
-            if any(s.serves(plain) for s in scorer.signals):
+            if any(s.serves(plain) for s in scorer.first_stage):
                 kept.append(g)
                 base.append(scorer.base(plain)[1])
         width = len(next(iter(vectors.values()))) if vectors else 0
