@@ -16,8 +16,8 @@ from grader.config import Settings
 from grader.engine.coverage import coverage_points
 from grader.engine.evidence import check_verdict
 from grader.engine.reasons import injection_reason, judged_reasons, model_free_points
-from grader.engine.requests import Work
 from grader.engine.rule_grades import identity, unscored_grade
+from grader.engine.verdict_requests import Work
 from grader.models import (
     CriterionScore,
     Grade,

@@ -4,7 +4,7 @@
   distribution gives the points (``label_requests``, ``label_grades``); nothing is generated
   to score, evidence is the answer's own closest span.
 - ``verdict``: the judge writes a JSON verdict per answer (points, quoted evidence, rationale,
-  feedback), checked against the answer and re-asked when invalid (``requests``,
+  feedback), checked against the answer and re-asked when invalid (``verdict_requests``,
   ``aggregate``).
 
 A mode makes a plan once per question and anchor group, then grades a batch of answers with
@@ -25,7 +25,7 @@ from grader.engine.label_grades import label_grade
 from grader.engine.label_requests import LabelPlan, LabelWork, score_all
 from grader.engine.progress import Progress
 from grader.engine.provenance import judged_provenance, label_provenance
-from grader.engine.requests import Plan, Work, judge_all
+from grader.engine.verdict_requests import Plan, Work, judge_all
 from grader.judge.base import Judge
 from grader.models import Anchor, AnswerSignals, Grade, Question, Rubric, Submission
 
