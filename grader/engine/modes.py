@@ -5,7 +5,7 @@
   to score, evidence is the answer's own closest span.
 - ``verdict``: the judge writes a JSON verdict per answer (points, quoted evidence, rationale,
   feedback), checked against the answer and re-asked when invalid (``verdict_requests``,
-  ``aggregate``).
+  ``verdict_grades``).
 
 A mode makes a plan once per question and anchor group, then grades a batch of answers with
 one judge call, or sub-batches of ``GRADER_JUDGE_CHUNK`` requests that report progress as they
@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from grader.config import Settings
-from grader.engine.aggregate import judged_grade
 from grader.engine.feedback import judge_feedback
 from grader.engine.label_grades import label_grade
 from grader.engine.label_requests import LabelPlan, LabelWork, score_all
 from grader.engine.progress import Progress
 from grader.engine.provenance import judged_provenance, label_provenance
+from grader.engine.verdict_grades import judged_grade
 from grader.engine.verdict_requests import Plan, Work, judge_all
 from grader.judge.base import Judge
 from grader.models import Anchor, AnswerSignals, Grade, Question, Rubric, Submission
