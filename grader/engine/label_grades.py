@@ -18,7 +18,7 @@ from grader.engine.checks import Check
 from grader.engine.coverage import coverage_points
 from grader.engine.evidence import closest_evidence
 from grader.engine.feedback import missing_criteria, template_feedback
-from grader.engine.label_requests import LabelWork
+from grader.engine.probability_requests import LabelWork
 from grader.engine.reasons import injection_reason, judged_reasons, model_free_points
 from grader.engine.rule_grades import unscored_grade
 from grader.judge.base import LabelScores

@@ -14,7 +14,7 @@ from grader.version import __version__
 
 if TYPE_CHECKING:
     from grader.engine.asking import JudgeReply
-    from grader.engine.label_requests import LabelWork
+    from grader.engine.probability_requests import LabelWork
     from grader.engine.verdict_requests import Work
     from grader.judge.base import Judge
 

@@ -87,8 +87,8 @@ def test_shared_part_is_padded_to_whole_cache_blocks():
     assert len(pad_to_block([1] * 33, [], 32, 0)) == 64
 
 
-def test_label_requests_mark_what_the_checks_of_an_answer_share():
-    from grader.engine.label_requests import LabelPlan
+def test_probability_requests_mark_what_the_checks_of_an_answer_share():
+    from grader.engine.probability_requests import LabelPlan
     from grader.models import Criterion, Question, QuestionType, Rubric
 
     question = Question(id="q", number="1", section="简答题", type=QuestionType.SHORT_ANSWER,

@@ -58,7 +58,7 @@ def test_golden(language):
 def test_golden_probability_checks(language):
     """The probability mode's requests for one answer: the rules, the shared head with the
     answer last in it, and each criterion's short check after it."""
-    from grader.engine.label_requests import LabelPlan
+    from grader.engine.probability_requests import LabelPlan
 
     question = QUESTIONS[language]
     plan = LabelPlan.build(question, rubric(question.id), rubric(question.id).anchors)
