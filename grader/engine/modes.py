@@ -1,7 +1,7 @@
 """The two ways the judge scores answers, behind one interface; configuration picks one.
 
 - ``probability`` (the default): each rubric check is one forward step whose label
-  distribution gives the points (``probability_requests``, ``label_grades``); nothing is generated
+  distribution gives the points (``probability_requests``, ``probability_grades``); nothing is generated
   to score, evidence is the answer's own closest span.
 - ``verdict``: the judge writes a JSON verdict per answer (points, quoted evidence, rationale,
   feedback), checked against the answer and re-asked when invalid (``verdict_requests``,
@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from grader.config import Settings
 from grader.engine.feedback import judge_feedback
-from grader.engine.label_grades import label_grade
+from grader.engine.probability_grades import label_grade
 from grader.engine.probability_requests import LabelPlan, LabelWork, score_all
 from grader.engine.progress import Progress
 from grader.engine.provenance import judged_provenance, label_provenance
