@@ -25,7 +25,7 @@ from grader.engine.probability_requests import LabelPlan, LabelWork, score_all
 from grader.engine.progress import Progress
 from grader.engine.provenance import judged_provenance, label_provenance
 from grader.engine.verdict_grades import judged_grade
-from grader.engine.verdict_requests import Plan, Work, judge_all
+from grader.engine.verdict_requests import VerdictPlan, Work, judge_all
 from grader.judge.base import Judge
 from grader.models import Anchor, AnswerSignals, Grade, Question, Rubric, Submission
 
@@ -50,8 +50,8 @@ class JudgeMode(Protocol):
 class VerdictMode:
     def plan(
         self, question: Question, rubric: Rubric, anchors: list[Anchor], settings: Settings
-    ) -> Plan:
-        return Plan.build(question, rubric, anchors, settings)
+    ) -> VerdictPlan:
+        return VerdictPlan.build(question, rubric, anchors, settings)
 
     def grade(
         self,
