@@ -25,7 +25,7 @@ from grader.engine.probability_requests import LabelPlan, LabelWork, score_all
 from grader.engine.progress import Progress
 from grader.engine.provenance import judged_provenance, label_provenance
 from grader.engine.verdict_grades import judged_grade
-from grader.engine.verdict_requests import VerdictPlan, Work, judge_all
+from grader.engine.verdict_requests import VerdictPlan, VerdictWork, judge_all
 from grader.judge.base import Judge
 from grader.models import Anchor, AnswerSignals, Grade, Question, Rubric, Submission
 
@@ -61,7 +61,7 @@ class VerdictMode:
         embed_model: str | None,
         progress: Progress | None = None,
     ) -> list[Grade]:
-        work = [Work.prepare(s, plan, signals, settings) for s, plan, signals in items]
+        work = [VerdictWork.prepare(s, plan, signals, settings) for s, plan, signals in items]
         judge_all(judge, work, settings.judge_max_reasks, settings.judge_chunk, progress)
         grades = []
         for w in work:

@@ -15,7 +15,7 @@ from grader.version import __version__
 if TYPE_CHECKING:
     from grader.engine.asking import JudgeReply
     from grader.engine.probability_requests import LabelWork
-    from grader.engine.verdict_requests import Work
+    from grader.engine.verdict_requests import VerdictWork
     from grader.judge.base import Judge
 
 ENGINE = f"grader {__version__}"
@@ -34,7 +34,7 @@ def rule_provenance(rubric: Rubric, embed_model: str | None) -> dict[str, Any]:
 
 
 def judged_provenance(
-    item: Work,
+    item: VerdictWork,
     replies: list[JudgeReply],
     judge: Judge | None,
     embed_model: str | None,

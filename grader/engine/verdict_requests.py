@@ -86,7 +86,7 @@ class VerdictPlan:
 
 
 @dataclass
-class Work:
+class VerdictWork:
     """One subjective submission on its way through the judge."""
 
     submission: Submission
@@ -106,7 +106,7 @@ class Work:
         plan: VerdictPlan,
         signals: AnswerSignals | None,
         settings: Settings,
-    ) -> Work:
+    ) -> VerdictWork:
         answer = submission.answer
         item = cls(submission, plan, signals, injections=find_injections(answer))
         item.requests = plan.requests(submission.id, answer, "raw", settings)
@@ -121,7 +121,7 @@ class Work:
 
 def judge_all(
     judge: Judge,
-    items: Sequence[Work],
+    items: Sequence[VerdictWork],
     max_reasks: int,
     chunk: int | None = None,
     progress: Progress | None = None,
