@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from grader.config import Settings
 from grader.engine.feedback import judge_feedback
 from grader.engine.probability_grades import label_grade
-from grader.engine.probability_requests import LabelPlan, LabelWork, score_all
+from grader.engine.probability_requests import LabelWork, ProbabilityPlan, score_all
 from grader.engine.progress import Progress
 from grader.engine.provenance import judged_provenance, label_provenance
 from grader.engine.verdict_grades import judged_grade
@@ -74,8 +74,8 @@ class VerdictMode:
 class ProbabilityMode:
     def plan(
         self, question: Question, rubric: Rubric, anchors: list[Anchor], settings: Settings
-    ) -> LabelPlan:
-        return LabelPlan.build(question, rubric, anchors)
+    ) -> ProbabilityPlan:
+        return ProbabilityPlan.build(question, rubric, anchors)
 
     def grade(
         self,

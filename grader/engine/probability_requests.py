@@ -1,6 +1,6 @@
 """Probability-mode requests: every check of every answer, laid out for the prefix cache.
 
-A ``LabelPlan`` is made once per question and anchor group: the rubric's checks, the rules
+A ``ProbabilityPlan`` is made once per question and anchor group: the rubric's checks, the rules
 (system message) and each check's short question, rendered once. An answer's requests share
 everything up to the end of the answer — rules, question, reference, key points, anchors,
 then the answer inside its delimiters — and differ only in the check asked last, so the
@@ -26,7 +26,7 @@ LabelKey = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
 
 
 @dataclass(frozen=True)
-class LabelPlan:
+class ProbabilityPlan:
     """What a question's answers in one anchor group share in their checks."""
 
     question: Question
@@ -40,7 +40,7 @@ class LabelPlan:
     group: str
 
     @classmethod
-    def build(cls, question: Question, rubric: Rubric, anchors: list[Anchor]) -> LabelPlan:
+    def build(cls, question: Question, rubric: Rubric, anchors: list[Anchor]) -> ProbabilityPlan:
         prompt = probability_prompt(question.language)
         checks = checks_for(rubric, question.language)
         version = rubric.version
@@ -87,7 +87,7 @@ class LabelWork:
     """One subjective submission on its way through the probability-mode judge."""
 
     submission: Submission
-    plan: LabelPlan
+    plan: ProbabilityPlan
     signals: AnswerSignals | None = None
     injections: list[Finding] = field(default_factory=list)
     requests: list[LabelRequest] = field(default_factory=list)
@@ -100,7 +100,7 @@ class LabelWork:
     def prepare(
         cls,
         submission: Submission,
-        plan: LabelPlan,
+        plan: ProbabilityPlan,
         signals: AnswerSignals | None,
         settings: Settings,
     ) -> LabelWork:
