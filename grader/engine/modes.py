@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from grader.config import Settings
 from grader.engine.feedback import judge_feedback
 from grader.engine.probability_grades import label_grade
-from grader.engine.probability_requests import LabelWork, ProbabilityPlan, score_all
+from grader.engine.probability_requests import ProbabilityPlan, ProbabilityWork, score_all
 from grader.engine.progress import Progress
 from grader.engine.provenance import judged_provenance, label_provenance
 from grader.engine.verdict_grades import judged_grade
@@ -85,7 +85,7 @@ class ProbabilityMode:
         embed_model: str | None,
         progress: Progress | None = None,
     ) -> list[Grade]:
-        work = [LabelWork.prepare(s, plan, signals, settings) for s, plan, signals in items]
+        work = [ProbabilityWork.prepare(s, plan, signals, settings) for s, plan, signals in items]
         score_all(judge, work, settings.judge_chunk, progress)
         grades = [
             label_grade(w, label_provenance(w, judge, embed_model, settings), settings)
@@ -96,7 +96,7 @@ class ProbabilityMode:
         return grades
 
 
-def _written_feedback(judge: Judge, work: list[LabelWork], grades: list[Grade]) -> None:
+def _written_feedback(judge: Judge, work: list[ProbabilityWork], grades: list[Grade]) -> None:
     """Replace the template feedback of scored grades with one generated sentence each; a
     failed sentence keeps the template's."""
     scored = [(w, g, g.score) for w, g in zip(work, grades, strict=True) if g.score is not None]

@@ -83,7 +83,7 @@ class ProbabilityPlan:
 
 
 @dataclass
-class LabelWork:
+class ProbabilityWork:
     """One subjective submission on its way through the probability-mode judge."""
 
     submission: Submission
@@ -103,7 +103,7 @@ class LabelWork:
         plan: ProbabilityPlan,
         signals: AnswerSignals | None,
         settings: Settings,
-    ) -> LabelWork:
+    ) -> ProbabilityWork:
         answer = submission.answer
         item = cls(submission, plan, signals, injections=find_injections(answer))
         item.requests = plan.requests(submission.id, answer, "raw")
@@ -116,7 +116,7 @@ class LabelWork:
 
 def score_all(
     judge: Judge,
-    items: Sequence[LabelWork],
+    items: Sequence[ProbabilityWork],
     chunk: int | None = None,
     progress: Progress | None = None,
 ) -> None:

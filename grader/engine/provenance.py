@@ -14,7 +14,7 @@ from grader.version import __version__
 
 if TYPE_CHECKING:
     from grader.engine.asking import JudgeReply
-    from grader.engine.probability_requests import LabelWork
+    from grader.engine.probability_requests import ProbabilityWork
     from grader.engine.verdict_requests import VerdictWork
     from grader.judge.base import Judge
 
@@ -66,7 +66,7 @@ def judged_provenance(
 
 
 def label_provenance(
-    item: LabelWork, judge: Judge, embed_model: str | None, settings: Settings
+    item: ProbabilityWork, judge: Judge, embed_model: str | None, settings: Settings
 ) -> dict[str, Any]:
     """The probability mode: no sampling and no generated tokens, one forward step per check."""
     plan = item.plan
