@@ -24,7 +24,7 @@ from grader.engine.probability_grades import label_grade
 from grader.engine.probability_requests import ProbabilityPlan, ProbabilityWork, score_all
 from grader.engine.progress import Progress
 from grader.engine.provenance import judged_provenance, label_provenance
-from grader.engine.verdict_grades import judged_grade
+from grader.engine.verdict_grades import verdict_grade
 from grader.engine.verdict_requests import VerdictPlan, VerdictWork, judge_all
 from grader.judge.base import Judge
 from grader.models import Anchor, AnswerSignals, Grade, Question, Rubric, Submission
@@ -67,7 +67,7 @@ class VerdictMode:
         for w in work:
             replies = w.replies + w.cleaned_replies
             provenance = judged_provenance(w, replies, judge, embed_model, settings)
-            grades.append(judged_grade(w, provenance, settings))
+            grades.append(verdict_grade(w, provenance, settings))
         return grades
 
 

@@ -35,7 +35,7 @@ _NOTES = {
 }
 
 
-def judged_grade(item: VerdictWork, provenance: dict[str, Any], settings: Settings) -> Grade:
+def verdict_grade(item: VerdictWork, provenance: dict[str, Any], settings: Settings) -> Grade:
     """The grade of an answer judged by a JSON verdict."""
     good = [r.verdict for r in item.replies if r.verdict is not None]
     if not good:
