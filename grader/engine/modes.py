@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from grader.config import Settings
 from grader.engine.feedback import judge_feedback
-from grader.engine.probability_grades import label_grade
+from grader.engine.probability_grades import probability_grade
 from grader.engine.probability_requests import ProbabilityPlan, ProbabilityWork, score_all
 from grader.engine.progress import Progress
 from grader.engine.provenance import judged_provenance, label_provenance
@@ -88,7 +88,7 @@ class ProbabilityMode:
         work = [ProbabilityWork.prepare(s, plan, signals, settings) for s, plan, signals in items]
         score_all(judge, work, settings.judge_chunk, progress)
         grades = [
-            label_grade(w, label_provenance(w, judge, embed_model, settings), settings)
+            probability_grade(w, label_provenance(w, judge, embed_model, settings), settings)
             for w in work
         ]
         if settings.feedback == "judge":

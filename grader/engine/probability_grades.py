@@ -28,7 +28,9 @@ SHOWN_SUBJECT_CHARS = 24
 NO_EVIDENCE_BELOW = 0.05  # expected points under this are shown as 0
 
 
-def label_grade(item: ProbabilityWork, provenance: dict[str, Any], settings: Settings) -> Grade:
+def probability_grade(
+    item: ProbabilityWork, provenance: dict[str, Any], settings: Settings
+) -> Grade:
     """The grade of an answer scored by label probabilities."""
     failed = [s for s in item.scores if s.error is not None]
     if failed or not item.scores:
