@@ -23,7 +23,7 @@ from grader.engine.feedback import judge_feedback
 from grader.engine.probability_grades import probability_grade
 from grader.engine.probability_requests import ProbabilityPlan, ProbabilityWork, score_all
 from grader.engine.progress import Progress
-from grader.engine.provenance import judged_provenance, label_provenance
+from grader.engine.provenance import label_provenance, verdict_provenance
 from grader.engine.verdict_grades import verdict_grade
 from grader.engine.verdict_requests import VerdictPlan, VerdictWork, judge_all
 from grader.judge.base import Judge
@@ -66,7 +66,7 @@ class VerdictMode:
         grades = []
         for w in work:
             replies = w.replies + w.cleaned_replies
-            provenance = judged_provenance(w, replies, judge, embed_model, settings)
+            provenance = verdict_provenance(w, replies, judge, embed_model, settings)
             grades.append(verdict_grade(w, provenance, settings))
         return grades
 

@@ -33,7 +33,7 @@ def rule_provenance(rubric: Rubric, embed_model: str | None) -> dict[str, Any]:
     return provenance
 
 
-def judged_provenance(
+def verdict_provenance(
     item: VerdictWork,
     replies: list[JudgeReply],
     judge: Judge | None,
