@@ -23,7 +23,7 @@ from grader.engine.feedback import judge_feedback
 from grader.engine.probability_grades import probability_grade
 from grader.engine.probability_requests import ProbabilityPlan, ProbabilityWork, score_all
 from grader.engine.progress import Progress
-from grader.engine.provenance import label_provenance, verdict_provenance
+from grader.engine.provenance import probability_provenance, verdict_provenance
 from grader.engine.verdict_grades import verdict_grade
 from grader.engine.verdict_requests import VerdictPlan, VerdictWork, judge_all
 from grader.judge.base import Judge
@@ -88,7 +88,7 @@ class ProbabilityMode:
         work = [ProbabilityWork.prepare(s, plan, signals, settings) for s, plan, signals in items]
         score_all(judge, work, settings.judge_chunk, progress)
         grades = [
-            probability_grade(w, label_provenance(w, judge, embed_model, settings), settings)
+            probability_grade(w, probability_provenance(w, judge, embed_model, settings), settings)
             for w in work
         ]
         if settings.feedback == "judge":

@@ -65,7 +65,7 @@ def verdict_provenance(
     }
 
 
-def label_provenance(
+def probability_provenance(
     item: ProbabilityWork, judge: Judge, embed_model: str | None, settings: Settings
 ) -> dict[str, Any]:
     """The probability mode: no sampling and no generated tokens, one forward step per check."""
