@@ -33,7 +33,7 @@ from grader.config import Settings
 from grader.engine import substance
 from grader.engine.blanks import blank_reason
 from grader.engine.rubrics import load_rubrics, rubric_for
-from grader.engine.scorer import load_scorer
+from grader.engine.scorer_model import load_scorer
 from grader.engine.scoring import to_points
 
 SEEDS = ("seed_answers.jsonl", "seed_answers_2.jsonl")

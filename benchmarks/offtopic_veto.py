@@ -242,7 +242,7 @@ def blatant_graded(blatant: list[dict]) -> dict:
     from grader.engine.features import JudgeReading, answer_features
     from grader.engine.rubrics import rubric_for
     from grader.engine.rule_grades import zero_off_topic
-    from grader.engine.scorer import load_scorer
+    from grader.engine.scorer_model import load_scorer
     from grader.engine.signals import analyze_question
 
     settings = settings_for_table()

@@ -42,7 +42,7 @@ from grader.calibrate.scorer_cv import grade_rows, question_folds
 from grader.calibrate.scorer_fit import SETTINGS, SHIPPED, fit_stages
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow
 from grader.engine.review_queue import budget
-from grader.engine.scorer import ScorerSet, load_scorer
+from grader.engine.scorer_model import ScorerSet, load_scorer
 from grader.engine.scoring import scorer_confidence
 from grader.engine.suggest import choose
 

@@ -44,9 +44,9 @@ from grader.engine.features import JudgeReading
 from grader.engine.review_rules import caught
 from grader.engine.rubrics import rubric_for
 from grader.engine.rule_grades import zero_off_topic
-from grader.engine.scorer import AnswerFeatures, ScorerSet, load_scorer
 from grader.engine.scorer_core.pool import GradedPool
 from grader.engine.scorer_core.rules import decide
+from grader.engine.scorer_model import AnswerFeatures, ScorerSet, load_scorer
 from grader.engine.scoring import answer_evidence, scorer_confidence, to_points
 from grader.engine.signals import analyze_question
 from grader.models import GradedAnswer, Submission

@@ -61,7 +61,7 @@ from grader.calibrate.scorer_fit import (
 )
 from grader.calibrate.scorer_fit import SETTINGS as FIT_SETTINGS
 from grader.calibrate.scorer_rows import ScorerRow
-from grader.engine.scorer import to_json
+from grader.engine.scorer_model import to_json
 
 
 def runs_for(setting: str, scope: str, best: str) -> list[tuple[str, str, tuple[str, ...]]]:

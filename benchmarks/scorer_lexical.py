@@ -42,7 +42,7 @@ from benchmarks.scorer_dev import shipped_cv
 from benchmarks.splits import ads_items, mohler_items
 from grader.calibrate.scorer_fit import EXPLAINABLE, SETTINGS, SHIPPED, Design, fit_stages
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow
-from grader.engine.scorer import DEFAULT_TEMPERATURE
+from grader.engine.scorer_model import DEFAULT_TEMPERATURE
 from grader.text import features as wording
 from grader.text import match_key
 

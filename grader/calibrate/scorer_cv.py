@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from grader.calibrate.scorer_rows import ScorerRow, reading
-from grader.engine.scorer import AnswerFeatures, Scorer, ScorerSet
 from grader.engine.scorer_core.rules import decide
+from grader.engine.scorer_model import AnswerFeatures, Scorer, ScorerSet
 
 FOLDS = 5
 

@@ -1,7 +1,7 @@
 """Fitting the scorer's models on human grades (scikit-learn), for the shipped default and for
 an instructor's refit (``grader calibrate fit``).
 
-The engine only reads the fitted numbers (``grader.engine.scorer``); fitting lives here, on
+The engine only reads the fitted numbers (``grader.engine.scorer_model``); fitting lives here, on
 the calibration floor, with the other code that learns from an instructor's scores.
 ``fit_default`` is the whole procedure behind ``grader/engine/scorer_default.json``: from
 table rows (``scorer_rows``) to a scorer file with both stages and its confidence models;
@@ -20,7 +20,7 @@ import numpy as np
 from grader.calibrate.scorer_cv import Graded, cv_grades, oof_base
 from grader.calibrate.scorer_rows import NO_GRADED, ScorerRow, copies, setting_features
 from grader.engine.review_rules import uncertainty_signals
-from grader.engine.scorer import JUDGE_FEATURES, AnswerFeatures, Confidence, Scorer, ScorerSet
+from grader.engine.scorer_model import JUDGE_FEATURES, AnswerFeatures, Confidence, Scorer, ScorerSet
 from grader.engine.scoring import to_points
 
 

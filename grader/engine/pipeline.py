@@ -43,9 +43,9 @@ from grader.engine.rule_grades import (
     rubric_copy_grade,
     zero_off_topic,
 )
-from grader.engine.scorer import ScorerSet
 from grader.engine.scorer_choice import ScorerChoice, choose_scorer, scorer_setting
 from grader.engine.scorer_core.pool import GradedPool
+from grader.engine.scorer_model import ScorerSet
 from grader.engine.scoring import calibrated
 from grader.engine.signals import QuestionAnalysis, analyze_question
 from grader.judge.base import Judge

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from grader.engine.scorer import AnswerFeatures, Confidence, Scorer
+from grader.engine.scorer_model import AnswerFeatures, Confidence, Scorer
 from grader.text import content_chars, match_key
 
 # Chosen on ADS development pairs (docs/research/benchmarks-log.md, "Review flags").

@@ -1,7 +1,7 @@
 """One calibrated score per judged answer: the scorer weighs the judge against every signal.
 
 The judge's points stay in ``details.judge_points``; the grade's score is the scorer's share
-of the points (``grader.engine.scorer``), rounded to half points, unless graded answers with
+of the points (``grader.engine.scorer_model``), rounded to half points, unless graded answers with
 the same text exist (a copy of a graded answer takes their grade). The criteria keep the
 judge's proportions, scaled to the new total, each with evidence from the answer. The grade
 records which scorer decided, every feature it read and how much each moved the score, and
@@ -17,10 +17,10 @@ from grader.config import Settings
 from grader.engine.evidence import closest_evidence
 from grader.engine.features import JudgeReading, answer_features, judge_reading
 from grader.engine.review_rules import confidence, uncertainty_signals
-from grader.engine.scorer import AnswerFeatures, ScorerSet, contributions
 from grader.engine.scorer_core.pool import GradedPool, read_answer
 from grader.engine.scorer_core.reading import Reading
 from grader.engine.scorer_core.rules import decide
+from grader.engine.scorer_model import AnswerFeatures, ScorerSet, contributions
 from grader.engine.signals import QuestionAnalysis
 from grader.models import (
     CriterionScore,

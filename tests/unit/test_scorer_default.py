@@ -18,7 +18,7 @@ import math
 
 from grader.calibrate.scorer_fit import fit_default
 from grader.calibrate.scorer_rows import read_rows
-from grader.engine.scorer import DEFAULT_FILE, load_scorer, to_json
+from grader.engine.scorer_model import DEFAULT_FILE, load_scorer, to_json
 from tests.conftest import ROOT
 
 TABLE = ROOT / "benchmarks" / "results" / "scorer_features.jsonl.gz"

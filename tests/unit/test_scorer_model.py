@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from grader.calibrate.scorer_fit import fit_isotonic, fit_ridge
-from grader.engine.scorer import (
+from grader.engine.scorer_core.rules import graded_split
+from grader.engine.scorer_model import (
     AnswerFeatures,
     Scorer,
     ScorerSet,
@@ -16,7 +17,6 @@ from grader.engine.scorer import (
     predict,
     to_json,
 )
-from grader.engine.scorer_core.rules import graded_split
 
 
 def test_neighbours_weight_the_nearest_by_softmax():

@@ -8,7 +8,7 @@ from grader.config import Settings
 from grader.engine.evidence import locate
 from grader.engine.pipeline import Pipeline
 from grader.engine.review_queue import explanations
-from grader.engine.scorer import load_scorer
+from grader.engine.scorer_model import load_scorer
 from grader.engine.scoring import _spread
 from grader.models import (
     Anchor,

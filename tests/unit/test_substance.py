@@ -13,7 +13,7 @@ from grader.engine import substance
 from grader.engine.pipeline import Pipeline
 from grader.engine.rescoring import rescored
 from grader.engine.rubrics import load_rubrics
-from grader.engine.scorer import load_scorer
+from grader.engine.scorer_model import load_scorer
 from grader.models import (
     Criterion,
     Grade,

@@ -15,9 +15,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from grader.engine.features import answer_features
-from grader.engine.scorer import AnswerFeatures, ScorerSet, neighbour_features
 from grader.engine.scorer_core.reading import Copy, Reading
 from grader.engine.scorer_core.rules import copy_share, graded_split
+from grader.engine.scorer_model import AnswerFeatures, ScorerSet, neighbour_features
 from grader.engine.wording import WordingModel
 from grader.models import AnswerSignals, GradedAnswer, Question, Rubric
 from grader.text import match_key
