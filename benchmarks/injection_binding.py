@@ -32,9 +32,9 @@ from grader.bank.files import load_bank
 from grader.config import Settings
 from grader.engine import substance
 from grader.engine.blanks import blank_reason
+from grader.engine.calibrated_grade import to_points
 from grader.engine.rubrics import load_rubrics, rubric_for
 from grader.engine.scorer_model import load_scorer
-from grader.engine.scoring import to_points
 
 SEEDS = ("seed_answers.jsonl", "seed_answers_2.jsonl")
 

@@ -41,9 +41,9 @@ from benchmarks.scorer_data import load_table
 from grader.calibrate.scorer_cv import grade_rows, question_folds
 from grader.calibrate.scorer_fit import SETTINGS, SHIPPED, fit_stages
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow
+from grader.engine.calibrated_grade import scorer_confidence
 from grader.engine.review_queue import budget
 from grader.engine.scorer_model import ScorerSet, load_scorer
-from grader.engine.scoring import scorer_confidence
 from grader.engine.suggest import choose
 
 RATES = (0.1, 0.2, 0.3)

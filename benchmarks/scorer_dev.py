@@ -9,7 +9,7 @@ Only answers production's scorer grades count (a rule scores blank and off-topic
 
 The shipped design is then cross-validated by the production procedure itself
 (``grader.calibrate.scorer_cv.cv_grades`` over ``fit_stages``: per fold both stages fit on the
-other questions, every answer graded as ``grader.engine.scoring.decide`` grades it, copy rule
+other questions, every answer graded as ``grader.engine.calibrated_grade.decide`` grades it, copy rule
 and bands included), and ``--scorer-out`` writes ``fit_default`` on every development row:
 
     python -m benchmarks.scorer_dev --out benchmarks/results/scorer_dev.json \\

@@ -2,7 +2,7 @@
 
 Three ideas, each measured on the development parts by the production procedure's CV
 (``scorer_dev.shipped_cv``: GroupKFold(5) by question, both stages fit per fold, every
-answer graded as ``scoring.decide`` grades it), against the shipped design on the same table:
+answer graded as ``scorer_core.rules.decide`` grades it), against the shipped design on the same table:
 
 1. **Neighbour similarity** (``--only neighbours``): the graded neighbours' similarity to the
    answer, which picks the k nearest and weighs them (softmax(sim / T)), from the wording

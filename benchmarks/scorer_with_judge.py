@@ -7,7 +7,7 @@ seeded sample per question, ``scorer_judge.py``). Development: each design's pro
 procedure cross-validated (``scorer_dev.shipped_cv``, GroupKFold by question). Test part:
 each design fit on every development row (as ``fit_default`` fits the shipped file, without
 the confidence models), then every test row the judge read graded in each setting as
-``scoring.decide`` grades it; figures per data set with 95 % bootstrap intervals, and the
+``scorer_core.rules.decide`` grades it; figures per data set with 95 % bootstrap intervals, and the
 paired difference of each judge design's Pearson and the signals design's, with an interval
 from resampling questions.
 

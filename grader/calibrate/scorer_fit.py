@@ -19,9 +19,9 @@ import numpy as np
 
 from grader.calibrate.scorer_cv import Graded, cv_grades, oof_base
 from grader.calibrate.scorer_rows import NO_GRADED, ScorerRow, copies, setting_features
+from grader.engine.calibrated_grade import to_points
 from grader.engine.review_rules import uncertainty_signals
 from grader.engine.scorer_model import JUDGE_FEATURES, AnswerFeatures, Confidence, Scorer, ScorerSet
-from grader.engine.scoring import to_points
 
 
 def fit_ridge(

@@ -28,6 +28,7 @@ from grader.config import Settings
 from grader.engine import substance
 from grader.engine.anchors import choose_anchors
 from grader.engine.blanks import blank_reason
+from grader.engine.calibrated_grade import calibrated
 from grader.engine.conclusion import apply_conclusion
 from grader.engine.coverage import pastes_rubric
 from grader.engine.injected import Flagged, as_raw, bound, flag, injection_only_grade, twin
@@ -46,7 +47,6 @@ from grader.engine.rule_grades import (
 from grader.engine.scorer_choice import ScorerChoice, choose_scorer, scorer_setting
 from grader.engine.scorer_core.pool import GradedPool
 from grader.engine.scorer_model import ScorerSet
-from grader.engine.scoring import calibrated
 from grader.engine.signals import QuestionAnalysis, analyze_question
 from grader.judge.base import Judge
 from grader.models import (

@@ -33,8 +33,8 @@ import re
 
 from pydantic import BaseModel
 
+from grader.engine.calibrated_grade import STEP, allocate
 from grader.engine.review_rules import char_ngrams
-from grader.engine.scoring import STEP, allocate
 from grader.models import Grade, GradeStatus, Question, ReviewCode, ReviewReason, Rubric
 from grader.text import language_of, sentences_of
 

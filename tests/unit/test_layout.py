@@ -346,7 +346,7 @@ def test_the_scorer_rules_live_in_one_place():
 
 def test_a_scorer_rule_written_again_is_caught():
     files = {
-        "grader/engine/scoring.py": "def decide(features, scorer, copies):\n    pass\n",
+        "grader/engine/calibrated_grade.py": "def decide(features, scorer, copies):\n    pass\n",
         "grader/engine/scorer_core/rules.py": "def decide(reading, scorer):\n    pass\n",
         "benchmarks/x.py": textwrap.dedent(
             """
@@ -360,7 +360,7 @@ def test_a_scorer_rule_written_again_is_caught():
     assert rules_written_again(files) == [
         "benchmarks/x.py:4 splits folds with GroupKFold",
         "benchmarks/x.py:5 compares with 'copy'",
-        "grader/engine/scoring.py:1 defines decide",
+        "grader/engine/calibrated_grade.py:1 defines decide",
     ]
 
 
