@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from grader.calibrate.tables import ScorePair
     from grader.config import Settings
     from grader.embed import Embedder
-    from grader.engine.rescoring import Rescoring
+    from grader.engine.rescored_grade import Rescoring
     from grader.engine.scorer_model import ScorerSet
 
 
@@ -154,7 +154,7 @@ def _rescore_platform(
     embedder: Embedder | None,
 ) -> tuple[list[Rescored], Rescoring]:
     """One platform's grades of the exam re-scored, its own scored answers the neighbours."""
-    from grader.engine.rescoring import rescore_grades
+    from grader.engine.rescored_grade import rescore_grades
     from grader.engine.review_queue import unranked
     from grader.engine.rubrics import rubric_for
 

@@ -255,7 +255,7 @@ def test_a_drafted_rubric_proposes_the_conclusion_for_review():
 
 
 def test_a_rescore_by_another_scorer_keeps_the_cap():
-    from grader.engine.rescoring import rescored
+    from grader.engine.rescored_grade import rescored
     from grader.engine.scorer_model import load_scorer
 
     features = {"reference_margin": 0.1, "semantic_coverage": 0.9, "ngram_coverage": 0.8,
