@@ -40,7 +40,7 @@ from benchmarks.common import code_version
 from benchmarks.scorer_data import dev_rows, load_table, rule_and_scorer
 from benchmarks.scorer_dev import shipped_cv
 from benchmarks.splits import ads_items, mohler_items
-from grader.calibrate.scorer_fit import EXPLAINABLE, SETTINGS, SHIPPED, Design, fit_stages
+from grader.calibrate.scorer_fit import EXPLAINABLE, SETTINGS, SHIPPED, ScorerDesign, fit_stages
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow
 from grader.engine.scorer_model import DEFAULT_TEMPERATURE
 from grader.text import features as wording
@@ -186,10 +186,10 @@ def reference_study(table, answers, refs) -> dict:
     no_ngram = tuple(n for n in EXPLAINABLE if n != "ngram_coverage")
     designs = {
         "shipped": SHIPPED,
-        "+ lexical reference cosine": Design(stage1=(
+        "+ lexical reference cosine": ScorerDesign(stage1=(
             ("signals+cohort", (*EXPLAINABLE, "cohort_reference_z", *lex)),
             ("signals", (*EXPLAINABLE, *lex)))),
-        "lexical reference cosine instead of ngram_coverage": Design(stage1=(
+        "lexical reference cosine instead of ngram_coverage": ScorerDesign(stage1=(
             ("signals+cohort", (*no_ngram, "cohort_reference_z", *lex)),
             ("signals", (*no_ngram, *lex)))),
     }  # fmt: skip

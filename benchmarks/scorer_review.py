@@ -42,7 +42,7 @@ from grader.calibrate.scorer_cv import Graded, cv_grades, question_split
 from grader.calibrate.scorer_fit import (
     SETTINGS,
     SHIPPED,
-    Design,
+    ScorerDesign,
     fit_confidences,
     fit_stages,
     large_error,
@@ -165,7 +165,7 @@ def confidence_figures(table: list[ScorerRow]) -> dict:
     return out
 
 
-def _cv_confidence(graded: list[Graded], shipped, design: Design) -> np.ndarray:
+def _cv_confidence(graded: list[Graded], shipped, design: ScorerDesign) -> np.ndarray:
     """Each grade's confidence from models fit on the other questions' grades only."""
     questions = np.array([g.row.question for g in graded])
     out = np.empty(len(graded))

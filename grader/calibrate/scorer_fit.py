@@ -183,7 +183,7 @@ LARGE_ERROR = 0.25  # of the points: the grades review should catch
 
 
 @dataclass(frozen=True)
-class Design:
+class ScorerDesign:
     """What ``fit_default`` fits: stage-1 feature sets, stage-2 bands, confidence models;
     ``languages``: stage-1 scorers fit on (and serving) some languages only, by name."""
 
@@ -194,8 +194,8 @@ class Design:
 
 
 def with_judge(
-    design: Design, judged: Sequence[str] = JUDGE_FEATURES, languages: Sequence[str] = ()
-) -> Design:
+    design: ScorerDesign, judged: Sequence[str] = JUDGE_FEATURES, languages: Sequence[str] = ()
+) -> ScorerDesign:
     """``design`` with a stage-1 scorer that also reads the judge first (answers the judge
     read, in ``languages`` when given), the signals-only ones after it (answers without a
     reading or in another language, graded neighbours), and confidence models that also read
@@ -218,10 +218,10 @@ def with_judge(
 # What ships (docs/research/benchmarks-log.md, "The calibrated scorer": why): the judge's reading is
 # weighed for English answers, where it added on development data; Chinese answers are scored
 # from the signals (on ADS development answers the judge's reading lowered the Pearson).
-SHIPPED = with_judge(Design(), languages=("en",))
+SHIPPED = with_judge(ScorerDesign(), languages=("en",))
 
 
-def fit_default(rows: Sequence[ScorerRow], design: Design = SHIPPED) -> ScorerSet:
+def fit_default(rows: Sequence[ScorerRow], design: ScorerDesign = SHIPPED) -> ScorerSet:
     """The scorer file from human-scored rows (the shipped one: Mohler dev + ADS dev).
 
     Stage 1: one ridge per feature set on the rows production's scorer grades (no rule).
@@ -237,7 +237,7 @@ def fit_default(rows: Sequence[ScorerRow], design: Design = SHIPPED) -> ScorerSe
     return scorers.model_copy(update={"confidence": models})
 
 
-def fit_stage1(rows: Sequence[ScorerRow], design: Design) -> list[Scorer]:
+def fit_stage1(rows: Sequence[ScorerRow], design: ScorerDesign) -> list[Scorer]:
     """One non-negative ridge per stage-1 feature set, on the scored rows that have its
     features (and its language, where it serves some only)."""
     scored = [(r, r.own_features()) for r in rows if r.rule is None]
@@ -252,7 +252,7 @@ def fit_stage1(rows: Sequence[ScorerRow], design: Design) -> list[Scorer]:
     return [s for s in fitted if s is not None]
 
 
-def fit_stages(rows: Sequence[ScorerRow], design: Design) -> ScorerSet:
+def fit_stages(rows: Sequence[ScorerRow], design: ScorerDesign) -> ScorerSet:
     """Both stages, without the confidence models."""
     signals = fit_stage1(rows, design)
     plain, own = oof_base(rows, lambda train: fit_stage1(train, design))
