@@ -29,7 +29,7 @@ Vectors = dict[str, np.ndarray]
 
 
 @dataclass(frozen=True)
-class Read:
+class StagedReading:
     """One answer read with a first stage and its pool's graded answers."""
 
     row: ScorerRow
@@ -45,7 +45,7 @@ class Read:
 class OutOfFold:
     """Per answer (by id): its out-of-fold reading and shares, and the fold it was held out in."""
 
-    read: dict[str, Read] = field(default_factory=dict)
+    read: dict[str, StagedReading] = field(default_factory=dict)
     stage1: dict[str, float] = field(default_factory=dict)
     shipped: dict[str, float] = field(default_factory=dict)  # refit stage 1, the base's bands
     refit: dict[str, float | None] = field(default_factory=dict)  # refit bands, where fit
@@ -56,7 +56,7 @@ class OutOfFold:
 
 def read_answers(
     rows: Sequence[ScorerRow], signals: list[Scorer], vectors: Vectors | None
-) -> list[Read]:
+) -> list[StagedReading]:
     """Every row read with the first stage ``signals``, its graded neighbours and copies
     drawn from the rows of its pool (never itself)."""
     stage1 = ScorerSet(first_stage=signals)
@@ -77,11 +77,11 @@ def read_answers(
             reading = read_answer(row.own_features(), row.points, pool, row.id, row.answer, vector)
             base = stage1.base(reading.features)[1]
             staged = reading.features.model_copy(update={"base_share": base})
-            out.append(Read(row, replace(reading, features=staged), base))
+            out.append(StagedReading(row, replace(reading, features=staged), base))
     return out
 
 
-def share(read: Read, signals: list[Scorer], bands: Sequence[Scorer]) -> float:
+def share(read: StagedReading, signals: list[Scorer], bands: Sequence[Scorer]) -> float:
     scorer = ScorerSet(first_stage=signals, bands=list(bands))
     return decide(read.reading, scorer)[1]
 
@@ -125,7 +125,7 @@ def _fold_bands(
     return fit_bands(base, reads)
 
 
-def fit_bands(base: ScorerSet, reads: Sequence[Read]) -> dict[int, Scorer]:
+def fit_bands(base: ScorerSet, reads: Sequence[StagedReading]) -> dict[int, Scorer]:
     """A refit of each of the base's bands on the reads routed to it (copies aside: the copy
     rule grades them), where there are enough."""
     routed: dict[int, list[tuple[ScorerRow, AnswerFeatures]]] = defaultdict(list)
@@ -141,7 +141,7 @@ def fit_bands(base: ScorerSet, reads: Sequence[Read]) -> dict[int, Scorer]:
     return fitted
 
 
-def _band(base: ScorerSet, read: Read) -> int | None:
+def _band(base: ScorerSet, read: StagedReading) -> int | None:
     """The ``min_graded`` of the base's band that grades the answer (``ScorerSet.band``)."""
     band = base.band(read.features.graded_count)
     return None if band is None else band.min_graded
