@@ -29,7 +29,9 @@ from grader.engine.verdict_requests import VerdictPlan, VerdictWork, judge_all
 from grader.judge.base import Judge
 from grader.models import Anchor, AnswerSignals, Grade, Question, Rubric, Submission
 
-Item = tuple[Submission, Any, AnswerSignals | None]  # an answer, its mode's plan, its signals
+AnswerToJudge = tuple[
+    Submission, Any, AnswerSignals | None
+]  # an answer, its mode's plan, its signals
 
 
 class JudgeMode(Protocol):
@@ -40,7 +42,7 @@ class JudgeMode(Protocol):
     def grade(
         self,
         judge: Judge,
-        items: Sequence[Item],
+        items: Sequence[AnswerToJudge],
         settings: Settings,
         embed_model: str | None,
         progress: Progress | None = None,
@@ -56,7 +58,7 @@ class VerdictMode:
     def grade(
         self,
         judge: Judge,
-        items: Sequence[Item],
+        items: Sequence[AnswerToJudge],
         settings: Settings,
         embed_model: str | None,
         progress: Progress | None = None,
@@ -80,7 +82,7 @@ class ProbabilityMode:
     def grade(
         self,
         judge: Judge,
-        items: Sequence[Item],
+        items: Sequence[AnswerToJudge],
         settings: Settings,
         embed_model: str | None,
         progress: Progress | None = None,
