@@ -60,7 +60,7 @@ from benchmarks.scorer_judge import (
     run_judge,
     submission_of,
 )
-from benchmarks.splits import SALT, Item
+from benchmarks.splits import SALT, ScoredAnswer
 from grader.calibrate.scorer_fit import SHIPPED, fit_stages
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.config import Settings
@@ -91,7 +91,9 @@ def blatant_questions(question_ids: list[str]) -> list[str]:
     return ranked[:BLATANT_QUESTIONS]
 
 
-def dev_cohort(items: list[Item], parts: dict[str, str], question_id: str, settings: Settings):
+def dev_cohort(
+    items: list[ScoredAnswer], parts: dict[str, str], question_id: str, settings: Settings
+):
     """A question's non-blank development answers, the class a blatant text joins."""
     from grader.engine.blanks import blank_reason
 
