@@ -25,7 +25,7 @@ from grader.engine.probability_requests import ProbabilityPlan, ProbabilityWork,
 from grader.engine.progress import Progress
 from grader.engine.provenance import probability_provenance, verdict_provenance
 from grader.engine.verdict_grades import verdict_grade
-from grader.engine.verdict_requests import VerdictPlan, VerdictWork, judge_all
+from grader.engine.verdict_requests import VerdictPlan, VerdictWork, ask_verdicts
 from grader.judge.base import Judge
 from grader.models import Anchor, AnswerSignals, Grade, Question, Rubric, Submission
 
@@ -64,7 +64,7 @@ class VerdictMode:
         progress: Progress | None = None,
     ) -> list[Grade]:
         work = [VerdictWork.prepare(s, plan, signals, settings) for s, plan, signals in items]
-        judge_all(judge, work, settings.judge_max_reasks, settings.judge_chunk, progress)
+        ask_verdicts(judge, work, settings.judge_max_reasks, settings.judge_chunk, progress)
         grades = []
         for w in work:
             replies = w.replies + w.cleaned_replies

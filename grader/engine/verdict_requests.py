@@ -119,7 +119,7 @@ class VerdictWork:
         return item
 
 
-def judge_all(
+def ask_verdicts(
     judge: Judge,
     items: Sequence[VerdictWork],
     max_reasks: int,
