@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from grader.config import Settings
 from grader.engine.feedback import judge_feedback
 from grader.engine.probability_grades import probability_grade
-from grader.engine.probability_requests import ProbabilityPlan, ProbabilityWork, score_all
+from grader.engine.probability_requests import ProbabilityPlan, ProbabilityWork, ask_labels
 from grader.engine.progress import Progress
 from grader.engine.provenance import probability_provenance, verdict_provenance
 from grader.engine.verdict_grades import verdict_grade
@@ -88,7 +88,7 @@ class ProbabilityMode:
         progress: Progress | None = None,
     ) -> list[Grade]:
         work = [ProbabilityWork.prepare(s, plan, signals, settings) for s, plan, signals in items]
-        score_all(judge, work, settings.judge_chunk, progress)
+        ask_labels(judge, work, settings.judge_chunk, progress)
         grades = [
             probability_grade(w, probability_provenance(w, judge, embed_model, settings), settings)
             for w in work

@@ -114,7 +114,7 @@ class ProbabilityWork:
         return item
 
 
-def score_all(
+def ask_labels(
     judge: Judge,
     items: Sequence[ProbabilityWork],
     chunk: int | None = None,
