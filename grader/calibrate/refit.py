@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from grader.calibrate.metrics import Agreement, agreement
 from grader.calibrate.refit_cv import OutOfFold, Vectors, fit_bands, out_of_fold
-from grader.calibrate.refit_fit import refit_signals
+from grader.calibrate.refit_fit import refit_first_stage
 from grader.calibrate.refit_rows import MIN_ANSWERS, MIN_QUESTIONS, check_enough
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.calibrate.summary import Comparison, compare
@@ -88,7 +88,7 @@ def refit(
     final = fit_bands(base, reads) if refit_kept else {}
     bands = [final.get(b.min_graded, b) if b.min_graded in refit_kept else b for b in base.bands]
     fitted = base.model_copy(
-        update={"first_stage": refit_signals(base, rows), "bands": bands, "version": None}
+        update={"first_stage": refit_first_stage(base, rows), "bands": bands, "version": None}
     )
     scorer = from_json(to_json(fitted), "the refit scorer")  # rounded as the file is, versioned
     after = {r.id: _after(found, r.id, refit_kept) for r in rows}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from grader.calibrate.refit_fit import refit_band, refit_signals
+from grader.calibrate.refit_fit import refit_band, refit_first_stage
 from grader.calibrate.scorer_cv import question_folds
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.engine.scorer_core.pool import GradedPool, read_answer
@@ -96,7 +96,7 @@ def out_of_fold(
     result.folds = len(splits)
     neighbours = vectors is not None and bool(base.bands)
     for number, (train, test) in enumerate(splits):
-        signals = refit_signals(base, train)
+        signals = refit_first_stage(base, train)
         bands = _fold_bands(base, train, vectors, k) if neighbours else {}
         for read in read_answers(test, signals, vectors):
             rid = read.row.id
@@ -121,7 +121,7 @@ def _fold_bands(
         return {}
     reads = []
     for inner_train, inner_test in question_folds(train, k):
-        reads += read_answers(inner_test, refit_signals(base, inner_train), vectors)
+        reads += read_answers(inner_test, refit_first_stage(base, inner_train), vectors)
     return fit_bands(base, reads)
 
 

@@ -17,7 +17,7 @@ from grader.engine.scorer_model import AnswerFeatures, Scorer, ScorerSet
 MIN_BAND_ROWS = 12
 
 
-def refit_signals(base: ScorerSet, rows: Sequence[ScorerRow]) -> list[Scorer]:
+def refit_first_stage(base: ScorerSet, rows: Sequence[ScorerRow]) -> list[Scorer]:
     """Each of ``base``'s first-stage scorers fit again on the rows that have its features,
     in the same order; one with fewer than ``MIN_ANSWERS`` such rows stays as it was."""
     examples = [(r, r.own_features()) for r in rows]

@@ -6,7 +6,7 @@ import pytest
 
 import grader.calibrate.refit_cv as refit_cv
 from grader.calibrate.refit import _verdict, refit
-from grader.calibrate.refit_fit import refit_signals
+from grader.calibrate.refit_fit import refit_first_stage
 from grader.calibrate.refit_rows import check_enough, refit_row
 from grader.calibrate.tables import ScorePair
 from grader.engine.rescored_grade import judged, rescored, stored_features
@@ -56,14 +56,14 @@ def rows(questions=6, per=20, seed=0, cohort=True, texts=True):
 
 def test_no_answer_is_scored_by_a_first_stage_fit_on_its_question(monkeypatch):
     seen = []
-    fit = refit_cv.refit_signals
+    fit = refit_cv.refit_first_stage
 
     def recording(base, train):
         signals = fit(base, train)
         seen.append(({r.question for r in train}, signals))
         return signals
 
-    monkeypatch.setattr(refit_cv, "refit_signals", recording)
+    monkeypatch.setattr(refit_cv, "refit_first_stage", recording)
     reads = []
     read = refit_cv.read_answers
     monkeypatch.setattr(
@@ -110,7 +110,7 @@ def test_without_vectors_the_bands_are_the_bases_and_the_report_says_so():
 
 def test_a_first_stage_whose_features_no_answer_has_is_kept():
     data, _ = rows(cohort=False)
-    signals = refit_signals(BASE, data)
+    signals = refit_first_stage(BASE, data)
     assert [s.name for s in signals] == [s.name for s in BASE.first_stage]
     by_name = {s.name: (s, base) for s, base in zip(signals, BASE.first_stage, strict=True)}
     kept, base = by_name["signals+cohort"]
