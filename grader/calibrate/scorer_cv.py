@@ -59,14 +59,14 @@ def question_folds(
 
 
 def oof_base(
-    rows: Sequence[ScorerRow], fit_stage1: Callable[[list[ScorerRow]], list[Scorer]]
+    rows: Sequence[ScorerRow], fit_first_stage: Callable[[list[ScorerRow]], list[Scorer]]
 ) -> tuple[dict[str, float], dict[str, float]]:
     """(plain, own): each row's stage-1 share from scorers fit on the other questions;
     ``plain`` without the judge's reading (what a graded neighbour gets), ``own`` with it."""
     plain: dict[str, float] = {}
     own: dict[str, float] = {}
     for train, held in question_folds(rows):
-        stage1 = ScorerSet(first_stage=fit_stage1(train))
+        stage1 = ScorerSet(first_stage=fit_first_stage(train))
         for row in held:
             plain[row.id] = stage1.base(row.features)[1]
             own[row.id] = stage1.base(row.own_features())[1]

@@ -237,7 +237,7 @@ def fit_default(rows: Sequence[ScorerRow], design: ScorerDesign = SHIPPED) -> Sc
     return scorers.model_copy(update={"confidence": models})
 
 
-def fit_stage1(rows: Sequence[ScorerRow], design: ScorerDesign) -> list[Scorer]:
+def fit_first_stage(rows: Sequence[ScorerRow], design: ScorerDesign) -> list[Scorer]:
     """One non-negative ridge per stage-1 feature set, on the scored rows that have its
     features (and its language, where it serves some only)."""
     scored = [(r, r.own_features()) for r in rows if r.rule is None]
@@ -254,8 +254,8 @@ def fit_stage1(rows: Sequence[ScorerRow], design: ScorerDesign) -> list[Scorer]:
 
 def fit_stages(rows: Sequence[ScorerRow], design: ScorerDesign) -> ScorerSet:
     """Both stages, without the confidence models."""
-    signals = fit_stage1(rows, design)
-    plain, own = oof_base(rows, lambda train: fit_stage1(train, design))
+    signals = fit_first_stage(rows, design)
+    plain, own = oof_base(rows, lambda train: fit_first_stage(train, design))
     shares = {r.id: r.share for r in rows}
     texts = {r.id: r.answer for r in rows}
     graded = []
