@@ -51,10 +51,10 @@ FEATURE_NAMES = (
     "knn_top_similarity",  # cosine of the nearest graded answer
     "knn_spread",  # weighted standard deviation of those k shares
     "graded_mean",  # mean share of all graded answers of the question
-    "base_share",  # the signals scorer's share for this answer (stage 1)
-    "knn_residual",  # weighted (human − signals scorer) of the k nearest graded answers
-    "graded_residual",  # mean (human − signals scorer) over all graded answers
-    "wording_residual",  # (human − signals scorer) predicted from the graded answers' wording
+    "base_share",  # the first-stage scorer's share for this answer (stage 1)
+    "knn_residual",  # weighted (human − first stage) of the k nearest graded answers
+    "graded_residual",  # mean (human − first stage) over all graded answers
+    "wording_residual",  # (human − first stage) predicted from the graded answers' wording
     "graded_count",  # how many graded answers of the question could be neighbours
     "judge_share",  # the judge's expected points / points (issue 12), when it ran
     "judge_entropy",  # entropy of the judge's level distribution, normalised to [0, 1]
@@ -127,10 +127,10 @@ def neighbour_features(
 
     ``similarities``, ``shares`` and ``base`` are, for each graded answer the caller allows
     (never the answer itself nor a copy of its text: ``scorer_core.rules.graded_split``),
-    its cosine to the answer, its human share and the signals scorer's share for it. The k nearest are weighted by
-    softmax(cosine / temperature): e5 cosines are compressed, so a plain cosine weight would
-    treat a 0.95 and a 0.85 neighbour nearly alike. The residuals (human − signals scorer)
-    say how far the instructor's marks sit from what the signals alone would give, near this
+    its cosine to the answer, its human share and the first-stage scorer's share for it. The k
+    nearest are weighted by softmax(cosine / temperature): e5 cosines are compressed, so a plain
+    cosine weight would treat a 0.95 and a 0.85 neighbour nearly alike. The residuals (human −
+    first stage) say how far the instructor's marks sit from what the signals alone would give, near this
     answer and over the whole question; without ``base`` they are None.
     """
     sims = np.asarray(similarities, dtype=float)
@@ -138,7 +138,7 @@ def neighbour_features(
     if sims.shape != values.shape or sims.ndim != 1:
         raise ValueError("similarities and shares must be two 1-D arrays of the same length")
     if base is not None and np.shape(base) != sims.shape:
-        raise ValueError("one signals-scorer share per graded answer")
+        raise ValueError("one first-stage share per graded answer")
     out: dict[str, float | None] = dict.fromkeys(NEIGHBOUR_FEATURES)
     if len(sims) == 0:
         return out

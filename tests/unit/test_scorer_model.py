@@ -42,7 +42,7 @@ def test_residuals_say_how_far_the_marks_sit_from_the_signals():
     found = neighbour_features(sims, shares, base, k=1)
     assert found["knn_residual"] == pytest.approx(0.3)  # the nearest was marked 0.3 above
     assert found["graded_residual"] == pytest.approx((0.3 + 0.1 - 0.5) / 3)
-    with pytest.raises(ValueError, match="signals-scorer share"):
+    with pytest.raises(ValueError, match="first-stage share"):
         neighbour_features(sims, shares, base[:2])
 
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class GradedPool:
     """A question's human-scored answers as the scorer sees them: their vectors, their human
-    share of the points, the signals scorer's share for each, and their match keys."""
+    share of the points, the first-stage scorer's share for each, and their match keys."""
 
     answers: list[GradedAnswer]
     vectors: np.ndarray
