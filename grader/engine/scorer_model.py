@@ -274,7 +274,9 @@ class ScorerSet(BaseModel):
     written before reads the same.
     """
 
-    model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True)
+    model_config = ConfigDict(
+        extra="forbid", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+    )
 
     first_stage: list[Scorer] = Field(min_length=1, alias="signals")
     bands: list[Scorer] = Field(default_factory=list, alias="graded")

@@ -159,6 +159,7 @@ def test_the_file_keeps_its_keys_for_the_stages():
     read = from_json(json.dumps(payload))  # the file's numbers are rounded: compare the rest
     assert [(s.kind, s.features) for s in read.first_stage] == [("isotonic", first.features)]
     assert [(s.min_graded, s.features) for s in read.bands] == [(5, band.features)]
+    assert set(read.model_dump()) == set(payload)  # any dump speaks the file's keys
 
 
 def test_an_edited_or_wrong_file_fails_clearly():
