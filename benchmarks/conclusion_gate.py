@@ -30,12 +30,12 @@ from benchmarks.common import RESULTS, code_version
 from benchmarks.datasets import TABLE, as_bank, load
 from benchmarks.splits import graded_sample
 from grader.calibrate.scorer_rows import ScorerRow, read_rows, reading
+from grader.engine.calibrated_grade import to_points
 from grader.engine.conclusion import apply_conclusion
 from grader.engine.conclusion_read import read_conclusion, verdict_of
 from grader.engine.rubrics import rubric_for
-from grader.engine.scorer import ScorerSet, load_scorer
 from grader.engine.scorer_core.rules import decide
-from grader.engine.scoring import to_points
+from grader.engine.scorer_model import ScorerSet, load_scorer
 from grader.models import Conclusion, Grade, GradeStatus, Method, Rubric
 
 SETTINGS = ("none", "graded10")

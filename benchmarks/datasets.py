@@ -8,14 +8,14 @@ and parts (``splits.py``).
 from __future__ import annotations
 
 from benchmarks.common import RESULTS
-from benchmarks.splits import Item, ads_items, ads_split, mohler_items, mohler_split
+from benchmarks.splits import ScoredAnswer, ads_items, ads_split, mohler_items, mohler_split
 from grader.models import Bank, Question, QuestionType
 
 # The scorer's feature table: production's features of every Mohler and ADS answer.
 TABLE = RESULTS / "scorer_features.jsonl.gz"
 
 
-def load(name: str) -> tuple[list[Item], dict[str, str], str]:
+def load(name: str) -> tuple[list[ScoredAnswer], dict[str, str], str]:
     """(items, part by answer id, language) of one data set."""
     items, split, language = (
         (mohler_items(), mohler_split, "en") if name == "mohler" else (ads_items(), ads_split, "zh")
@@ -24,9 +24,9 @@ def load(name: str) -> tuple[list[Item], dict[str, str], str]:
     return items, parts, language
 
 
-def as_bank(name: str, items: list[Item], language: str) -> Bank:
+def as_bank(name: str, items: list[ScoredAnswer], language: str) -> Bank:
     """One short-answer question per data-set question, with its first reference."""
-    firsts: dict[str, Item] = {}
+    firsts: dict[str, ScoredAnswer] = {}
     for item in items:
         firsts.setdefault(item.question_id, item)
     questions = [

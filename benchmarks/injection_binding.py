@@ -27,14 +27,14 @@ import numpy as np
 from benchmarks.common import ROOT
 from benchmarks.datasets import as_bank, load
 from benchmarks.scorer_data import load_table
-from benchmarks.splits import Item
+from benchmarks.splits import ScoredAnswer
 from grader.bank.files import load_bank
 from grader.config import Settings
 from grader.engine import substance
 from grader.engine.blanks import blank_reason
+from grader.engine.calibrated_grade import to_points
 from grader.engine.rubrics import load_rubrics, rubric_for
-from grader.engine.scorer import load_scorer
-from grader.engine.scoring import to_points
+from grader.engine.scorer_model import load_scorer
 
 SEEDS = ("seed_answers.jsonl", "seed_answers_2.jsonl")
 
@@ -88,7 +88,7 @@ def public_figures(name: str, part: str) -> dict:
     items, _, language = load(name)
     bank = as_bank(name, items, language)
     questions = {q.id: q for q in bank.questions}
-    by_id: dict[str, Item] = {i.id: i for i in items}
+    by_id: dict[str, ScoredAnswer] = {i.id: i for i in items}
     scorer = load_scorer("default")
     human, before, after, capped = [], [], [], []
     for row in load_table():

@@ -35,7 +35,7 @@ from scipy.stats import pearsonr, spearmanr
 from benchmarks.common import code_version
 from benchmarks.scorer_eval_data import Dataset, public_dataset, seed_datasets
 from benchmarks.scorer_judge import _rank, judge_sample
-from benchmarks.splits import Item
+from benchmarks.splits import ScoredAnswer
 from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings
 from grader.engine.coverage import coverage_points
 from grader.engine.pipeline import Pipeline
@@ -45,7 +45,7 @@ from grader.models import Submission
 MODES = ("verdict", "probability")
 
 
-def sample(dataset: Dataset, per_question: int, limit: int) -> list[Item]:
+def sample(dataset: Dataset, per_question: int, limit: int) -> list[ScoredAnswer]:
     """The first ``per_question`` answers of each question by the seeded rule; with
     ``limit``, the first ``limit`` of those by the same rule over the whole data set."""
     items = [i for exam in dataset.exams if exam.setting == "none" for i in exam.scored]
@@ -56,7 +56,7 @@ def sample(dataset: Dataset, per_question: int, limit: int) -> list[Item]:
     return chosen
 
 
-def grade(dataset: Dataset, items: list[Item], judge, mode: str) -> dict:
+def grade(dataset: Dataset, items: list[ScoredAnswer], judge, mode: str) -> dict:
     """One mode over the sample: the judge's shares, cost and the time it took."""
     settings = Settings(
         judge=JudgeSettings(backend="vllm", mode=mode),
@@ -89,7 +89,7 @@ def grade(dataset: Dataset, items: list[Item], judge, mode: str) -> dict:
     }
 
 
-def baselines(dataset: Dataset, items: list[Item], embedder) -> dict[str, dict[str, float]]:
+def baselines(dataset: Dataset, items: list[ScoredAnswer], embedder) -> dict[str, dict[str, float]]:
     """Model-free key-point coverage (the same rubric the judge sees) and the e5 cosine."""
     questions = {q.id: q for q in dataset.bank.questions}
     coverage = {}
@@ -102,7 +102,7 @@ def baselines(dataset: Dataset, items: list[Item], embedder) -> dict[str, dict[s
     return {"coverage": coverage, "e5 cosine": cosine}
 
 
-def agreement(items: list[Item], shares: dict[str, float]) -> dict:
+def agreement(items: list[ScoredAnswer], shares: dict[str, float]) -> dict:
     paired = [(shares[i.id], i.score / i.max_score) for i in items if i.id in shares]
     if len(paired) < 3:
         return {"n": len(paired)}

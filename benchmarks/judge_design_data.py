@@ -15,7 +15,7 @@ import re
 from collections import defaultdict
 
 from benchmarks.common import ROOT
-from benchmarks.splits import Item, ads_items, ads_split, mohler_items, mohler_split
+from benchmarks.splits import ScoredAnswer, ads_items, ads_split, mohler_items, mohler_split
 from grader.bank.files import load_bank
 from grader.engine.blanks import blank_reason
 from grader.engine.rubrics import derive_rubric, key_points_of, load_rubrics
@@ -68,7 +68,7 @@ def _key_points(rubric: Rubric) -> list[dict]:
     return out
 
 
-def _derived(item: Item, language: str) -> Rubric:
+def _derived(item: ScoredAnswer, language: str) -> Rubric:
     question = Question(
         id=item.question_id,
         number="1",
@@ -88,7 +88,9 @@ def _reference_points(reference: str, max_score: float) -> list[dict]:
     return [{"text": p, "criterion": None, "weight": max_score / len(points)} for p in points]
 
 
-def _case(dataset: str, item: Item, language: str, rubric: Rubric, key_points: list[dict]) -> dict:
+def _case(
+    dataset: str, item: ScoredAnswer, language: str, rubric: Rubric, key_points: list[dict]
+) -> dict:
     return {
         "id": item.id,
         "dataset": dataset,
@@ -105,10 +107,12 @@ def _case(dataset: str, item: Item, language: str, rubric: Rubric, key_points: l
     }
 
 
-def _public_cases(dataset: str, items: list[Item], language: str) -> tuple[list[dict], dict]:
+def _public_cases(
+    dataset: str, items: list[ScoredAnswer], language: str
+) -> tuple[list[dict], dict]:
     """The seeded sample of one public data set's dev part, and every dev answer as the pool."""
     usable = [i for i in items if not blank_reason(i.answer, MIN_CHARS)]
-    by_question: dict[str, list[Item]] = defaultdict(list)
+    by_question: dict[str, list[ScoredAnswer]] = defaultdict(list)
     for item in usable:
         by_question[item.question_id].append(item)
     cases = []
@@ -139,7 +143,7 @@ def _seed_cases() -> tuple[list[dict], dict]:
     cases, pool = [], defaultdict(list)
     for row in rows:
         question, rubric = where[row["question_id"]]
-        item = Item(
+        item = ScoredAnswer(
             id=row["id"],
             question_id=row["question_id"],
             question=question.stem,

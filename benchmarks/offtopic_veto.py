@@ -60,7 +60,7 @@ from benchmarks.scorer_judge import (
     run_judge,
     submission_of,
 )
-from benchmarks.splits import SALT, Item
+from benchmarks.splits import SALT, ScoredAnswer
 from grader.calibrate.scorer_fit import SHIPPED, fit_stages
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings, SignalSettings
@@ -91,7 +91,9 @@ def blatant_questions(question_ids: list[str]) -> list[str]:
     return ranked[:BLATANT_QUESTIONS]
 
 
-def dev_cohort(items: list[Item], parts: dict[str, str], question_id: str, settings: Settings):
+def dev_cohort(
+    items: list[ScoredAnswer], parts: dict[str, str], question_id: str, settings: Settings
+):
     """A question's non-blank development answers, the class a blatant text joins."""
     from grader.engine.blanks import blank_reason
 
@@ -246,7 +248,7 @@ def blatant_graded(blatant: list[dict]) -> dict:
     from grader.engine.features import JudgeReading, answer_features
     from grader.engine.rubrics import rubric_for
     from grader.engine.rule_grades import zero_off_topic
-    from grader.engine.scorer import load_scorer
+    from grader.engine.scorer_model import load_scorer
     from grader.engine.signals import analyze_question
 
     settings = settings_for_table()

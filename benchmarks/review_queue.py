@@ -44,9 +44,9 @@ from benchmarks.scorer_data import load_table
 from grader.calibrate.scorer_cv import Graded, grade_rows, question_split
 from grader.calibrate.scorer_fit import SETTINGS, SHIPPED, fit_stages
 from grader.calibrate.scorer_rows import NO_GRADED, Neighbours, ScorerRow
+from grader.engine.calibrated_grade import scorer_confidence, to_points
 from grader.engine.review_queue import ERROR_MODEL, SIGNALS, budget, error_share, error_signals_of
-from grader.engine.scorer import ScorerSet, load_scorer
-from grader.engine.scoring import scorer_confidence, to_points
+from grader.engine.scorer_model import ScorerSet, load_scorer
 from grader.engine.suggest import choose
 
 RATES = (0.1, 0.2, 0.3)

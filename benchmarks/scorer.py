@@ -4,9 +4,9 @@ For every question of the Mohler test half, the ADS test part and the seed-quest
 (``scorer_eval_data.py``: settings none / 5 graded / 10 graded / development answers as
 graded), the production path: ``blanks.blank_reason`` (0 by rule), ``signals.analyze_question`` over
 the exam's answers with the graded answers, off-topic answers 0 by rule, then for every other
-answer ``scoring.answer_evidence`` (``answer_features`` and the ``GradedPool`` neighbours),
-``scoring.decide`` (copy rule, then ``load_scorer("default")``), ``scoring.to_points`` (half
-points) and ``scoring.scorer_confidence``. The judge's reading, where the judge ran
+answer ``calibrated_grade.answer_evidence`` (``answer_features`` and the ``GradedPool`` neighbours),
+``scorer_core.rules.decide`` (copy rule, then ``load_scorer("default")``), ``calibrated_grade.to_points`` (half
+points) and ``calibrated_grade.scorer_confidence``. The judge's reading, where the judge ran
 (``scorer_judge.py``), is what ``grade_many`` would hand the scorer.
 
 Figures (``grader.calibrate.metrics.agreement``, 95 % bootstrap intervals over answers):
@@ -40,14 +40,14 @@ from grader.calibrate.metrics import agreement
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.config import Settings
 from grader.engine.blanks import blank_reason
+from grader.engine.calibrated_grade import answer_evidence, scorer_confidence, to_points
 from grader.engine.features import JudgeReading
 from grader.engine.review_rules import caught
 from grader.engine.rubrics import rubric_for
 from grader.engine.rule_grades import zero_off_topic
-from grader.engine.scorer import AnswerFeatures, ScorerSet, load_scorer
 from grader.engine.scorer_core.pool import GradedPool
 from grader.engine.scorer_core.rules import decide
-from grader.engine.scoring import answer_evidence, scorer_confidence, to_points
+from grader.engine.scorer_model import AnswerFeatures, ScorerSet, load_scorer
 from grader.engine.signals import analyze_question
 from grader.models import GradedAnswer, Submission
 

@@ -33,13 +33,13 @@ from grader.calibrate.scorer_fit import (
     EXPLAINABLE,
     SETTINGS,
     SHIPPED,
-    Design,
+    ScorerDesign,
     fit_stages,
     with_judge,
 )
 from grader.calibrate.scorer_rows import ScorerRow
 
-WITHOUT_Z = with_judge(Design(stage1=(("signals", EXPLAINABLE),)), languages=("en",))
+WITHOUT_Z = with_judge(ScorerDesign(stage1=(("signals", EXPLAINABLE),)), languages=("en",))
 
 
 def without_z(row: ScorerRow) -> ScorerRow:
@@ -48,7 +48,7 @@ def without_z(row: ScorerRow) -> ScorerRow:
     return row.model_copy(update={"features": features})
 
 
-def run(rows: list[ScorerRow], grade_rows: list[ScorerRow], design: Design, bootstrap: int):
+def run(rows: list[ScorerRow], grade_rows: list[ScorerRow], design: ScorerDesign, bootstrap: int):
     """Per setting: who decided and the figures per data set, grading ``grade_rows`` with
     scorers fit on the matching ``rows``."""
     originals = {r.id: r for r in rows}

@@ -17,7 +17,7 @@ import numpy as np
 
 from benchmarks.datasets import TABLE
 from grader.calibrate.scorer_rows import ScorerRow, read_rows, setting_features
-from grader.engine.scorer import DEFAULT_K, DEFAULT_TEMPERATURE
+from grader.engine.scorer_model import DEFAULT_K, DEFAULT_TEMPERATURE
 
 SETTINGS = ("none", "graded5", "graded10", "all_other")
 

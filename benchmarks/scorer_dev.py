@@ -9,7 +9,7 @@ Only answers production's scorer grades count (a rule scores blank and off-topic
 
 The shipped design is then cross-validated by the production procedure itself
 (``grader.calibrate.scorer_cv.cv_grades`` over ``fit_stages``: per fold both stages fit on the
-other questions, every answer graded as ``grader.engine.scoring.decide`` grades it, copy rule
+other questions, every answer graded as ``grader.engine.calibrated_grade.decide`` grades it, copy rule
 and bands included), and ``--scorer-out`` writes ``fit_default`` on every development row:
 
     python -m benchmarks.scorer_dev --out benchmarks/results/scorer_dev.json \\
@@ -53,7 +53,7 @@ from grader.calibrate.scorer_cv import cv_grades
 from grader.calibrate.scorer_fit import (
     EXPLAINABLE,
     SHIPPED,
-    Design,
+    ScorerDesign,
     fit_default,
     fit_ridge,
     fit_stages,
@@ -61,7 +61,7 @@ from grader.calibrate.scorer_fit import (
 )
 from grader.calibrate.scorer_fit import SETTINGS as FIT_SETTINGS
 from grader.calibrate.scorer_rows import ScorerRow
-from grader.engine.scorer import to_json
+from grader.engine.scorer_model import to_json
 
 
 def runs_for(setting: str, scope: str, best: str) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -139,7 +139,7 @@ def judge_designs(table: list[ScorerRow], bootstrap: int) -> dict:
             "judge_grade": figures(rows.select(ok), judge_grade[ok], bootstrap)}  # fmt: skip
 
 
-def shipped_cv(table: list[ScorerRow], design: Design, bootstrap: int) -> dict:
+def shipped_cv(table: list[ScorerRow], design: ScorerDesign, bootstrap: int) -> dict:
     """The production procedure, cross-validated: per setting, the final grades (copy rule,
     bands) against the signals scorer alone on the same answers, per data set."""
     rows = [r for r in table if r.part == "dev"]
@@ -203,7 +203,7 @@ def main() -> None:
         result["shipped"] = {"design": _design(design),
                              "cv": shipped_cv(table, design, args.bootstrap)}  # fmt: skip
         if result["judge_rows"]:
-            other = Design() if design != Design() else with_judge(Design())
+            other = ScorerDesign() if design != ScorerDesign() else with_judge(ScorerDesign())
             result["alternative"] = {"design": _design(other),
                                      "cv": shipped_cv(table, other, args.bootstrap)}  # fmt: skip
         args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", "utf-8")
@@ -212,7 +212,7 @@ def main() -> None:
         args.scorer_out.write_text(to_json(fit_default(rows, design)), encoding="utf-8")
 
 
-def _design(design: Design) -> dict:
+def _design(design: ScorerDesign) -> dict:
     return {"stage1": [list(s) for s in design.stage1],
             "bands": [[setting, band, list(names)] for setting, band, names in design.bands],
             "languages": [[name, list(found)] for name, found in design.languages]}  # fmt: skip

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from benchmarks.common import ROOT
 from benchmarks.datasets import as_bank, load
-from benchmarks.splits import Item, graded_sample
+from benchmarks.splits import ScoredAnswer, graded_sample
 from grader.bank.files import load_bank
 from grader.engine.rubrics import load_rubrics
 from grader.models import Bank, Rubric
@@ -35,9 +35,9 @@ class Exam:
     dataset: str
     setting: str
     question_id: str
-    cohort: list[Item]  # the exam's answers to the question (the part, or the seed set)
-    graded: list[Item]  # scored by hand, the scorer's neighbours
-    scored: list[Item]  # what the evaluation compares
+    cohort: list[ScoredAnswer]  # the exam's answers to the question (the part, or the seed set)
+    graded: list[ScoredAnswer]  # scored by hand, the scorer's neighbours
+    scored: list[ScoredAnswer]  # what the evaluation compares
 
 
 @dataclass(frozen=True)
@@ -51,20 +51,22 @@ class Dataset:
     graders: dict[str, tuple[float, ...]]  # Mohler: each grader's score, for human–human
 
 
-def _by_question(items: list[Item]) -> dict[str, list[Item]]:
-    out: dict[str, list[Item]] = defaultdict(list)
+def _by_question(items: list[ScoredAnswer]) -> dict[str, list[ScoredAnswer]]:
+    out: dict[str, list[ScoredAnswer]] = defaultdict(list)
     for item in items:
         out[item.question_id].append(item)
     return out
 
 
-def _exams(name: str, test: list[Item], dev: list[Item], settings: tuple[str, ...]) -> list[Exam]:
+def _exams(
+    name: str, test: list[ScoredAnswer], dev: list[ScoredAnswer], settings: tuple[str, ...]
+) -> list[Exam]:
     exams = []
     dev_by_question = _by_question(dev)
     for qid, cohort in _by_question(test).items():
         for setting in settings:
             if setting == "none":
-                graded: list[Item] = []
+                graded: list[ScoredAnswer] = []
             elif setting == "dev":
                 graded = dev_by_question.get(qid, [])
             else:
@@ -121,13 +123,13 @@ def seed_datasets() -> list[Dataset]:
     ]
 
 
-def _seed_items(path: Path, questions: dict, rubrics: dict[str, Rubric]) -> list[Item]:
+def _seed_items(path: Path, questions: dict, rubrics: dict[str, Rubric]) -> list[ScoredAnswer]:
     items = []
     for line in path.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         question = questions[row["question_id"]]
         items.append(
-            Item(
+            ScoredAnswer(
                 id=row["id"],
                 question_id=row["question_id"],
                 question=question.stem,

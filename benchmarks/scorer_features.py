@@ -40,7 +40,7 @@ import numpy as np
 
 from benchmarks.datasets import TABLE, as_bank, load
 from benchmarks.scorer_judge import add_judge_arguments, judge_seen, production_readings, run_judge
-from benchmarks.splits import Item, graded_sample
+from benchmarks.splits import ScoredAnswer, graded_sample
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow, write_rows
 from grader.config import EmbeddingSettings, JudgeSettings, Settings
 from grader.engine.blanks import blank_reason
@@ -65,7 +65,12 @@ def settings_for_table() -> Settings:
 
 
 def question_rows(
-    dataset: str, question: Question, items: list[Item], part: str, embedder, settings: Settings
+    dataset: str,
+    question: Question,
+    items: list[ScoredAnswer],
+    part: str,
+    embedder,
+    settings: Settings,
 ) -> list[ScorerRow]:
     """One row per answer of one question in one part, production's numbers."""
     rubric = rubric_for(question, {})
@@ -101,7 +106,7 @@ def question_rows(
     return rows
 
 
-def add_neighbours(rows: list[ScorerRow], items: list[Item], vectors: dict) -> None:
+def add_neighbours(rows: list[ScorerRow], items: list[ScoredAnswer], vectors: dict) -> None:
     """Each row's graded answers per setting, by cosine of the analysis' own vectors: the
     neighbours and copies production's rule allows (``scorer_core.rules.graded_split``)."""
     v = np.array([vectors[i.id] for i in items])
@@ -129,7 +134,7 @@ def add_neighbours(rows: list[ScorerRow], items: list[Item], vectors: dict) -> N
 def dataset_rows(name: str, embedder, settings: Settings) -> list[ScorerRow]:
     items, parts, language = load(name)
     bank = as_bank(name, items, language)
-    groups: dict[tuple[str, str], list[Item]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[ScoredAnswer]] = defaultdict(list)
     for item in items:
         groups[(item.question_id, parts[item.id])].append(item)
     by_id: dict[str, ScorerRow] = {}

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from benchmarks.common import RESULTS
 from benchmarks.datasets import TABLE, as_bank, load
-from benchmarks.splits import SALT, Item
+from benchmarks.splits import SALT, ScoredAnswer
 from grader.calibrate.scorer_rows import JudgeSeen
 from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings, SignalSettings
 from grader.engine.features import judge_reading
@@ -62,11 +62,11 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
                             "readings go to a file of their own)")  # fmt: skip
 
 
-def judge_sample(items: list[Item], limit: int) -> list[Item]:
+def judge_sample(items: list[ScoredAnswer], limit: int) -> list[ScoredAnswer]:
     """Per question the first ``limit`` answers by the seeded rule (all when 0)."""
     if not limit:
         return items
-    by_question: dict[str, list[Item]] = defaultdict(list)
+    by_question: dict[str, list[ScoredAnswer]] = defaultdict(list)
     for item in items:
         by_question[item.question_id].append(item)
     chosen = set()
@@ -186,6 +186,6 @@ def judge_seen(found: dict | None) -> JudgeSeen | None:
     return JudgeSeen(share=found["share"], entropy=found.get("entropy"), score=found.get("score"))
 
 
-def submission_of(item: Item) -> Submission:
+def submission_of(item: ScoredAnswer) -> Submission:
     return Submission(id=item.id, question_id=item.question_id, answer=item.answer,
                       student=item.id)  # fmt: skip

@@ -2,7 +2,7 @@
 
 Three ideas, each measured on the development parts by the production procedure's CV
 (``scorer_dev.shipped_cv``: GroupKFold(5) by question, both stages fit per fold, every
-answer graded as ``scoring.decide`` grades it), against the shipped design on the same table:
+answer graded as ``scorer_core.rules.decide`` grades it), against the shipped design on the same table:
 
 1. **Neighbour similarity** (``--only neighbours``): the graded neighbours' similarity to the
    answer, which picks the k nearest and weighs them (softmax(sim / T)), from the wording
@@ -40,9 +40,9 @@ from benchmarks.common import code_version
 from benchmarks.scorer_data import dev_rows, load_table, rule_and_scorer
 from benchmarks.scorer_dev import shipped_cv
 from benchmarks.splits import ads_items, mohler_items
-from grader.calibrate.scorer_fit import EXPLAINABLE, SETTINGS, SHIPPED, Design, fit_stages
+from grader.calibrate.scorer_fit import EXPLAINABLE, SETTINGS, SHIPPED, ScorerDesign, fit_stages
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow
-from grader.engine.scorer import DEFAULT_TEMPERATURE
+from grader.engine.scorer_model import DEFAULT_TEMPERATURE
 from grader.text import features as wording
 from grader.text import match_key
 
@@ -186,10 +186,10 @@ def reference_study(table, answers, refs) -> dict:
     no_ngram = tuple(n for n in EXPLAINABLE if n != "ngram_coverage")
     designs = {
         "shipped": SHIPPED,
-        "+ lexical reference cosine": Design(stage1=(
+        "+ lexical reference cosine": ScorerDesign(stage1=(
             ("signals+cohort", (*EXPLAINABLE, "cohort_reference_z", *lex)),
             ("signals", (*EXPLAINABLE, *lex)))),
-        "lexical reference cosine instead of ngram_coverage": Design(stage1=(
+        "lexical reference cosine instead of ngram_coverage": ScorerDesign(stage1=(
             ("signals+cohort", (*no_ngram, "cohort_reference_z", *lex)),
             ("signals", (*no_ngram, *lex)))),
     }  # fmt: skip

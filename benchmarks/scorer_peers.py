@@ -19,10 +19,10 @@ from pathlib import Path
 from benchmarks.common import code_version
 from benchmarks.scorer_data import load_table
 from benchmarks.scorer_dev import shipped_cv
-from grader.calibrate.scorer_fit import EXPLAINABLE, SETTINGS, SHIPPED, Design, with_judge
+from grader.calibrate.scorer_fit import EXPLAINABLE, SETTINGS, SHIPPED, ScorerDesign, with_judge
 
 WITH_PEERS = with_judge(
-    Design(stage1=(
+    ScorerDesign(stage1=(
         ("signals+cohort+peers", (*EXPLAINABLE, "cohort_reference_z", "peer_margin")),
         ("signals+cohort", (*EXPLAINABLE, "cohort_reference_z")),
         ("signals", EXPLAINABLE),
@@ -32,7 +32,7 @@ WITH_PEERS = with_judge(
 DATASETS = ("mohler", "ads")
 
 
-def pearsons(table, design: Design) -> dict:
+def pearsons(table, design: ScorerDesign) -> dict:
     found = shipped_cv(table, design, 0)
     return {s: {d: found[s]["scorer"][d]["pearson"]["value"] for d in DATASETS} for s in SETTINGS}
 

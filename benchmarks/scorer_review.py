@@ -42,7 +42,7 @@ from grader.calibrate.scorer_cv import Graded, cv_grades, question_split
 from grader.calibrate.scorer_fit import (
     SETTINGS,
     SHIPPED,
-    Design,
+    ScorerDesign,
     fit_confidences,
     fit_stages,
     large_error,
@@ -50,10 +50,10 @@ from grader.calibrate.scorer_fit import (
 )
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.embed import Embedder
+from grader.engine.calibrated_grade import scorer_confidence
 from grader.engine.review_rules import UNCERTAINTY, caught, containment, jaccard, review_threshold
-from grader.engine.scorer import load_scorer
 from grader.engine.scorer_core.rules import COPY
-from grader.engine.scoring import scorer_confidence
+from grader.engine.scorer_model import load_scorer
 from grader.text import content_chars, match_key
 
 LABELS = Path(__file__).resolve().parent / "labels" / "ads_dev_near_duplicates.jsonl"
@@ -165,7 +165,7 @@ def confidence_figures(table: list[ScorerRow]) -> dict:
     return out
 
 
-def _cv_confidence(graded: list[Graded], shipped, design: Design) -> np.ndarray:
+def _cv_confidence(graded: list[Graded], shipped, design: ScorerDesign) -> np.ndarray:
     """Each grade's confidence from models fit on the other questions' grades only."""
     questions = np.array([g.row.question for g in graded])
     out = np.empty(len(graded))

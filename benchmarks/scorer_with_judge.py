@@ -7,7 +7,7 @@ seeded sample per question, ``scorer_judge.py``). Development: each design's pro
 procedure cross-validated (``scorer_dev.shipped_cv``, GroupKFold by question). Test part:
 each design fit on every development row (as ``fit_default`` fits the shipped file, without
 the confidence models), then every test row the judge read graded in each setting as
-``scoring.decide`` grades it; figures per data set with 95 % bootstrap intervals, and the
+``scorer_core.rules.decide`` grades it; figures per data set with 95 % bootstrap intervals, and the
 paired difference of each judge design's Pearson and the signals design's, with an interval
 from resampling questions.
 
@@ -30,20 +30,20 @@ from benchmarks.common import code_version, paired_pearson_difference
 from benchmarks.scorer_designs import figures_of
 from benchmarks.scorer_dev import shipped_cv
 from grader.calibrate.scorer_cv import Graded, grade_rows
-from grader.calibrate.scorer_fit import Design, fit_stages, with_judge
+from grader.calibrate.scorer_fit import ScorerDesign, fit_stages, with_judge
 from grader.calibrate.scorer_rows import read_rows
 
 RESAMPLES = 2000
 TEST_SETTINGS = ("none", "graded5", "graded10")  # all_other is a development-only setting
 SIGNALS = "signals"  # the design without the judge (shipped until 2026-12-04)
 DESIGNS = {
-    SIGNALS: Design(),
-    "judge_all": with_judge(Design()),
-    "judge_en": with_judge(Design(), languages=("en",)),  # shipped (SHIPPED)
+    SIGNALS: ScorerDesign(),
+    "judge_all": with_judge(ScorerDesign()),
+    "judge_en": with_judge(ScorerDesign(), languages=("en",)),  # shipped (SHIPPED)
 }
 
 
-def graded_test_rows(table, design: Design) -> dict[tuple[str, str], Graded]:
+def graded_test_rows(table, design: ScorerDesign) -> dict[tuple[str, str], Graded]:
     """Every judged test row, graded in each setting by ``design`` fit on development rows
     (a row's graded neighbours are answers of its question, so each question is graded whole)."""
     scorer = fit_stages([r for r in table if r.part == "dev"], design)

@@ -35,7 +35,7 @@ from pathlib import Path
 from benchmarks.common import code_version
 from benchmarks.scorer_data import load_table
 from benchmarks.scorer_dev import shipped_cv
-from grader.calibrate.scorer_fit import SETTINGS, SHIPPED, STAGE2, WORDING, Design
+from grader.calibrate.scorer_fit import SETTINGS, SHIPPED, STAGE2, WORDING, ScorerDesign
 
 DATASETS = ("mohler", "ads")
 GRADED = ("graded5", "graded10", "all_other")
@@ -55,7 +55,7 @@ DESIGNS = {
 }
 
 
-def pearsons(table, design: Design) -> dict:
+def pearsons(table, design: ScorerDesign) -> dict:
     found = shipped_cv(table, design, 0)
     return {s: {d: found[s]["scorer"][d]["pearson"]["value"] for d in DATASETS} for s in SETTINGS}
 

@@ -32,7 +32,7 @@ from benchmarks.common import code_version
 from benchmarks.scorer_data import load_table
 from benchmarks.scorer_wording import BEFORE
 from grader.calibrate.scorer_cv import cv_grades, question_split
-from grader.calibrate.scorer_fit import SHIPPED, Design, fit_stages
+from grader.calibrate.scorer_fit import SHIPPED, ScorerDesign, fit_stages
 from grader.calibrate.scorer_rows import ScorerRow
 
 SETTINGS = ("graded10", "all_other")
@@ -43,7 +43,7 @@ NGRAMS = {
 SHIPPED_NGRAMS = {"ads": "char 1-3", "mohler": "char_wb 2-5"}
 
 
-def out_of_fold(rows: list[ScorerRow], design: Design) -> dict[str, dict[str, float]]:
+def out_of_fold(rows: list[ScorerRow], design: ScorerDesign) -> dict[str, dict[str, float]]:
     graded = cv_grades(rows, lambda train: fit_stages(train, design), ("none", *SETTINGS))
     return {s: {g.row.id: g.share for g in graded if g.setting == s} for s in ("none", *SETTINGS)}
 

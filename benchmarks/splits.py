@@ -39,7 +39,7 @@ def _rank(key: str) -> str:
 
 
 @dataclass(frozen=True)
-class Item:
+class ScoredAnswer:
     """One human-scored answer, on the data set's own scale."""
 
     id: str
@@ -52,11 +52,11 @@ class Item:
     scores: tuple[float, ...] = ()  # each grader separately, where there are several
 
 
-def mohler_items(path: Path = MOHLER_CSV) -> list[Item]:
+def mohler_items(path: Path = MOHLER_CSV) -> list[ScoredAnswer]:
     with path.open(newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     return [
-        Item(
+        ScoredAnswer(
             id=f"mohler-{i:04d}",
             question_id=row["id"],
             question=row["question"],
@@ -70,14 +70,14 @@ def mohler_items(path: Path = MOHLER_CSV) -> list[Item]:
     ]
 
 
-def ads_items(path: Path = ADS_JSONL) -> list[Item]:
+def ads_items(path: Path = ADS_JSONL) -> list[ScoredAnswer]:
     items = []
     with path.open(encoding="utf-8") as f:
         for line_number, line in enumerate(f, start=1):
             row = json.loads(line)
             refs = tuple(r for r in (row["reference1"], row["reference2"], row["reference3"]) if r)
             items.append(
-                Item(
+                ScoredAnswer(
                     id=f"ads-{line_number:04d}",
                     question_id=row["q_id"],
                     question=row["question"],
@@ -90,7 +90,7 @@ def ads_items(path: Path = ADS_JSONL) -> list[Item]:
     return items
 
 
-def mohler_split(items: list[Item]) -> dict[str, list[Item]]:
+def mohler_split(items: list[ScoredAnswer]) -> dict[str, list[ScoredAnswer]]:
     """{'dev': ..., 'test': ...}: whole questions, 41 development and 40 test."""
     questions = sorted({i.question_id for i in items}, key=lambda q: _rank(f"mohler:{q}"))
     dev_questions = set(questions[: (len(questions) + 1) // 2])
@@ -100,9 +100,9 @@ def mohler_split(items: list[Item]) -> dict[str, list[Item]]:
     }
 
 
-def ads_split(items: list[Item]) -> dict[str, list[Item]]:
+def ads_split(items: list[ScoredAnswer]) -> dict[str, list[ScoredAnswer]]:
     """{'dev': ..., 'test': ...}: half of every question's answers each."""
-    by_question: dict[str, list[Item]] = defaultdict(list)
+    by_question: dict[str, list[ScoredAnswer]] = defaultdict(list)
     for item in items:
         by_question[item.question_id].append(item)
     dev_ids: set[str] = set()
@@ -115,9 +115,11 @@ def ads_split(items: list[Item]) -> dict[str, list[Item]]:
     }
 
 
-def graded_sample(items: list[Item], k: int) -> tuple[list[Item], list[Item]]:
+def graded_sample(
+    items: list[ScoredAnswer], k: int
+) -> tuple[list[ScoredAnswer], list[ScoredAnswer]]:
     """(graded, rest): per question the first ``k`` answers by the seeded rule, and the others."""
-    by_question: dict[str, list[Item]] = defaultdict(list)
+    by_question: dict[str, list[ScoredAnswer]] = defaultdict(list)
     for item in items:
         by_question[item.question_id].append(item)
     graded: set[str] = set()

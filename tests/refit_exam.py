@@ -10,7 +10,7 @@ import numpy as np
 
 from grader.bank.files import load_bank
 from grader.engine.rubrics import load_rubrics, rubric_for
-from grader.engine.scorer import AnswerFeatures, load_scorer
+from grader.engine.scorer_model import AnswerFeatures, load_scorer
 from grader.models import CriterionScore, Grade, GradeStatus, Method
 from grader.service.store import Store
 from grader.service.store.records import NewSubmission

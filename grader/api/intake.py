@@ -28,7 +28,7 @@ from grader.api.schemas import (
 from grader.config import LimitSettings
 from grader.files.jsonl import json_problem
 from grader.service.exams import Exam
-from grader.service.store import IdConflict, NewSubmission, Platform, QueueFull
+from grader.service.store import NewSubmission, Platform, QueueFull, StoredIdConflict
 
 FIELDS = tuple(SubmissionIn.model_fields)
 # An object with more keys than this is refused whole; fewer, each unknown key is named.
@@ -111,7 +111,7 @@ def _accept(body: bytes, caller: Platform, svc: Services) -> SubmitResponse:
     items = _validate(_parse(body, limits), limits, svc.exams, caller)
     try:
         stored = svc.store.intake.submit(caller.id, items, limits.max_queued_per_platform)
-    except IdConflict as exc:
+    except StoredIdConflict as exc:
         raise HTTPException(409, {"msg": str(exc), "ids": exc.external_ids}) from exc
     except QueueFull as exc:
         raise queue_full(exc) from exc

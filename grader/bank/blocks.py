@@ -19,7 +19,7 @@ from grader.bank.points import subquestions
 
 
 @dataclass(frozen=True)
-class Item:
+class QuestionBlock:
     """One question of a section: a numbered question or a whole case block."""
 
     start: int  # the number or the case's introduction
@@ -34,7 +34,7 @@ class Item:
 
 @dataclass
 class SectionLayout:
-    items: list[Item]
+    items: list[QuestionBlock]
     preamble_end: int  # the section's own text (points notes, instructions) ends here
     collected: Collected = field(default_factory=Collected)
 
@@ -67,7 +67,9 @@ def _within(m: re.Match[str], spans: list[re.Match[str]]) -> bool:
     return any(s.start() <= m.start() < s.end() for s in spans)
 
 
-def _share_materials(text: str, items: list[Item], shared: list[re.Match[str]]) -> list[Item]:
+def _share_materials(
+    text: str, items: list[QuestionBlock], shared: list[re.Match[str]]
+) -> list[QuestionBlock]:
     """Give each question a shared material names (完成14～16题) the material's text, and end
     the question before the material where the material begins."""
     for m in shared:
@@ -87,8 +89,10 @@ def _share_materials(text: str, items: list[Item], shared: list[re.Match[str]]) 
     return items
 
 
-def _question_item(marker: Marker, stop: int) -> Item:
-    return Item(marker.start, marker.end, stop, marker.number, marker.ordinal, lead=marker.lead)
+def _question_item(marker: Marker, stop: int) -> QuestionBlock:
+    return QuestionBlock(
+        marker.start, marker.end, stop, marker.number, marker.ordinal, lead=marker.lead
+    )
 
 
 def _collected_block(text: str, first: Marker, end: int) -> tuple[int, int] | None:
@@ -127,14 +131,16 @@ def _asks(text: str, start: int, end: int) -> bool:
 MAX_MATERIALS = 20
 
 
-def _case_items(text: str, start: int, end: int, shared: list[re.Match[str]]) -> list[Item]:
+def _case_items(
+    text: str, start: int, end: int, shared: list[re.Match[str]]
+) -> list[QuestionBlock]:
     """Case blocks from their introductions.
 
     A second 材料 before the case has asked anything (问题：, sub-questions, an answer) is more
     material for the same case; a numbered 案例 always starts a new one. Cases are numbered by
     their place in the section; the printed label (案例一, 材料二) is kept as the number.
     """
-    items: list[Item] = []
+    items: list[QuestionBlock] = []
     merged = 0  # introductions taken into the current case as more material
     for m in CASE_INTRO.finditer(text, start, end):
         if _within(m, shared):
@@ -154,5 +160,5 @@ def _case_items(text: str, start: int, end: int, shared: list[re.Match[str]]) ->
         ordinal = len(items) + 1
         number = f"{word}{num}" if num else str(ordinal)
         body = m.start("points") if m.group("points") else m.end()
-        items.append(Item(m.start(), body, end, number, ordinal, is_case=True))
+        items.append(QuestionBlock(m.start(), body, end, number, ordinal, is_case=True))
     return items

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from grader.bank import keys
-from grader.bank.blocks import Item
+from grader.bank.blocks import QuestionBlock
 from grader.bank.lexicon import ANSWER_MARK, BLANK, EXPLAIN_AFTER_KEY, EXPLAIN_MARK, TF_MARK
 from grader.bank.marks import choice_letters, true_false
 from grader.bank.options import options_start, split_options
@@ -89,7 +89,7 @@ class Place:
 
 def build(
     place: Place,
-    item: Item,
+    item: QuestionBlock,
     chunk: str,
     collected_answer: str | None,
     collected_explanation: str | None,

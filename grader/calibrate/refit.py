@@ -23,13 +23,13 @@ from pydantic import BaseModel, ConfigDict
 
 from grader.calibrate.metrics import Agreement, agreement
 from grader.calibrate.refit_cv import OutOfFold, Vectors, fit_bands, out_of_fold
-from grader.calibrate.refit_fit import refit_signals
+from grader.calibrate.refit_fit import refit_first_stage
 from grader.calibrate.refit_rows import MIN_ANSWERS, MIN_QUESTIONS, check_enough
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.calibrate.summary import Comparison, compare
 from grader.calibrate.tables import Pairing, ScorePair
-from grader.engine.scorer import ScorerSet, from_json, to_json
-from grader.engine.scoring import to_points
+from grader.engine.calibrated_grade import to_points
+from grader.engine.scorer_model import ScorerSet, from_json, to_json
 
 
 class BandCheck(BaseModel):
@@ -86,9 +86,9 @@ def refit(
     refit_kept = {c.min_graded for c in checks if c.kept == "refit"}
     reads = list(found.read.values())
     final = fit_bands(base, reads) if refit_kept else {}
-    bands = [final.get(b.min_graded, b) if b.min_graded in refit_kept else b for b in base.graded]
+    bands = [final.get(b.min_graded, b) if b.min_graded in refit_kept else b for b in base.bands]
     fitted = base.model_copy(
-        update={"signals": refit_signals(base, rows), "graded": bands, "version": None}
+        update={"first_stage": refit_first_stage(base, rows), "bands": bands, "version": None}
     )
     scorer = from_json(to_json(fitted), "the refit scorer")  # rounded as the file is, versioned
     after = {r.id: _after(found, r.id, refit_kept) for r in rows}
@@ -121,7 +121,7 @@ def refit(
 def _band_checks(base: ScorerSet, found: OutOfFold) -> list[BandCheck]:
     """Per band of the base: refit or base, from their held-out errors on the answers it grades."""
     checks = []
-    for band in base.graded:
+    for band in base.bands:
         routed = [
             rid
             for rid, read in found.read.items()
@@ -198,7 +198,7 @@ def _pairing(rows: Sequence[ScorerRow], scores: dict[str, float]) -> Pairing:
 
 def _notes(base: ScorerSet, rows: Sequence[ScorerRow], neighbours: bool) -> list[str]:
     notes = []
-    if not base.graded:
+    if not base.bands:
         notes.append("the base scorer has no second stage: graded answers count only as copies")
     elif not neighbours:
         notes.append(
@@ -206,7 +206,7 @@ def _notes(base: ScorerSet, rows: Sequence[ScorerRow], neighbours: bool) -> list
             "answer's text, when the answers are known) and the base's bands are kept"
         )
     unread = [
-        s.name for s in base.signals if not any(r.own_features().has(s.features) for r in rows)
+        s.name for s in base.first_stage if not any(r.own_features().has(s.features) for r in rows)
     ]
     if unread:
         notes.append(f"kept as they were (no answer has their features): {', '.join(unread)}")

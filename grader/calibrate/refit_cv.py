@@ -16,20 +16,20 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from grader.calibrate.refit_fit import refit_band, refit_signals
+from grader.calibrate.refit_fit import refit_band, refit_first_stage
 from grader.calibrate.scorer_cv import question_folds
 from grader.calibrate.scorer_rows import ScorerRow
-from grader.engine.scorer import AnswerFeatures, Scorer, ScorerSet
 from grader.engine.scorer_core.pool import GradedPool, read_answer
 from grader.engine.scorer_core.reading import Reading
 from grader.engine.scorer_core.rules import decide
+from grader.engine.scorer_model import AnswerFeatures, Scorer, ScorerSet
 from grader.models import GradedAnswer
 
 Vectors = dict[str, np.ndarray]
 
 
 @dataclass(frozen=True)
-class Read:
+class StagedReading:
     """One answer read with a first stage and its pool's graded answers."""
 
     row: ScorerRow
@@ -45,7 +45,7 @@ class Read:
 class OutOfFold:
     """Per answer (by id): its out-of-fold reading and shares, and the fold it was held out in."""
 
-    read: dict[str, Read] = field(default_factory=dict)
+    read: dict[str, StagedReading] = field(default_factory=dict)
     stage1: dict[str, float] = field(default_factory=dict)
     shipped: dict[str, float] = field(default_factory=dict)  # refit stage 1, the base's bands
     refit: dict[str, float | None] = field(default_factory=dict)  # refit bands, where fit
@@ -56,10 +56,10 @@ class OutOfFold:
 
 def read_answers(
     rows: Sequence[ScorerRow], signals: list[Scorer], vectors: Vectors | None
-) -> list[Read]:
+) -> list[StagedReading]:
     """Every row read with the first stage ``signals``, its graded neighbours and copies
     drawn from the rows of its pool (never itself)."""
-    stage1 = ScorerSet(signals=signals)
+    stage1 = ScorerSet(first_stage=signals)
     by_pool: dict[str, list[ScorerRow]] = defaultdict(list)
     for row in rows:
         by_pool[row.pool or row.question].append(row)
@@ -77,12 +77,12 @@ def read_answers(
             reading = read_answer(row.own_features(), row.points, pool, row.id, row.answer, vector)
             base = stage1.base(reading.features)[1]
             staged = reading.features.model_copy(update={"base_share": base})
-            out.append(Read(row, replace(reading, features=staged), base))
+            out.append(StagedReading(row, replace(reading, features=staged), base))
     return out
 
 
-def share(read: Read, signals: list[Scorer], bands: Sequence[Scorer]) -> float:
-    scorer = ScorerSet(signals=signals, graded=list(bands))
+def share(read: StagedReading, signals: list[Scorer], bands: Sequence[Scorer]) -> float:
+    scorer = ScorerSet(first_stage=signals, bands=list(bands))
     return decide(read.reading, scorer)[1]
 
 
@@ -94,21 +94,21 @@ def out_of_fold(
     result = OutOfFold()
     splits = question_folds(rows, k)
     result.folds = len(splits)
-    neighbours = vectors is not None and bool(base.graded)
+    neighbours = vectors is not None and bool(base.bands)
     for number, (train, test) in enumerate(splits):
-        signals = refit_signals(base, train)
+        signals = refit_first_stage(base, train)
         bands = _fold_bands(base, train, vectors, k) if neighbours else {}
         for read in read_answers(test, signals, vectors):
             rid = read.row.id
             result.read[rid] = read
             result.fold[rid] = number
             result.stage1[rid] = read.stage1
-            result.shipped[rid] = share(read, signals, base.graded)
+            result.shipped[rid] = share(read, signals, base.bands)
             band = _band(base, read)
             result.band[rid] = band
             fitted = bands.get(band) if band is not None else None
             result.refit[rid] = (
-                share(read, signals, _swap(base.graded, fitted)) if fitted is not None else None
+                share(read, signals, _swap(base.bands, fitted)) if fitted is not None else None
             )
     return result
 
@@ -121,11 +121,11 @@ def _fold_bands(
         return {}
     reads = []
     for inner_train, inner_test in question_folds(train, k):
-        reads += read_answers(inner_test, refit_signals(base, inner_train), vectors)
+        reads += read_answers(inner_test, refit_first_stage(base, inner_train), vectors)
     return fit_bands(base, reads)
 
 
-def fit_bands(base: ScorerSet, reads: Sequence[Read]) -> dict[int, Scorer]:
+def fit_bands(base: ScorerSet, reads: Sequence[StagedReading]) -> dict[int, Scorer]:
     """A refit of each of the base's bands on the reads routed to it (copies aside: the copy
     rule grades them), where there are enough."""
     routed: dict[int, list[tuple[ScorerRow, AnswerFeatures]]] = defaultdict(list)
@@ -134,14 +134,14 @@ def fit_bands(base: ScorerSet, reads: Sequence[Read]) -> dict[int, Scorer]:
         if band is not None and not read.reading.copies:
             routed[band].append((read.row, read.features))
     fitted = {}
-    for scorer in base.graded:
+    for scorer in base.bands:
         model = refit_band(scorer, routed.get(scorer.min_graded, []), base)
         if model is not None:
             fitted[scorer.min_graded] = model
     return fitted
 
 
-def _band(base: ScorerSet, read: Read) -> int | None:
+def _band(base: ScorerSet, read: StagedReading) -> int | None:
     """The ``min_graded`` of the base's band that grades the answer (``ScorerSet.band``)."""
     band = base.band(read.features.graded_count)
     return None if band is None else band.min_graded

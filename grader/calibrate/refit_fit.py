@@ -11,18 +11,18 @@ from collections.abc import Callable, Sequence
 from grader.calibrate.refit_rows import MIN_ANSWERS
 from grader.calibrate.scorer_fit import Spec, fit_model, trained_on
 from grader.calibrate.scorer_rows import ScorerRow
-from grader.engine.scorer import AnswerFeatures, Scorer, ScorerSet
+from grader.engine.scorer_model import AnswerFeatures, Scorer, ScorerSet
 
 # A band's ridge has three features; below this many answers in a fold it is not fit there.
 MIN_BAND_ROWS = 12
 
 
-def refit_signals(base: ScorerSet, rows: Sequence[ScorerRow]) -> list[Scorer]:
+def refit_first_stage(base: ScorerSet, rows: Sequence[ScorerRow]) -> list[Scorer]:
     """Each of ``base``'s first-stage scorers fit again on the rows that have its features,
     in the same order; one with fewer than ``MIN_ANSWERS`` such rows stays as it was."""
     examples = [(r, r.own_features()) for r in rows]
     out = []
-    for scorer in base.signals:
+    for scorer in base.first_stage:
         fitted = fit_model(Spec.of(scorer, positive=True), examples, _describe(base), MIN_ANSWERS)
         out.append(scorer if fitted is None else fitted)
     return out

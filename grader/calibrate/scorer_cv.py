@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from grader.calibrate.scorer_rows import ScorerRow, reading
-from grader.engine.scorer import AnswerFeatures, Scorer, ScorerSet
 from grader.engine.scorer_core.rules import decide
+from grader.engine.scorer_model import AnswerFeatures, Scorer, ScorerSet
 
 FOLDS = 5
 
@@ -59,14 +59,14 @@ def question_folds(
 
 
 def oof_base(
-    rows: Sequence[ScorerRow], fit_stage1: Callable[[list[ScorerRow]], list[Scorer]]
+    rows: Sequence[ScorerRow], fit_first_stage: Callable[[list[ScorerRow]], list[Scorer]]
 ) -> tuple[dict[str, float], dict[str, float]]:
     """(plain, own): each row's stage-1 share from scorers fit on the other questions;
     ``plain`` without the judge's reading (what a graded neighbour gets), ``own`` with it."""
     plain: dict[str, float] = {}
     own: dict[str, float] = {}
     for train, held in question_folds(rows):
-        stage1 = ScorerSet(signals=fit_stage1(train))
+        stage1 = ScorerSet(first_stage=fit_first_stage(train))
         for row in held:
             plain[row.id] = stage1.base(row.features)[1]
             own[row.id] = stage1.base(row.own_features())[1]
@@ -80,7 +80,7 @@ def grade_rows(
     A row's graded neighbours must be among ``rows`` (they are answers of its question)."""
     shares = {r.id: r.share for r in rows}
     base = {r.id: scorer.base(r.features)[1] for r in rows}
-    reads_wording = any("wording_residual" in g.features for g in scorer.graded)
+    reads_wording = any("wording_residual" in g.features for g in scorer.bands)
     texts = {r.id: r.answer for r in rows} if reads_wording else None
     out = []
     for setting in settings:

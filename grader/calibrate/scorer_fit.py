@@ -1,7 +1,7 @@
 """Fitting the scorer's models on human grades (scikit-learn), for the shipped default and for
 an instructor's refit (``grader calibrate fit``).
 
-The engine only reads the fitted numbers (``grader.engine.scorer``); fitting lives here, on
+The engine only reads the fitted numbers (``grader.engine.scorer_model``); fitting lives here, on
 the calibration floor, with the other code that learns from an instructor's scores.
 ``fit_default`` is the whole procedure behind ``grader/engine/scorer_default.json``: from
 table rows (``scorer_rows``) to a scorer file with both stages and its confidence models;
@@ -19,9 +19,9 @@ import numpy as np
 
 from grader.calibrate.scorer_cv import Graded, cv_grades, oof_base
 from grader.calibrate.scorer_rows import GradedSetting, ScorerRow, copies, setting_features
+from grader.engine.calibrated_grade import to_points
 from grader.engine.review_rules import uncertainty_signals
-from grader.engine.scorer import JUDGE_FEATURES, AnswerFeatures, Confidence, Scorer, ScorerSet
-from grader.engine.scoring import to_points
+from grader.engine.scorer_model import JUDGE_FEATURES, AnswerFeatures, Confidence, Scorer, ScorerSet
 
 
 def fit_ridge(
@@ -187,7 +187,7 @@ LARGE_ERROR = 0.25  # of the points: the grades review should catch
 
 
 @dataclass(frozen=True)
-class Design:
+class ScorerDesign:
     """What ``fit_default`` fits: stage-1 feature sets, stage-2 bands, confidence models;
     ``languages``: stage-1 scorers fit on (and serving) some languages only, by name."""
 
@@ -198,8 +198,8 @@ class Design:
 
 
 def with_judge(
-    design: Design, judged: Sequence[str] = JUDGE_FEATURES, languages: Sequence[str] = ()
-) -> Design:
+    design: ScorerDesign, judged: Sequence[str] = JUDGE_FEATURES, languages: Sequence[str] = ()
+) -> ScorerDesign:
     """``design`` with a stage-1 scorer that also reads the judge first (answers the judge
     read, in ``languages`` when given), the signals-only ones after it (answers without a
     reading or in another language, graded neighbours), and confidence models that also read
@@ -222,10 +222,10 @@ def with_judge(
 # What ships (docs/research/benchmarks-log.md, "The calibrated scorer": why): the judge's reading is
 # weighed for English answers, where it added on development data; Chinese answers are scored
 # from the signals (on ADS development answers the judge's reading lowered the Pearson).
-SHIPPED = with_judge(Design(), languages=("en",))
+SHIPPED = with_judge(ScorerDesign(), languages=("en",))
 
 
-def fit_default(rows: Sequence[ScorerRow], design: Design = SHIPPED) -> ScorerSet:
+def fit_default(rows: Sequence[ScorerRow], design: ScorerDesign = SHIPPED) -> ScorerSet:
     """The scorer file from human-scored rows (the shipped one: Mohler dev + ADS dev).
 
     Stage 1: one ridge per feature set on the rows production's scorer grades (no rule).
@@ -241,7 +241,7 @@ def fit_default(rows: Sequence[ScorerRow], design: Design = SHIPPED) -> ScorerSe
     return scorers.model_copy(update={"confidence": models})
 
 
-def fit_stage1(rows: Sequence[ScorerRow], design: Design) -> list[Scorer]:
+def fit_first_stage(rows: Sequence[ScorerRow], design: ScorerDesign) -> list[Scorer]:
     """One non-negative ridge per stage-1 feature set, on the scored rows that have its
     features (and its language, where it serves some only)."""
     scored = [(r, r.own_features()) for r in rows if r.rule is None]
@@ -256,10 +256,10 @@ def fit_stage1(rows: Sequence[ScorerRow], design: Design) -> list[Scorer]:
     return [s for s in fitted if s is not None]
 
 
-def fit_stages(rows: Sequence[ScorerRow], design: Design) -> ScorerSet:
+def fit_stages(rows: Sequence[ScorerRow], design: ScorerDesign) -> ScorerSet:
     """Both stages, without the confidence models."""
-    signals = fit_stage1(rows, design)
-    plain, own = oof_base(rows, lambda train: fit_stage1(train, design))
+    signals = fit_first_stage(rows, design)
+    plain, own = oof_base(rows, lambda train: fit_first_stage(train, design))
     shares = {r.id: r.share for r in rows}
     texts = {r.id: r.answer for r in rows}
     graded = []
@@ -275,13 +275,13 @@ def fit_stages(rows: Sequence[ScorerRow], design: Design) -> ScorerSet:
         scorer = fit_model(spec, examples, partial(trained_on, setting=setting))
         if scorer is not None:
             graded.append(scorer)
-    return ScorerSet(signals=signals, graded=graded)
+    return ScorerSet(first_stage=signals, bands=graded)
 
 
 def uncertainty_row(graded: Graded, scorers: ScorerSet) -> dict[str, float | None]:
     """A grade's uncertainty signals, read as production reads them (``scorer_confidence``)."""
     features = scorers.usable(graded.features)
-    stage1 = next(s for s in scorers.signals if s.serves(features))
+    stage1 = next(s for s in scorers.first_stage if s.serves(features))
     return uncertainty_signals(graded.share, features, stage1)
 
 

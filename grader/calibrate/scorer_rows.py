@@ -5,7 +5,7 @@ answer_features``), the judge's reading when the judge ran, whether a rule score
 the scorer (blank, non-answer, off-topic: production gives 0), and, per setting of graded
 answers (say "5 graded per question"), the graded answers that may be its neighbours with
 their cosines, and the graded answers with its very text (the copy rule). The neighbour
-features then come from ``grader.engine.scorer.neighbour_features``, the function the engine's
+features then come from ``grader.engine.scorer_model.neighbour_features``, the function the engine's
 ``GradedPool`` calls, with the graded answers' human shares and their stage-1 shares.
 
 The default scorer's table is ``benchmarks/results/scorer_features.jsonl.gz`` (with each
@@ -28,13 +28,13 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from grader.engine.scorer import (
+from grader.engine.scorer_core.reading import Copy, Reading
+from grader.engine.scorer_model import (
     DEFAULT_K,
     DEFAULT_TEMPERATURE,
     AnswerFeatures,
     neighbour_features,
 )
-from grader.engine.scorer_core.reading import Copy, Reading
 from grader.engine.wording import wording_residual
 from grader.models import ReviewCode
 

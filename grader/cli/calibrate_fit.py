@@ -64,8 +64,8 @@ def calibrate_fit(
     from grader.calibrate.refit import refit
     from grader.calibrate.refit_rows import refit_answers
     from grader.calibrate.tables import read_answers
-    from grader.engine.scorer import to_json
     from grader.engine.scorer_choice import choose_scorer, scorer_setting
+    from grader.engine.scorer_model import to_json
     from grader.files.grades import read_grades
 
     try:
@@ -123,7 +123,7 @@ def calibrate_rescore(
     `grader calibrate --human H.csv --grades NEW.jsonl --compare GRADES.jsonl`.
     """
     from grader.config import Settings
-    from grader.engine.rescoring import rescore_grades
+    from grader.engine.rescored_grade import rescore_grades
     from grader.engine.review_queue import rank_grades, unranked
     from grader.engine.scorer_choice import choose_scorer, scorer_setting
     from grader.errors import CalibrationError

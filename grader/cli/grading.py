@@ -18,7 +18,7 @@ from rich.table import Table
 
 from grader.cli.app import app, console, err, fail
 from grader.cli.display import ProgressMode, make_display
-from grader.cli.grading_run import CLI_JUDGE_CHUNK, Run, unscored_cause
+from grader.cli.grading_run import CLI_JUDGE_CHUNK, GradingRun, unscored_cause
 from grader.cli.quiet import libraries_to, log_path
 from grader.errors import GraderError
 
@@ -141,7 +141,7 @@ def grade(
     # Off-topic, duplicate and group signals compare each answer with the whole file's
     # answers to its question, graded before or not.
     cohort = [s for s in pending if not bank.get(s.question_id).type.objective]
-    run = Run(
+    run = GradingRun(
         out, bank, rubrics, settings, cohort, batch_size, _scorer(settings, bank_path), scored
     )
     _grade_all(run, objective, subjective, progress, verbose)
@@ -151,7 +151,7 @@ def grade(
     _fail_if_unscored(grades, run.trouble)
 
 
-def _grade_all(run: Run, objective: list, subjective: list, progress, verbose: bool) -> None:
+def _grade_all(run: GradingRun, objective: list, subjective: list, progress, verbose: bool) -> None:
     """The run's answers graded on one display, the grades file left with one record per
     answer however the run ends (a rerun's records supersede the unscored ones)."""
     from grader.files.grades import compact_grades

@@ -5,7 +5,7 @@ batches, their signals and their judging counted from the engine's progress even
 Trouble the user must know about — a model that cannot load, a judge that stops answering —
 is one line on the terminal that names the log; the libraries' own account is in the log.
 Answers the judge could not score turn the judging counter red, and the run keeps the cause
-(``Run.trouble``) for the error ``grader grade`` ends with.
+(``GradingRun.trouble``) for the error ``grader grade`` ends with.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # the command line starts fast: the engine is imported when a
 CLI_JUDGE_CHUNK = 16
 
 
-class Run:
+class GradingRun:
     """One ``grader grade`` run's grading: what every step needs, and the steps."""
 
     def __init__(

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from grader.engine.coverage import coverage_points
-from grader.engine.scorer import AnswerFeatures
+from grader.engine.scorer_model import AnswerFeatures
 from grader.models import AnswerSignals, Grade, JudgeModeName, Question, Rubric
 from grader.text import content_chars
 

@@ -1,11 +1,11 @@
 """The two ways the judge scores answers, behind one interface; configuration picks one.
 
 - ``probability`` (the default): each rubric check is one forward step whose label
-  distribution gives the points (``label_requests``, ``label_grades``); nothing is generated
+  distribution gives the points (``probability_requests``, ``probability_grades``); nothing is generated
   to score, evidence is the answer's own closest span.
 - ``verdict``: the judge writes a JSON verdict per answer (points, quoted evidence, rationale,
-  feedback), checked against the answer and re-asked when invalid (``requests``,
-  ``aggregate``).
+  feedback), checked against the answer and re-asked when invalid (``verdict_requests``,
+  ``verdict_grades``).
 
 A mode makes a plan once per question and anchor group, then grades a batch of answers with
 one judge call, or sub-batches of ``GRADER_JUDGE_CHUNK`` requests that report progress as they
@@ -19,13 +19,13 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from grader.config import JudgeSettings, ReviewSettings, RuleSettings
-from grader.engine.aggregate import judged_grade
 from grader.engine.feedback import judge_feedback
-from grader.engine.label_grades import label_grade
-from grader.engine.label_requests import LabelPlan, LabelWork, score_all
+from grader.engine.probability_grades import probability_grade
+from grader.engine.probability_requests import ProbabilityPlan, ProbabilityWork, ask_labels
 from grader.engine.progress import Progress
-from grader.engine.provenance import judged_provenance, label_provenance
-from grader.engine.requests import Plan, Work, judge_all
+from grader.engine.provenance import probability_provenance, verdict_provenance
+from grader.engine.verdict_grades import verdict_grade
+from grader.engine.verdict_requests import VerdictPlan, VerdictWork, ask_verdicts
 from grader.judge.base import Judge
 from grader.models import (
     Anchor,
@@ -37,7 +37,9 @@ from grader.models import (
     Submission,
 )
 
-Item = tuple[Submission, Any, AnswerSignals | None]  # an answer, its mode's plan, its signals
+AnswerToJudge = tuple[
+    Submission, Any, AnswerSignals | None
+]  # an answer, its mode's plan, its signals
 
 
 class JudgeMode(Protocol):
@@ -48,7 +50,7 @@ class JudgeMode(Protocol):
     def grade(
         self,
         judge: Judge,
-        items: Sequence[Item],
+        items: Sequence[AnswerToJudge],
         settings: JudgeSettings,
         rules: RuleSettings,
         review: ReviewSettings,
@@ -60,56 +62,59 @@ class JudgeMode(Protocol):
 class VerdictMode:
     def plan(
         self, question: Question, rubric: Rubric, anchors: list[Anchor], settings: JudgeSettings
-    ) -> Plan:
-        return Plan.build(question, rubric, anchors, settings)
+    ) -> VerdictPlan:
+        return VerdictPlan.build(question, rubric, anchors, settings)
 
     def grade(
         self,
         judge: Judge,
-        items: Sequence[Item],
+        items: Sequence[AnswerToJudge],
         settings: JudgeSettings,
         rules: RuleSettings,
         review: ReviewSettings,
         embed_model: str | None,
         progress: Progress | None = None,
     ) -> list[Grade]:
-        work = [Work.prepare(s, plan, signals, settings, rules) for s, plan, signals in items]
-        judge_all(judge, work, settings.max_reasks, settings.chunk, progress)
+        work = [
+            VerdictWork.prepare(s, plan, signals, settings, rules) for s, plan, signals in items
+        ]
+        ask_verdicts(judge, work, settings.max_reasks, settings.chunk, progress)
         grades = []
         for w in work:
             replies = w.replies + w.cleaned_replies
-            provenance = judged_provenance(w, replies, judge, embed_model, settings)
-            grades.append(judged_grade(w, provenance, review))
+            provenance = verdict_provenance(w, replies, judge, embed_model, settings)
+            grades.append(verdict_grade(w, provenance, review))
         return grades
 
 
 class ProbabilityMode:
     def plan(
         self, question: Question, rubric: Rubric, anchors: list[Anchor], settings: JudgeSettings
-    ) -> LabelPlan:
-        return LabelPlan.build(question, rubric, anchors)
+    ) -> ProbabilityPlan:
+        return ProbabilityPlan.build(question, rubric, anchors)
 
     def grade(
         self,
         judge: Judge,
-        items: Sequence[Item],
+        items: Sequence[AnswerToJudge],
         settings: JudgeSettings,
         rules: RuleSettings,
         review: ReviewSettings,
         embed_model: str | None,
         progress: Progress | None = None,
     ) -> list[Grade]:
-        work = [LabelWork.prepare(s, plan, signals, rules) for s, plan, signals in items]
-        score_all(judge, work, settings.chunk, progress)
+        work = [ProbabilityWork.prepare(s, plan, signals, rules) for s, plan, signals in items]
+        ask_labels(judge, work, settings.chunk, progress)
         grades = [
-            label_grade(w, label_provenance(w, judge, embed_model, settings), review) for w in work
+            probability_grade(w, probability_provenance(w, judge, embed_model, settings), review)
+            for w in work
         ]
         if settings.feedback == "judge":
             _written_feedback(judge, work, grades)
         return grades
 
 
-def _written_feedback(judge: Judge, work: list[LabelWork], grades: list[Grade]) -> None:
+def _written_feedback(judge: Judge, work: list[ProbabilityWork], grades: list[Grade]) -> None:
     """Replace the template feedback of scored grades with one generated sentence each; a
     failed sentence keeps the template's."""
     scored = [(w, g, g.score) for w, g in zip(work, grades, strict=True) if g.score is not None]

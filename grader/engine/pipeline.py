@@ -28,10 +28,11 @@ from grader.config import Settings
 from grader.engine import substance
 from grader.engine.anchors import choose_anchors
 from grader.engine.blanks import blank_reason
+from grader.engine.calibrated_grade import calibrated
 from grader.engine.conclusion import apply_conclusion
 from grader.engine.coverage import pastes_rubric
 from grader.engine.injected import Flagged, as_raw, bound, flag, injection_only_grade, twin
-from grader.engine.modes import MODES, Item
+from grader.engine.modes import MODES, AnswerToJudge
 from grader.engine.progress import Progress, Stage, reporter
 from grader.engine.review_queue import rank_grades
 from grader.engine.rubrics import rubric_for
@@ -43,10 +44,9 @@ from grader.engine.rule_grades import (
     rubric_copy_grade,
     zero_off_topic,
 )
-from grader.engine.scorer import ScorerSet
 from grader.engine.scorer_choice import ScorerChoice, choose_scorer, scorer_setting
 from grader.engine.scorer_core.pool import GradedPool
-from grader.engine.scoring import calibrated
+from grader.engine.scorer_model import ScorerSet
 from grader.engine.signals import QuestionAnalysis, analyze_question
 from grader.judge.base import Judge
 from grader.models import (
@@ -143,7 +143,7 @@ class Pipeline:
         shadows = [subjective[j] for j in twins]
         analyses = self._analyze(mine, cohort, rubrics, graded, tell, shadows)
         plans: dict[tuple[str, ...], object] = {}  # once per question and anchor set
-        work: dict[int, Item] = {}
+        work: dict[int, AnswerToJudge] = {}
         for i, submission in subjective.items():
             question = self._questions[submission.question_id]
             rubric = rubrics[question.id]
@@ -179,7 +179,7 @@ class Pipeline:
     def _judge(
         self,
         grades: dict[int, Grade],
-        work: dict[int, Item],
+        work: dict[int, AnswerToJudge],
         analyses: dict[str, QuestionAnalysis],
         rubrics: dict[str, Rubric],
         scorer: ScorerSet | None,

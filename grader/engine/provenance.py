@@ -14,8 +14,8 @@ from grader.version import __version__
 
 if TYPE_CHECKING:
     from grader.engine.asking import JudgeReply
-    from grader.engine.label_requests import LabelWork
-    from grader.engine.requests import Work
+    from grader.engine.probability_requests import ProbabilityWork
+    from grader.engine.verdict_requests import VerdictWork
     from grader.judge.base import Judge
 
 ENGINE = f"grader {__version__}"
@@ -33,8 +33,8 @@ def rule_provenance(rubric: Rubric, embed_model: str | None) -> GradeProvenance:
     return provenance
 
 
-def judged_provenance(
-    item: Work,
+def verdict_provenance(
+    item: VerdictWork,
     replies: list[JudgeReply],
     judge: Judge | None,
     embed_model: str | None,
@@ -65,8 +65,8 @@ def judged_provenance(
     )
 
 
-def label_provenance(
-    item: LabelWork, judge: Judge, embed_model: str | None, settings: JudgeSettings
+def probability_provenance(
+    item: ProbabilityWork, judge: Judge, embed_model: str | None, settings: JudgeSettings
 ) -> GradeProvenance:
     """The probability mode: no sampling and no generated tokens, one forward step per check."""
     plan = item.plan

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from grader.engine.scorer import AnswerFeatures, Confidence, Scorer
+from grader.engine.scorer_model import AnswerFeatures, Confidence, Scorer
 from grader.text import content_chars, match_key
 
 # Chosen on ADS development pairs (docs/research/benchmarks-log.md, "Review flags").
@@ -89,7 +89,7 @@ def uncertainty_signals(
 ) -> dict[str, float | None]:
     """The inputs of ``confidence`` for one graded answer; the neighbour ones are None when
     the question has no graded answers, the judge's when the judge gave no reading.
-    ``scorer`` is the ridge signals scorer (its standardisation tells how unusual the
+    ``scorer`` is the ridge first-stage scorer (its standardisation tells how unusual the
     answer's features are)."""
     z = (features.vector(scorer.features) - np.asarray(scorer.mean)) / np.asarray(scorer.scale)
     knn_share, nearest = features.knn_share, features.knn_top_similarity  # set together

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from grader.engine.rubrics import rubric_dir
-from grader.engine.scorer import DEFAULT_FILE, ScorerSet, from_json, load_scorer
+from grader.engine.scorer_model import DEFAULT_FILE, ScorerSet, from_json, load_scorer
 
 EXAM_SCORER_FILE = "scorer.json"
 

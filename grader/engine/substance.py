@@ -31,8 +31,8 @@ from __future__ import annotations
 import math
 import re
 
+from grader.engine.calibrated_grade import STEP, allocate
 from grader.engine.review_rules import char_ngrams
-from grader.engine.scoring import STEP, allocate
 from grader.models import (
     FoundClaim,
     Grade,

@@ -5,7 +5,7 @@ from its weak ones are in those answers themselves: "链式存储" in the good o
 the ones marked down. The nearest graded answers (``neighbour_features``) see that only
 through whole-answer cosines; this model weighs the pieces. A ridge regression over TF-IDF
 character n-grams of the question's graded answers learns how far each answer's human share
-sits from the signals scorer's share (the residual) and predicts it for a new answer — the
+sits from the first-stage scorer's share (the residual) and predicts it for a new answer — the
 second stage weighs that prediction beside the neighbours' (docs/research/benchmarks-log.md, "The
 wording of graded answers").
 
@@ -57,7 +57,7 @@ class WordingModel:
         return cls(vectoriser, Ridge(alpha=ALPHA).fit(x, list(residuals)))
 
     def predict(self, answers: Sequence[str]) -> np.ndarray:
-        """The residual each answer's wording predicts (human − signals scorer, as a share)."""
+        """The residual each answer's wording predicts (human − first stage, as a share)."""
         residuals: np.ndarray = self.ridge.predict(
             self.vectoriser.transform([_flat(a) for a in answers])
         )

@@ -11,8 +11,8 @@ from grader.config import Settings
 from grader.embed import Embedder, make_embedder
 from grader.engine.pipeline import Pipeline
 from grader.engine.rubrics import load_rubrics
-from grader.engine.scorer import ScorerSet
 from grader.engine.scorer_choice import AppliedScorer, ScorerChoice, choose_scorer, scorer_setting
+from grader.engine.scorer_model import ScorerSet
 from grader.errors import ConfigError
 from grader.judge import Judge, make_judge
 from grader.models import Bank, Rubric

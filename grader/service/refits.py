@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from grader.calibrate.tables import ScorePair
     from grader.config import Settings
     from grader.embed import Embedder
-    from grader.engine.rescoring import Rescoring
-    from grader.engine.scorer import ScorerSet
+    from grader.engine.rescored_grade import Rescoring
+    from grader.engine.scorer_model import ScorerSet
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def propose(
     what is missing when the scored answers are too few."""
     from grader.calibrate.refit import refit
     from grader.calibrate.refit_rows import check_enough, refit_answers
-    from grader.engine.scorer import to_json
+    from grader.engine.scorer_model import to_json
 
     base = base_scorer(settings, store, exam)
     found = store.reviews.answers(exam.name, scored_only=True)
@@ -126,7 +126,7 @@ def apply(
 ) -> Applied:
     """Make ``proposal`` the exam's scorer and re-score every stored grade of the exam with it,
     from the features the grades recorded (``rescore_grades``), in one transaction."""
-    from grader.engine.scorer import from_json
+    from grader.engine.scorer_model import from_json
 
     base_scorer(settings, store, exam)  # refused the same way as a proposal
     scorer = from_json(proposal.text, f"refit {proposal.version} of {exam.name}")
@@ -154,7 +154,7 @@ def _rescore_platform(
     embedder: Embedder | None,
 ) -> tuple[list[Rescored], Rescoring]:
     """One platform's grades of the exam re-scored, its own scored answers the neighbours."""
-    from grader.engine.rescoring import rescore_grades
+    from grader.engine.rescored_grade import rescore_grades
     from grader.engine.review_queue import unranked
     from grader.engine.rubrics import rubric_for
 

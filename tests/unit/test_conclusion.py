@@ -260,8 +260,8 @@ def test_a_drafted_rubric_proposes_the_conclusion_for_review():
 
 
 def test_a_rescore_by_another_scorer_keeps_the_cap():
-    from grader.engine.rescoring import rescored
-    from grader.engine.scorer import load_scorer
+    from grader.engine.rescored_grade import rescored
+    from grader.engine.scorer_model import load_scorer
 
     features = {"reference_margin": 0.1, "semantic_coverage": 0.9, "ngram_coverage": 0.8,
                 "length_log_ratio": 0.0, "cohort_reference_z": 0.5, "language": "zh"}  # fmt: skip

@@ -87,8 +87,8 @@ def test_shared_part_is_padded_to_whole_cache_blocks():
     assert len(pad_to_block([1] * 33, [], 32, 0)) == 64
 
 
-def test_label_requests_mark_what_the_checks_of_an_answer_share():
-    from grader.engine.label_requests import LabelPlan
+def test_probability_requests_mark_what_the_checks_of_an_answer_share():
+    from grader.engine.probability_requests import ProbabilityPlan
     from grader.models import Criterion, Question, QuestionType, Rubric
 
     question = Question(id="q", number="1", section="简答题", type=QuestionType.SHORT_ANSWER,
@@ -97,7 +97,9 @@ def test_label_requests_mark_what_the_checks_of_an_answer_share():
         Criterion(id="C1", description="定义", points=1, key_points=["梯度相加"]),
         Criterion(id="C2", description="目的", points=1, key_points=["模拟大批次"]),
     ])  # fmt: skip
-    first, second = LabelPlan.build(question, rubric, []).requests("s1", "把梯度加起来", "raw")
+    first, second = ProbabilityPlan.build(question, rubric, []).requests(
+        "s1", "把梯度加起来", "raw"
+    )
     a, b = first.messages[-1]["content"], second.messages[-1]["content"]
     assert first.shared_chars == second.shared_chars
     shared = a[: first.shared_chars]

@@ -9,7 +9,7 @@ the engine's entry points and loads them on first use.
 which other rooms it may import; imports inside one room are free. A new room must be added
 here, on purpose.
 
-The scorer core (``grader/engine/scorer_core``, README "Layout") is the one place the
+The scorer core (``grader/engine/scorer_core``, docs/layout.md) is the one place the
 scorer's rules live: the neighbour rule (``graded_split``), the copy rule and the decision
 (``decide``); the default fit and an instructor's refit split folds in one function
 (``scorer_cv.question_split``) and fit every model in one (``scorer_fit.fit_model``).
@@ -203,12 +203,12 @@ def test_no_module_over_400_lines(package):
     assert stale == [], f"short enough now: remove them from LONG_FOR_NOW: {stale}"
 
 
-def test_the_readme_layout_names_every_module():
-    """README "Layout" is the map a newcomer reads: a module missing from it is a room unseen."""
+def test_the_layout_page_names_every_module():
+    """docs/layout.md is the map a newcomer reads: a module missing from it is a room unseen."""
     import re
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    layout = re.sub(r"```.*?```", "", readme[readme.index("## Layout") :], flags=re.DOTALL)
+    page = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    layout = re.sub(r"```.*?```", "", page, flags=re.DOTALL)
     named = set(re.findall(r"`([^`]+)`", layout))
     words = {w for n in named for w in re.split(r"[/ ]", n)}
     missing = [
@@ -220,7 +220,7 @@ def test_the_readme_layout_names_every_module():
         and path.name not in words
         and path.stem not in words
     ]
-    assert missing == [], f"add them to README Layout with their job: {missing}"
+    assert missing == [], f"add them to docs/layout.md with their job: {missing}"
 
 
 MAX_FUNCTION_LINES = 80
@@ -346,7 +346,7 @@ def test_the_scorer_rules_live_in_one_place():
 
 def test_a_scorer_rule_written_again_is_caught():
     files = {
-        "grader/engine/scoring.py": "def decide(features, scorer, copies):\n    pass\n",
+        "grader/engine/calibrated_grade.py": "def decide(features, scorer, copies):\n    pass\n",
         "grader/engine/scorer_core/rules.py": "def decide(reading, scorer):\n    pass\n",
         "benchmarks/x.py": textwrap.dedent(
             """
@@ -360,7 +360,7 @@ def test_a_scorer_rule_written_again_is_caught():
     assert rules_written_again(files) == [
         "benchmarks/x.py:4 splits folds with GroupKFold",
         "benchmarks/x.py:5 compares with 'copy'",
-        "grader/engine/scoring.py:1 defines decide",
+        "grader/engine/calibrated_grade.py:1 defines decide",
     ]
 
 

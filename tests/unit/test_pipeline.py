@@ -230,12 +230,12 @@ def test_english_coverage_and_evidence_work_word_by_word():
 
 
 def test_a_questions_prompt_prefix_and_schema_are_built_once_not_per_answer(monkeypatch):
-    import grader.engine.requests as requests
+    import grader.engine.verdict_requests as verdict_requests
 
     rendered = []
-    real = requests.judge_system
+    real = verdict_requests.judge_system
     monkeypatch.setattr(
-        requests, "judge_system", lambda *args: rendered.append(args[1].id) or real(*args)
+        verdict_requests, "judge_system", lambda *args: rendered.append(args[1].id) or real(*args)
     )
     p = pipeline(lambda r: reply())
     p.grade_many([sub(f"累加梯度，第{i}份", f"s{i}") for i in range(5)] + [sub("累加", "t", "q2")])

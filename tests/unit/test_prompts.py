@@ -58,10 +58,10 @@ def test_golden(language):
 def test_golden_probability_checks(language):
     """The probability mode's requests for one answer: the rules, the shared head with the
     answer last in it, and each criterion's short check after it."""
-    from grader.engine.label_requests import LabelPlan
+    from grader.engine.probability_requests import ProbabilityPlan
 
     question = QUESTIONS[language]
-    plan = LabelPlan.build(question, rubric(question.id), rubric(question.id).anchors)
+    plan = ProbabilityPlan.build(question, rubric(question.id), rubric(question.id).anchors)
     requests = plan.requests("s1", "梯度会累加。", "raw")
     parts = [f"[system]\n{requests[0].messages[0]['content']}"]
     parts += [f"[user {r.id} {'/'.join(r.labels)}]\n{r.messages[1]['content']}" for r in requests]

@@ -6,12 +6,12 @@ import pytest
 
 import grader.calibrate.refit_cv as refit_cv
 from grader.calibrate.refit import _verdict, refit
-from grader.calibrate.refit_fit import refit_signals
+from grader.calibrate.refit_fit import refit_first_stage
 from grader.calibrate.refit_rows import check_enough, refit_row
 from grader.calibrate.tables import ScorePair
-from grader.engine.rescoring import judged, rescored, stored_features
-from grader.engine.scorer import AnswerFeatures, load_scorer
+from grader.engine.rescored_grade import judged, rescored, stored_features
 from grader.engine.scorer_core.pool import GradedPool
+from grader.engine.scorer_model import AnswerFeatures, load_scorer
 from grader.errors import CalibrationError
 from grader.models import (
     CriterionScore,
@@ -57,14 +57,14 @@ def rows(questions=6, per=20, seed=0, cohort=True, texts=True):
 
 def test_no_answer_is_scored_by_a_first_stage_fit_on_its_question(monkeypatch):
     seen = []
-    fit = refit_cv.refit_signals
+    fit = refit_cv.refit_first_stage
 
     def recording(base, train):
         signals = fit(base, train)
         seen.append(({r.question for r in train}, signals))
         return signals
 
-    monkeypatch.setattr(refit_cv, "refit_signals", recording)
+    monkeypatch.setattr(refit_cv, "refit_first_stage", recording)
     reads = []
     read = refit_cv.read_answers
     monkeypatch.setattr(
@@ -91,11 +91,11 @@ def test_the_refit_learns_the_instructors_weights_and_reports_held_out_figures()
     assert after.mae.value < before.mae.value  # the grades as they are weigh the wrong signal
     assert after.mae.low is not None and after.mae.high is not None
     # the first stage these answers reach (no judge reading: not the judge's scorer)
-    first = next(s for s in result.scorer.signals if s.name == "signals+cohort")
+    first = next(s for s in result.scorer.first_stage if s.name == "signals+cohort")
     weights = dict(zip(first.features, first.coef, strict=True))
     assert max(weights, key=lambda k: abs(weights[k])) == "ngram_coverage"
     assert result.scorer.version and result.base_version == BASE.version
-    assert [b.min_graded for b in result.bands] == [b.min_graded for b in BASE.graded]
+    assert [b.min_graded for b in result.bands] == [b.min_graded for b in BASE.bands]
     assert result.neighbours
 
 
@@ -103,17 +103,17 @@ def test_without_vectors_the_bands_are_the_bases_and_the_report_says_so():
     data, _ = rows()
     result = refit(BASE, data, None, bootstrap=0)
     assert not result.neighbours
-    assert [b.model_dump() for b in result.scorer.graded] == [
-        b.model_dump() for b in BASE.graded
+    assert [b.model_dump() for b in result.scorer.bands] == [
+        b.model_dump() for b in BASE.bands
     ]  # same numbers, not refit
     assert any("no answer vectors" in n for n in result.notes)
 
 
 def test_a_first_stage_whose_features_no_answer_has_is_kept():
     data, _ = rows(cohort=False)
-    signals = refit_signals(BASE, data)
-    assert [s.name for s in signals] == [s.name for s in BASE.signals]
-    by_name = {s.name: (s, base) for s, base in zip(signals, BASE.signals, strict=True)}
+    signals = refit_first_stage(BASE, data)
+    assert [s.name for s in signals] == [s.name for s in BASE.first_stage]
+    by_name = {s.name: (s, base) for s, base in zip(signals, BASE.first_stage, strict=True)}
     kept, base = by_name["signals+cohort"]
     assert kept == base  # needs cohort_reference_z: nobody has it
     judged, base = by_name["judge+signals+cohort"]

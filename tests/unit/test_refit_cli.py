@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import grader.embed
 from grader.cli import app
-from grader.engine.scorer import load_scorer, to_json
+from grader.engine.scorer_model import load_scorer, to_json
 from grader.files.grades import read_grades
 from tests.conftest import ROOT, RUBRICS
 from tests.embedders import CountingEmbedder
@@ -113,17 +113,17 @@ def test_fit_reports_before_and_after_and_writes_a_versioned_scorer(exam, fitted
     )  # before is the grades as they are
     assert after["overall"]["mae"]["value"] != before["overall"]["mae"]["value"]
     assert report["neighbours"] is True and [b["min_graded"] for b in report["bands"]] == [
-        b.min_graded for b in default.graded
+        b.min_graded for b in default.bands
     ]
     # the same signals, new weights, learned from the instructor's grades; the scorer for
     # English answers the judge read stays as it was (this exam is in Chinese)
-    for new, old in zip(scorer.signals, default.signals, strict=True):
+    for new, old in zip(scorer.first_stage, default.first_stage, strict=True):
         if old.languages == ["en"]:
             assert new == old
             continue
         assert new.features == old.features and new.coef != old.coef
         assert new.trained_on["answers"] == len(scored)
-    assert scorer.graded  # the second stage stays (refit or the base's)
+    assert scorer.bands  # the second stage stays (refit or the base's)
 
 
 def test_fit_prints_tables_without_json(exam, tmp_path, monkeypatch):

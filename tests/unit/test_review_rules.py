@@ -13,7 +13,7 @@ from grader.engine.review_rules import (
     review_threshold,
     uncertainty_signals,
 )
-from grader.engine.scorer import AnswerFeatures
+from grader.engine.scorer_model import AnswerFeatures
 
 QUESTION = "栈底元素是不能删除的元素，这种说法对吗？为什么？"
 ORIGINAL = "不正确，当栈里只有一个元素时，栈底元素就是栈顶元素，这时它可以被删除。"

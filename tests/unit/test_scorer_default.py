@@ -18,7 +18,7 @@ import math
 
 from grader.calibrate.scorer_fit import fit_default
 from grader.calibrate.scorer_rows import read_rows
-from grader.engine.scorer import DEFAULT_FILE, load_scorer, to_json
+from grader.engine.scorer_model import DEFAULT_FILE, load_scorer, to_json
 from tests.conftest import ROOT
 
 TABLE = ROOT / "benchmarks" / "results" / "scorer_features.jsonl.gz"
@@ -69,15 +69,15 @@ def test_a_design_change_is_a_difference():
 def test_the_shipped_file_says_what_it_was_fit_on():
     scorer = load_scorer("default")
     assert scorer is not None and scorer.confidence
-    for fitted in (*scorer.signals, *scorer.graded):
+    for fitted in (*scorer.first_stage, *scorer.bands):
         if fitted.languages == ["en"]:  # the judge's reading, weighed on English answers only
             assert "judge_share" in fitted.features
             assert fitted.trained_on["data"] == "mohler dev"
         else:
             assert not fitted.languages
             assert fitted.trained_on["data"] == "ads dev + mohler dev"
-    assert scorer.signals[0].languages == ["en"]
+    assert scorer.first_stage[0].languages == ["en"]
     # explainable: no stage-1 feature pushes the score down (non-negative ridge; a weight of
     # exactly 0 is a feature the fit left out, as the cohort model does with reference_margin)
-    assert all(c >= 0 for s in scorer.signals for c in s.coef)
-    assert all(sum(c > 0 for c in s.coef) >= 3 for s in scorer.signals)
+    assert all(c >= 0 for s in scorer.first_stage for c in s.coef)
+    assert all(sum(c > 0 for c in s.coef) >= 3 for s in scorer.first_stage)

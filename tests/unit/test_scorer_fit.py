@@ -8,13 +8,13 @@ from grader.calibrate.scorer_cv import cv_grades, grade_rows
 from grader.calibrate.scorer_fit import (
     SETTINGS,
     STAGE2,
-    Design,
+    ScorerDesign,
     fit_default,
     fit_stages,
     with_judge,
 )
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow, setting_features
-from grader.engine.scorer import AnswerFeatures
+from grader.engine.scorer_model import AnswerFeatures
 
 
 def _rows(seed: int = 0, questions: int = 12, answers: int = 20) -> list[ScorerRow]:
@@ -60,17 +60,19 @@ def _rows(seed: int = 0, questions: int = 12, answers: int = 20) -> list[ScorerR
 
 def test_both_stages_are_fit_and_explainable():
     rows = _rows()
-    scorers = fit_default(rows, Design(bands=(("all_other", 20, STAGE2), ("graded5", 5, STAGE2))))
-    assert [s.name for s in scorers.signals] == ["signals+cohort", "signals"]
-    assert all(c > 0 for s in scorers.signals for c in s.coef)
-    assert [(g.name, g.min_graded) for g in scorers.graded] == [("graded20+", 20), ("graded5+", 5)]
-    assert scorers.signals[0].trained_on["answers"] == len(rows)
+    scorers = fit_default(
+        rows, ScorerDesign(bands=(("all_other", 20, STAGE2), ("graded5", 5, STAGE2)))
+    )
+    assert [s.name for s in scorers.first_stage] == ["signals+cohort", "signals"]
+    assert all(c > 0 for s in scorers.first_stage for c in s.coef)
+    assert [(g.name, g.min_graded) for g in scorers.bands] == [("graded20+", 20), ("graded5+", 5)]
+    assert scorers.first_stage[0].trained_on["answers"] == len(rows)
     assert {c.name for c in scorers.confidence} == {"graded", "signals"}
 
 
 def test_graded_rows_are_decided_as_production_decides():
     rows = _rows()
-    scorers = fit_stages(rows, Design())
+    scorers = fit_stages(rows, ScorerDesign())
     graded = grade_rows(rows, scorers, ["none", "all_other"])
     copies = [g for g in graded if g.decided == "copy"]
     assert {g.row.id for g in copies} == {f"q{q}-a{a}" for q in range(12) for a in (0, 19)}
@@ -86,10 +88,10 @@ def test_graded_rows_are_decided_as_production_decides():
 
 def test_the_judge_scorer_decides_where_the_judge_read_the_answer():
     rows = _rows()
-    design = with_judge(Design())
+    design = with_judge(ScorerDesign())
     scorers = fit_default(rows, design)
-    assert scorers.signals[0].name == "judge+signals+cohort"
-    assert scorers.signals[0].trained_on["answers"] == sum(r.judge is not None for r in rows)
+    assert scorers.first_stage[0].name == "judge+signals+cohort"
+    assert scorers.first_stage[0].trained_on["answers"] == sum(r.judge is not None for r in rows)
     names = {c.name for c in scorers.confidence}
     assert {"graded+judge", "judge", "signals"} <= names
     shares = {r.id: r.share for r in rows}
@@ -99,7 +101,8 @@ def test_the_judge_scorer_decides_where_the_judge_read_the_answer():
     # out-of-fold grades with the judge beat the signals alone on this synthetic data
     oof = {g.row.id: g.share for g in cv_grades(rows, lambda t: fit_stages(t, design), ["none"])}
     plain = {
-        g.row.id: g.share for g in cv_grades(rows, lambda t: fit_stages(t, Design()), ["none"])
+        g.row.id: g.share
+        for g in cv_grades(rows, lambda t: fit_stages(t, ScorerDesign()), ["none"])
     }
     judged = [r for r in rows if r.judge is not None]
     error = lambda found: np.mean([abs(found[r.id] - r.share) for r in judged])  # noqa: E731
@@ -112,8 +115,8 @@ def test_a_judge_scorer_fit_on_one_language_serves_that_language_only():
     for row in rows:  # questions 0-5 English, 6-11 Chinese; the judge read both
         language = "en" if int(row.question[1:]) < 6 else "zh"
         row.features = row.features.model_copy(update={"language": language})
-    scorers = fit_stages(rows, with_judge(Design(), languages=("en",)))
-    first = scorers.signals[0]
+    scorers = fit_stages(rows, with_judge(ScorerDesign(), languages=("en",)))
+    first = scorers.first_stage[0]
     assert first.name == "judge+signals+cohort" and first.languages == ["en"]
     english = [r for r in rows if r.features.language == "en" and r.judge is not None]
     assert first.trained_on["answers"] == len(english)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from grader.calibrate.scorer_fit import fit_isotonic, fit_ridge
-from grader.engine.scorer import (
+from grader.engine.scorer_core.rules import graded_split
+from grader.engine.scorer_model import (
     AnswerFeatures,
     Scorer,
     ScorerSet,
@@ -16,7 +17,6 @@ from grader.engine.scorer import (
     predict,
     to_json,
 )
-from grader.engine.scorer_core.rules import graded_split
 
 
 def test_neighbours_weight_the_nearest_by_softmax():
@@ -42,7 +42,7 @@ def test_residuals_say_how_far_the_marks_sit_from_the_signals():
     found = neighbour_features(sims, shares, base, k=1)
     assert found["knn_residual"] == pytest.approx(0.3)  # the nearest was marked 0.3 above
     assert found["graded_residual"] == pytest.approx((0.3 + 0.1 - 0.5) / 3)
-    with pytest.raises(ValueError, match="signals-scorer share"):
+    with pytest.raises(ValueError, match="first-stage share"):
         neighbour_features(sims, shares, base[:2])
 
 
@@ -99,7 +99,7 @@ def _scorer_set(x, y):
     few.name, few.min_graded = "graded5+", 5
     many.name, many.min_graded = "graded10+", 10
     many.coef = [c * 2 for c in many.coef]
-    return ScorerSet(signals=[signals, fallback], graded=[many, few])
+    return ScorerSet(first_stage=[signals, fallback], bands=[many, few])
 
 
 def test_scorer_file_round_trip_version_and_stages():
@@ -118,9 +118,9 @@ def test_scorer_file_round_trip_version_and_stages():
         name, share = again.score(graded)
         assert name == chosen
         if chosen != "signals":
-            scorer = next(g for g in again.graded if g.name == chosen)
+            scorer = next(g for g in again.bands if g.name == chosen)
             assert share == pytest.approx(predict(scorer, np.array([[base, 0.1]]))[0])
-    with pytest.raises(ValueError, match="no signals scorer"):
+    with pytest.raises(ValueError, match="no first-stage scorer"):
         again.score(AnswerFeatures(knn_residual=0.1, graded_count=40))
 
 
@@ -129,7 +129,7 @@ def test_a_scorer_for_some_languages_serves_only_those():
     english = fit_ridge(x, y, ["semantic_coverage", "topic_margin"])
     english = english.model_copy(update={"name": "english", "languages": ["en"]})
     every = fit_isotonic(x[:, 0], y, "semantic_coverage").model_copy(update={"name": "every"})
-    scorers = from_json(to_json(ScorerSet(signals=[english, every])))
+    scorers = from_json(to_json(ScorerSet(first_stage=[english, every])))
     answer = AnswerFeatures(semantic_coverage=0.2, topic_margin=0.05)
     assert scorers.base(answer.model_copy(update={"language": "en"}))[0] == "english"
     assert scorers.base(answer.model_copy(update={"language": "zh"}))[0] == "every"
@@ -142,15 +142,29 @@ def test_stages_are_kept_apart():
     x, y = _toy()
     leaky = fit_ridge(x, y, ["semantic_coverage", "knn_share"])
     with pytest.raises(ValueError, match="uses knn_share"):
-        ScorerSet(signals=[leaky])
+        ScorerSet(first_stage=[leaky])
     graded = fit_ridge(x, y, ["base_share", "knn_residual"])
     with pytest.raises(ValueError, match="min_graded"):
-        ScorerSet(signals=[fit_isotonic(x[:, 0], y, "semantic_coverage")], graded=[graded])
+        ScorerSet(first_stage=[fit_isotonic(x[:, 0], y, "semantic_coverage")], bands=[graded])
+
+
+def test_the_file_keeps_its_keys_for_the_stages():
+    """``first_stage`` and ``bands`` are written and read as the file's ``signals`` and
+    ``graded``, so every scorer file written before them reads the same."""
+    x, y = _toy()
+    first = fit_isotonic(x[:, 0], y, "semantic_coverage")
+    band = fit_ridge(x, y, ["base_share", "knn_residual"]).model_copy(update={"min_graded": 5})
+    payload = json.loads(to_json(ScorerSet(first_stage=[first], bands=[band])))
+    assert set(payload) == {"signals", "graded", "confidence", "version"}
+    read = from_json(json.dumps(payload))  # the file's numbers are rounded: compare the rest
+    assert [(s.kind, s.features) for s in read.first_stage] == [("isotonic", first.features)]
+    assert [(s.min_graded, s.features) for s in read.bands] == [(5, band.features)]
+    assert set(read.model_dump()) == set(payload)  # any dump speaks the file's keys
 
 
 def test_an_edited_or_wrong_file_fails_clearly():
     x, y = _toy()
-    text = to_json(ScorerSet(signals=[fit_ridge(x, y, ["topic_margin", "ngram_coverage"])]))
+    text = to_json(ScorerSet(first_stage=[fit_ridge(x, y, ["topic_margin", "ngram_coverage"])]))
     payload = json.loads(text)
     payload["signals"][0]["coef"][0] += 1
     with pytest.raises(ValueError, match="version does not match"):

@@ -9,7 +9,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from grader.models import Grade, GradeStatus, Method, ReviewReason
-from grader.service.store import AnswerCounts, IdConflict, NewSubmission, Store
+from grader.service.store import AnswerCounts, NewSubmission, Store, StoredIdConflict
 from grader.service.store.schema import (
     grades,
     metadata,
@@ -82,10 +82,10 @@ def test_submit_twice_returns_the_stored_submission(store, platform):
 
 def test_a_changed_body_is_a_conflict_and_nothing_of_the_request_is_stored(store, platform):
     store.intake.submit(platform, [new(1)])
-    with pytest.raises(IdConflict) as caught:
+    with pytest.raises(StoredIdConflict) as caught:
         store.intake.submit(platform, [new(3), new(1, answer="C")])
     assert caught.value.external_ids == ["s1"]
-    with pytest.raises(IdConflict):  # the same id twice in one request, two bodies
+    with pytest.raises(StoredIdConflict):  # the same id twice in one request, two bodies
         store.intake.submit(platform, [new(4), new(4, answer="C")])
     assert count(store, submissions) == 1
 

@@ -5,8 +5,8 @@ the same way."""
 import numpy as np
 
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow, setting_features
-from grader.engine.scorer import AnswerFeatures
 from grader.engine.scorer_core.pool import GradedPool
+from grader.engine.scorer_model import AnswerFeatures
 from grader.engine.wording import MIN_GRADED, WordingModel, wording_residual
 from grader.models import GradedAnswer
 

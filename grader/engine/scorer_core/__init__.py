@@ -1,6 +1,6 @@
 """The scorer core: the one place the scorer's rules live.
 
-Grading (``grader.engine.scoring``), re-scoring (``grader.engine.rescoring``), the default
+Grading (``grader.engine.calibrated_grade``), re-scoring (``grader.engine.rescored_grade``), the default
 fit (``grader.calibrate.scorer_fit``) and an instructor's refit (``grader.calibrate.refit``)
 all read an answer into one ``reading.Reading`` (its features, the graded copies of its
 text, its nearest graded answers) and let ``rules.decide`` score it. Which graded answers

@@ -15,9 +15,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from grader.engine.features import answer_features
-from grader.engine.scorer import AnswerFeatures, ScorerSet, neighbour_features
 from grader.engine.scorer_core.reading import Copy, Reading
 from grader.engine.scorer_core.rules import copy_share, graded_split
+from grader.engine.scorer_model import AnswerFeatures, ScorerSet, neighbour_features
 from grader.engine.wording import WordingModel
 from grader.models import AnswerSignals, GradedAnswer, Question, Rubric
 from grader.text import match_key
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class GradedPool:
     """A question's human-scored answers as the scorer sees them: their vectors, their human
-    share of the points, the signals scorer's share for each, and their match keys."""
+    share of the points, the first-stage scorer's share for each, and their match keys."""
 
     answers: list[GradedAnswer]
     vectors: np.ndarray
@@ -68,7 +68,7 @@ class GradedPool:
         kept, base = [], []
         for g, features in graded:
             plain = features.model_copy(update=bare)
-            if any(s.serves(plain) for s in scorer.signals):
+            if any(s.serves(plain) for s in scorer.first_stage):
                 kept.append(g)
                 base.append(scorer.base(plain)[1])
         width = len(next(iter(vectors.values()))) if vectors else 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.engine.scorer import AnswerFeatures
+from grader.engine.scorer_model import AnswerFeatures
 from grader.models import GradedAnswer
 
 

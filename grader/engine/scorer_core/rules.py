@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from grader.engine.scorer import ScorerSet
 from grader.engine.scorer_core.reading import Copy, Reading
+from grader.engine.scorer_model import ScorerSet
 
 COPY = "copy"  # who decided a grade the copy rule gave
 

@@ -12,9 +12,9 @@ from sqlalchemy.exc import IntegrityError
 from grader.models import SubmissionStatus
 from grader.service.store import rows
 from grader.service.store.records import (
-    IdConflict,
     NewSubmission,
     QueueFull,
+    StoredIdConflict,
     StoredSubmission,
     utcnow,
 )
@@ -33,7 +33,7 @@ class Intake:
         """Store new submissions as ``queued``; (stored, created) per item, same order.
 
         A repeated id with the same body returns the stored one (created False); a repeated
-        id with a different body raises IdConflict and stores nothing of the request. When the
+        id with a different body raises StoredIdConflict and stores nothing of the request. When the
         new ones would make more than ``max_queued`` of the platform's submissions queued,
         QueueFull, and nothing is stored.
         """
@@ -59,7 +59,7 @@ class Intake:
             existing = _by_external_id(conn, platform_id, list(by_id))
             conflicts += [i for i, row in existing.items() if row.body_hash != by_id[i].body_hash]
             if conflicts:
-                raise IdConflict(sorted(set(conflicts)))
+                raise StoredIdConflict(sorted(set(conflicts)))
             new = [item for i, item in by_id.items() if i not in existing]
             if new and max_queued is not None:
                 _lock_platform(conn, platform_id)

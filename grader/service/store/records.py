@@ -86,7 +86,7 @@ class Delivery:
     grade: Grade | None
 
 
-class IdConflict(Exception):
+class StoredIdConflict(Exception):
     """Submission ids already stored with a different body; nothing of the request was stored."""
 
     def __init__(self, external_ids: list[str]):

@@ -5,11 +5,11 @@ deterministic double, the scripted judge)."""
 import pytest
 
 from grader.config import JudgeSettings, ScorerSettings, Settings, SignalSettings
+from grader.engine.calibrated_grade import _spread
 from grader.engine.evidence import locate
 from grader.engine.pipeline import Pipeline
 from grader.engine.review_queue import explanations
-from grader.engine.scorer import load_scorer
-from grader.engine.scoring import _spread
+from grader.engine.scorer_model import load_scorer
 from grader.models import (
     Anchor,
     Bank,

@@ -1,7 +1,7 @@
 """One calibrated score per judged answer: the scorer weighs the judge against every signal.
 
 The judge's points stay in ``details.judge_points``; the grade's score is the scorer's share
-of the points (``grader.engine.scorer``), rounded to half points, unless graded answers with
+of the points (``grader.engine.scorer_model``), rounded to half points, unless graded answers with
 the same text exist (a copy of a graded answer takes their grade). The criteria keep the
 judge's proportions, scaled to the new total, each with evidence from the answer. The grade
 records which scorer decided, every feature it read and how much each moved the score, and
@@ -15,10 +15,10 @@ from grader.config import ReviewSettings
 from grader.engine.evidence import closest_evidence
 from grader.engine.features import JudgeReading, answer_features, judge_reading
 from grader.engine.review_rules import confidence, uncertainty_signals
-from grader.engine.scorer import AnswerFeatures, ScorerSet, contributions
 from grader.engine.scorer_core.pool import GradedPool, read_answer
 from grader.engine.scorer_core.reading import Reading
 from grader.engine.scorer_core.rules import decide
+from grader.engine.scorer_model import AnswerFeatures, ScorerSet, contributions
 from grader.engine.signals import QuestionAnalysis
 from grader.models import (
     CriterionScore,
@@ -173,7 +173,7 @@ def scorer_confidence(share: float, features: AnswerFeatures, scorer: ScorerSet)
     """The scorer file's probability that this grade is within a quarter of the points, from
     its first confidence model whose signals the grade has; None: no such model."""
     features = scorer.usable(features)
-    signals_scorer = next((s for s in scorer.signals if s.serves(features)), None)
+    signals_scorer = next((s for s in scorer.first_stage if s.serves(features)), None)
     if signals_scorer is None or not scorer.confidence:
         return None
     values = uncertainty_signals(share, features, signals_scorer)
@@ -192,9 +192,13 @@ def _explanation(
 ) -> ScorerExplanation:
     """What an instructor reads: who decided, on what, how much each signal pushed."""
     features = reading.features
-    used = next((s for s in (*scorer.signals, *scorer.graded) if s.name == decided), None)
+    used = next((s for s in (*scorer.first_stage, *scorer.bands) if s.name == decided), None)
     pushes: dict[str, float] = {}
-    if used is not None and used.kind == "ridge" and decided in {s.name for s in scorer.signals}:
+    if (
+        used is not None
+        and used.kind == "ridge"
+        and decided in {s.name for s in scorer.first_stage}
+    ):
         pushes = {k: round(v, 4) for k, v in contributions(used, features).items()}
     return ScorerExplanation(
         version=scorer.version,

@@ -1,6 +1,6 @@
 """Judge requests: what the judge is asked about each answer, built so the prefix is shared.
 
-A ``Plan`` is made once per question and anchor group: the rubric, its version, the prompt,
+A ``VerdictPlan`` is made once per question and anchor group: the rubric, its version, the prompt,
 the rendered system message (rules, rubric, reference, anchors), the verdict schema and the
 token budget. Every answer in the group reuses it and adds only its own user message, so the
 backend sees byte-identical prefixes back to back. Requests are one per self-consistency
@@ -29,7 +29,7 @@ RequestKey = tuple[tuple[tuple[str, str], ...], float, int | None, int]
 
 
 @dataclass(frozen=True)
-class Plan:
+class VerdictPlan:
     """Everything a question's answers in one anchor group share in their requests."""
 
     question: Question
@@ -46,7 +46,7 @@ class Plan:
     @classmethod
     def build(
         cls, question: Question, rubric: Rubric, anchors: list[Anchor], settings: JudgeSettings
-    ) -> Plan:
+    ) -> VerdictPlan:
         prompt = judge_prompt(question.language)
         version = rubric.version
         anchor_ids = ",".join(a.id for a in anchors)  # answers with the same anchors share a prefix
@@ -86,11 +86,11 @@ class Plan:
 
 
 @dataclass
-class Work:
+class VerdictWork:
     """One subjective submission on its way through the judge."""
 
     submission: Submission
-    plan: Plan
+    plan: VerdictPlan
     signals: AnswerSignals | None = None
     injections: list[Finding] = field(default_factory=list)
     requests: list[JudgeRequest] = field(default_factory=list)  # samples on the raw answer
@@ -103,11 +103,11 @@ class Work:
     def prepare(
         cls,
         submission: Submission,
-        plan: Plan,
+        plan: VerdictPlan,
         signals: AnswerSignals | None,
         settings: JudgeSettings,
         rules: RuleSettings,
-    ) -> Work:
+    ) -> VerdictWork:
         answer = submission.answer
         item = cls(submission, plan, signals, injections=find_injections(answer))
         item.requests = plan.requests(submission.id, answer, AnswerVariant.RAW, settings)
@@ -120,9 +120,9 @@ class Work:
         return item
 
 
-def judge_all(
+def ask_verdicts(
     judge: Judge,
-    items: Sequence[Work],
+    items: Sequence[VerdictWork],
     max_reasks: int,
     chunk: int | None = None,
     progress: Progress | None = None,

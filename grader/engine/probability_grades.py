@@ -16,7 +16,7 @@ from grader.engine.checks import Check
 from grader.engine.coverage import coverage_points
 from grader.engine.evidence import closest_evidence
 from grader.engine.feedback import missing_criteria, template_feedback
-from grader.engine.label_requests import LabelWork
+from grader.engine.probability_requests import ProbabilityWork
 from grader.engine.reasons import injection_reason, judged_reasons, model_free_points
 from grader.engine.rule_grades import unscored_grade
 from grader.judge.base import LabelScores
@@ -36,7 +36,9 @@ SHOWN_SUBJECT_CHARS = 24
 NO_EVIDENCE_BELOW = 0.05  # expected points under this are shown as 0
 
 
-def label_grade(item: LabelWork, provenance: GradeProvenance, review: ReviewSettings) -> Grade:
+def probability_grade(
+    item: ProbabilityWork, provenance: GradeProvenance, review: ReviewSettings
+) -> Grade:
     """The grade of an answer scored by label probabilities."""
     failed = [s for s in item.scores if s.error is not None]
     if failed or not item.scores:
@@ -87,7 +89,7 @@ def label_grade(item: LabelWork, provenance: GradeProvenance, review: ReviewSett
 
 
 def scored_criteria(
-    item: LabelWork, scores: list[LabelScores], answer: str
+    item: ProbabilityWork, scores: list[LabelScores], answer: str
 ) -> tuple[list[CriterionScore], list[CheckReading]]:
     """Criterion scores with evidence and rationale, and each check's distribution."""
     plan = item.plan
@@ -148,7 +150,7 @@ def _mean_entropy(checks: list[CheckReading]) -> float:
 
 
 def _cleaned(
-    item: LabelWork,
+    item: ProbabilityWork,
 ) -> tuple[list[CriterionScore], list[CheckReading]] | None:
     """The cleaned answer's criteria: all zero when nothing was left once the attempt was cut
     out, None when the judge failed on it (then the raw answer's result stands)."""
@@ -165,7 +167,9 @@ def _worst(check: Check) -> dict[str, float]:
     return {label: float(i == 0) for i, label in enumerate(check.labels)}
 
 
-def _unscored(item: LabelWork, failed: list[LabelScores], provenance: GradeProvenance) -> Grade:
+def _unscored(
+    item: ProbabilityWork, failed: list[LabelScores], provenance: GradeProvenance
+) -> Grade:
     transient = bool(failed) and all(s.transient for s in failed)
     reason = failed[0].error if failed else "no checks were scored"
     why = f"{len(failed)} of {len(item.scores)} checks got no distribution: {reason}"

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from grader.engine import substance
+from grader.engine.calibrated_grade import scored_grade
 from grader.engine.conclusion import apply_conclusion
-from grader.engine.scorer import FEATURE_NAMES, NEIGHBOUR_FEATURES, AnswerFeatures, ScorerSet
 from grader.engine.scorer_core.pool import GradedPool, read_answer
 from grader.engine.scorer_core.reading import Copy, Reading
 from grader.engine.scorer_core.rules import copy_share
-from grader.engine.scoring import scored_grade
+from grader.engine.scorer_model import FEATURE_NAMES, NEIGHBOUR_FEATURES, AnswerFeatures, ScorerSet
 from grader.models import (
     Criterion,
     Grade,
@@ -59,7 +59,7 @@ def stored_features(grade: Grade) -> AnswerFeatures | None:
 
 def readable(scorer: ScorerSet, features: AnswerFeatures) -> bool:
     """Whether one of the scorer's first-stage models has every feature it needs."""
-    return any(s.serves(features) for s in scorer.signals)
+    return any(s.serves(features) for s in scorer.first_stage)
 
 
 def rescored(

@@ -1,6 +1,6 @@
 """Probability-mode requests: every check of every answer, laid out for the prefix cache.
 
-A ``LabelPlan`` is made once per question and anchor group: the rubric's checks, the rules
+A ``ProbabilityPlan`` is made once per question and anchor group: the rubric's checks, the rules
 (system message) and each check's short question, rendered once. An answer's requests share
 everything up to the end of the answer — rules, question, reference, key points, anchors,
 then the answer inside its delimiters — and differ only in the check asked last, so the
@@ -26,7 +26,7 @@ LabelKey = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
 
 
 @dataclass(frozen=True)
-class LabelPlan:
+class ProbabilityPlan:
     """What a question's answers in one anchor group share in their checks."""
 
     question: Question
@@ -40,7 +40,7 @@ class LabelPlan:
     group: str
 
     @classmethod
-    def build(cls, question: Question, rubric: Rubric, anchors: list[Anchor]) -> LabelPlan:
+    def build(cls, question: Question, rubric: Rubric, anchors: list[Anchor]) -> ProbabilityPlan:
         prompt = probability_prompt(question.language)
         checks = checks_for(rubric, question.language)
         version = rubric.version
@@ -85,11 +85,11 @@ class LabelPlan:
 
 
 @dataclass
-class LabelWork:
+class ProbabilityWork:
     """One subjective submission on its way through the probability-mode judge."""
 
     submission: Submission
-    plan: LabelPlan
+    plan: ProbabilityPlan
     signals: AnswerSignals | None = None
     injections: list[Finding] = field(default_factory=list)
     requests: list[LabelRequest] = field(default_factory=list)
@@ -102,10 +102,10 @@ class LabelWork:
     def prepare(
         cls,
         submission: Submission,
-        plan: LabelPlan,
+        plan: ProbabilityPlan,
         signals: AnswerSignals | None,
         rules: RuleSettings,
-    ) -> LabelWork:
+    ) -> ProbabilityWork:
         answer = submission.answer
         item = cls(submission, plan, signals, injections=find_injections(answer))
         item.requests = plan.requests(submission.id, answer, AnswerVariant.RAW)
@@ -118,9 +118,9 @@ class LabelWork:
         return item
 
 
-def score_all(
+def ask_labels(
     judge: Judge,
-    items: Sequence[LabelWork],
+    items: Sequence[ProbabilityWork],
     chunk: int | None = None,
     progress: Progress | None = None,
 ) -> None:

@@ -14,9 +14,10 @@ is a pure function over numbers, so the engine can take it as it is (issue 13):
   ``predict`` gives shares clipped to [0, 1]; ``contributions`` shows how much each feature
   moved one answer's score away from the average answer's, for the instructor.
 - ``to_json`` / ``from_json``: the file, with ``version`` = a hash of its content, which goes
-  into every grade's provenance. ``ScorerSet`` holds the two stages: signals scorers (the
-  first whose features an answer has) and, when the question has graded answers, a scorer
-  that corrects the signals' share by how the nearest graded answers' marks differ from it.
+  into every grade's provenance. ``ScorerSet`` holds the two stages: ``first_stage`` scorers
+  (the first whose features an answer has) and, when the question has graded answers,
+  ``bands``: a scorer per count of graded answers that corrects the first stage's share by how
+  the nearest graded answers' marks differ from it.
 """
 
 from __future__ import annotations
@@ -26,15 +27,12 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from grader.errors import ConfigError
-
-if TYPE_CHECKING:
-    pass
 
 SCHEMA = 1
 
@@ -53,10 +51,10 @@ FEATURE_NAMES = (
     "knn_top_similarity",  # cosine of the nearest graded answer
     "knn_spread",  # weighted standard deviation of those k shares
     "graded_mean",  # mean share of all graded answers of the question
-    "base_share",  # the signals scorer's share for this answer (stage 1)
-    "knn_residual",  # weighted (human − signals scorer) of the k nearest graded answers
-    "graded_residual",  # mean (human − signals scorer) over all graded answers
-    "wording_residual",  # (human − signals scorer) predicted from the graded answers' wording
+    "base_share",  # the first-stage scorer's share for this answer (stage 1)
+    "knn_residual",  # weighted (human − first stage) of the k nearest graded answers
+    "graded_residual",  # mean (human − first stage) over all graded answers
+    "wording_residual",  # (human − first stage) predicted from the graded answers' wording
     "graded_count",  # how many graded answers of the question could be neighbours
     "judge_share",  # the judge's expected points / points (issue 12), when it ran
     "judge_entropy",  # entropy of the judge's level distribution, normalised to [0, 1]
@@ -129,10 +127,10 @@ def neighbour_features(
 
     ``similarities``, ``shares`` and ``base`` are, for each graded answer the caller allows
     (never the answer itself nor a copy of its text: ``scorer_core.rules.graded_split``),
-    its cosine to the answer, its human share and the signals scorer's share for it. The k nearest are weighted by
-    softmax(cosine / temperature): e5 cosines are compressed, so a plain cosine weight would
-    treat a 0.95 and a 0.85 neighbour nearly alike. The residuals (human − signals scorer)
-    say how far the instructor's marks sit from what the signals alone would give, near this
+    its cosine to the answer, its human share and the first-stage scorer's share for it. The k
+    nearest are weighted by softmax(cosine / temperature): e5 cosines are compressed, so a plain
+    cosine weight would treat a 0.95 and a 0.85 neighbour nearly alike. The residuals (human −
+    first stage) say how far the instructor's marks sit from what the signals alone would give, near this
     answer and over the whole question; without ``base`` they are None.
     """
     sims = np.asarray(similarities, dtype=float)
@@ -140,7 +138,7 @@ def neighbour_features(
     if sims.shape != values.shape or sims.ndim != 1:
         raise ValueError("similarities and shares must be two 1-D arrays of the same length")
     if base is not None and np.shape(base) != sims.shape:
-        raise ValueError("one signals-scorer share per graded answer")
+        raise ValueError("one first-stage share per graded answer")
     out: dict[str, float | None] = dict.fromkeys(NEIGHBOUR_FEATURES)
     if len(sims) == 0:
         return out
@@ -265,18 +263,23 @@ class Confidence(BaseModel):
 
 
 class ScorerSet(BaseModel):
-    """The shipped file: signals scorers in order of preference, then ones for graded answers.
+    """The shipped file: first-stage scorers in order of preference, then the bands for
+    questions with graded answers.
 
-    Stage 1: the first ``signals`` scorer whose features the answer has gives ``base_share``.
-    Stage 2, when the question has graded answers: the ``graded`` scorer with the largest
+    Stage 1: the first of ``first_stage`` whose features the answer has gives ``base_share``.
+    Stage 2, when the question has graded answers: the band of ``bands`` with the largest
     ``min_graded`` the question reaches maps ``base_share`` and the neighbours' residuals to
-    the final share (the more graded answers, the more the neighbours are trusted).
+    the final share (the more graded answers, the more the neighbours are trusted). The file
+    keeps its first keys, ``signals`` and ``graded`` (the aliases), so every scorer file
+    written before reads the same.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+    )
 
-    signals: list[Scorer] = Field(min_length=1)
-    graded: list[Scorer] = Field(default_factory=list)
+    first_stage: list[Scorer] = Field(min_length=1, alias="signals")
+    bands: list[Scorer] = Field(default_factory=list, alias="graded")
     confidence: list[Confidence] = Field(
         default_factory=list,
         description="P(a grade is within a quarter of the points): the first model whose "
@@ -286,20 +289,22 @@ class ScorerSet(BaseModel):
 
     @model_validator(mode="after")
     def _stages(self) -> ScorerSet:
-        for scorer in self.signals:
+        for scorer in self.first_stage:
             used = set(scorer.features) & {"base_share", *NEIGHBOUR_FEATURES}
             if used:
-                raise ValueError(f"signals scorer {scorer.name!r} uses {', '.join(sorted(used))}")
-        bands = [g.min_graded for g in self.graded]
+                raise ValueError(
+                    f"first-stage scorer {scorer.name!r} uses {', '.join(sorted(used))}"
+                )
+        bands = [g.min_graded for g in self.bands]
         if any(b < 1 for b in bands) or len(set(bands)) != len(bands):
-            raise ValueError("graded scorers need distinct min_graded values of at least 1")
+            raise ValueError("bands need distinct min_graded values of at least 1")
         return self
 
     def weighs_judge(self, language: str | None) -> bool:
         """Whether a first-stage scorer weighs the judge's reading of answers in ``language``."""
         return any(
             set(JUDGE_FEATURES) & set(s.features) and (not s.languages or language in s.languages)
-            for s in self.signals
+            for s in self.first_stage
         )
 
     def usable(self, features: AnswerFeatures) -> AnswerFeatures:
@@ -310,12 +315,12 @@ class ScorerSet(BaseModel):
         return features.model_copy(update=dict.fromkeys(JUDGE_FEATURES))
 
     def base(self, features: AnswerFeatures) -> tuple[str, float]:
-        """(the signals scorer's name, its share) for one answer."""
+        """(the first-stage scorer's name, its share) for one answer."""
         features = self.usable(features)
-        for scorer in self.signals:
+        for scorer in self.first_stage:
             if scorer.serves(features):
                 return scorer.name, float(predict(scorer, features.vector(scorer.features))[0])
-        raise ValueError("no signals scorer serves this answer (its features, its language)")
+        raise ValueError("no first-stage scorer serves this answer (its features, its language)")
 
     def score(self, features: AnswerFeatures) -> tuple[str, float]:
         """(the name of the scorer that decided, the share); ``base_share`` comes from stage 1."""
@@ -331,7 +336,7 @@ class ScorerSet(BaseModel):
     def band(self, graded_count: int | None) -> Scorer | None:
         """The second stage for an answer with this many graded answers beside it: the band
         with the largest ``min_graded`` it reaches; None: the first stage decides."""
-        reached = [g for g in self.graded if g.min_graded <= (graded_count or 0)]
+        reached = [g for g in self.bands if g.min_graded <= (graded_count or 0)]
         return max(reached, key=lambda g: g.min_graded, default=None)
 
 

@@ -15,8 +15,8 @@ from grader.config import ReviewSettings
 from grader.engine.coverage import coverage_points
 from grader.engine.evidence import check_verdict
 from grader.engine.reasons import injection_reason, judged_reasons, model_free_points
-from grader.engine.requests import Work
 from grader.engine.rule_grades import identity, unscored_grade
+from grader.engine.verdict_requests import VerdictWork
 from grader.models import (
     CriterionScore,
     Grade,
@@ -36,7 +36,7 @@ _NOTES = {
 }
 
 
-def judged_grade(item: Work, provenance: GradeProvenance, review: ReviewSettings) -> Grade:
+def verdict_grade(item: VerdictWork, provenance: GradeProvenance, review: ReviewSettings) -> Grade:
     """The grade of an answer judged by a JSON verdict."""
     good = [r.verdict for r in item.replies if r.verdict is not None]
     if not good:
@@ -71,7 +71,7 @@ def judged_grade(item: Work, provenance: GradeProvenance, review: ReviewSettings
 
 
 def _scored(
-    item: Work, good: list[Verdict]
+    item: VerdictWork, good: list[Verdict]
 ) -> tuple[list[CriterionScore], list[float], float, str, list[ReviewReason]]:
     """Criteria, sample totals, score and feedback from the verdicts, with the reasons the
     verdicts themselves give (invented quotes, an injection, failed samples)."""
@@ -132,7 +132,7 @@ def aggregate(
     return scores, [round(sum(p.values()), 4) for p in checked], set(unsupported)
 
 
-def _unscored(item: Work, provenance: GradeProvenance) -> Grade:
+def _unscored(item: VerdictWork, provenance: GradeProvenance) -> Grade:
     replies = item.replies
     reason = next((r.error for r in replies if r.error), "no verdict")
     why = f"no valid verdict after {replies[0].attempts} attempt(s): {reason}"
@@ -141,7 +141,7 @@ def _unscored(item: Work, provenance: GradeProvenance) -> Grade:
 
 
 def _lower_of_cleaned(
-    item: Work, criteria: list[CriterionScore], score: float, feedback: str
+    item: VerdictWork, criteria: list[CriterionScore], score: float, feedback: str
 ) -> tuple[list[CriterionScore], float, str]:
     """The cleaned answer's result when it scores lower (an answer that was nothing but the
     attempt has no cleaned requests and scores 0), pending review either way."""

@@ -1,0 +1,77 @@
+"""The README and the pages under docs/ it sends readers to: every link lands, every setting
+is documented.
+
+The README keeps the user's path and links reference material in docs/ (issue 28); a link to a
+page or a heading that moved, or a setting added without a line in docs/settings.md, is a
+reader sent nowhere.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from grader.config import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(page: Path) -> set[str]:
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    return {_anchor(m) for m in re.findall(r"^#+ (.+)$", text, flags=re.MULTILINE)}
+
+
+def _links(page: Path) -> list[str]:
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    return [t for t in _LINK.findall(text) if not re.match(r"[a-z]+:", t)]
+
+
+def test_the_anchor_rule_matches_githubs():
+    assert _anchor("The instructor pages' sessions") == "the-instructor-pages-sessions"
+    assert _anchor("Set-up (two commands on a fresh machine)") == (
+        "set-up-two-commands-on-a-fresh-machine"
+    )
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_lands(page):
+    broken = []
+    for target in _links(page):
+        path, _, anchor = target.partition("#")
+        where = (page.parent / path).resolve() if path else page
+        lands = where.exists() and (
+            not anchor or where.suffix != ".md" or anchor in _anchors(where)
+        )
+        if not lands:
+            broken.append(target)
+    assert broken == [], f"{page.relative_to(ROOT)}: links to nothing: {broken}"
+
+
+def _env_names(model: type[BaseModel], prefix: str) -> list[str]:
+    """The environment names of a settings model, parts (nested models) read through."""
+    names = []
+    for name, field in model.model_fields.items():
+        kind = field.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            names += _env_names(kind, prefix)
+        else:
+            alias = field.validation_alias
+            names.append(alias.upper() if isinstance(alias, str) else (prefix + name).upper())
+    return names
+
+
+def test_every_setting_is_documented():
+    prefix = Settings.model_config.get("env_prefix", "")
+    documented = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
+    names = _env_names(Settings, prefix)
+    assert len(names) > 40
+    missing = [n for n in names if f"`{n}`" not in documented]
+    assert missing == [], f"add them to docs/settings.md with their default: {missing}"
