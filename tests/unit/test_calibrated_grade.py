@@ -77,10 +77,10 @@ def test_the_scorer_decides_and_the_grade_says_how():
             assert locate(c.evidence, ANSWERS[0]) is not None
     explained = grade.details.scorer
     assert explained.version == scorer.version == grade.provenance.scorer_version
-    assert explained.decided_by in {s.name for s in scorer.signals}
+    assert explained.decided_by in {s.name for s in scorer.first_stage}
     assert {"semantic_coverage", "ngram_coverage", "judge_share"} <= explained.features.keys()
     # the pushes and the intercept add up to the share (before clipping)
-    decided = next(s for s in scorer.signals if s.name == explained.decided_by)
+    decided = next(s for s in scorer.first_stage if s.name == explained.decided_by)
     total = decided.intercept + sum(explained.contributions.values())
     assert min(max(total, 0), 1) == pytest.approx(explained.share, abs=1e-3)
     assert grade.details.judge_points == {"C1": 1.6, "C2": 1.6}  # the judge's own, kept

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from grader.config import Settings
+from grader.config import PARTS, env_name
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -55,23 +55,19 @@ def test_every_link_lands(page):
     assert broken == [], f"{page.relative_to(ROOT)}: links to nothing: {broken}"
 
 
-def _env_names(model: type[BaseModel], prefix: str) -> list[str]:
-    """The environment names of a settings model, parts (nested models) read through."""
-    names = []
-    for name, field in model.model_fields.items():
-        kind = field.annotation
-        if isinstance(kind, type) and issubclass(kind, BaseModel):
-            names += _env_names(kind, prefix)
-        else:
-            alias = field.validation_alias
-            names.append(alias.upper() if isinstance(alias, str) else (prefix + name).upper())
-    return names
+def _env_names() -> list[str]:
+    """The environment name of every field of every settings part."""
+    return [
+        env_name(part, name)
+        for part in PARTS
+        for name, field in part.model_fields.items()
+        if not (isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel))
+    ]
 
 
 def test_every_setting_is_documented():
-    prefix = Settings.model_config.get("env_prefix", "")
     documented = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
-    names = _env_names(Settings, prefix)
+    names = _env_names()
     assert len(names) > 40
     missing = [n for n in names if f"`{n}`" not in documented]
     assert missing == [], f"add them to docs/settings.md with their default: {missing}"
