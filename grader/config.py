@@ -32,6 +32,11 @@ class Settings(BaseSettings):
         description="probability: one forward step per rubric check, points from the label "
         "distribution; verdict: a generated JSON verdict per answer",
     )
+    judge_plan: Literal["budget", "full"] = Field(
+        "budget",
+        description="budget: criterion checks only where the scorer weighs the judge's reading "
+        "(English today); other answers are split by key-point coverage; full: every check",
+    )
     scorer: str | None = Field(
         None,
         description="the calibrated scorer that weighs the judge against the other signals: "

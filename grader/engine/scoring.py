@@ -16,6 +16,7 @@ from typing import Any
 from grader.config import Settings
 from grader.engine.evidence import closest_evidence
 from grader.engine.features import JudgeReading, answer_features, judge_reading
+from grader.engine.judge_plan import split_by_coverage
 from grader.engine.review_rules import confidence, uncertainty_signals
 from grader.engine.scorer import AnswerFeatures, ScorerSet, contributions
 from grader.engine.scorer_core.pool import GradedPool, read_answer
@@ -113,9 +114,10 @@ def scored_grade(
             ReviewReason(code=ReviewCode.LOW_CONFIDENCE, message=f"confidence {sure:.2f}")
         )
     details = dict(grade.details)
-    details["judge_points"] = details.get("judge_points") or {
-        c.id: c.points for c in grade.criteria
-    }
+    if not split_by_coverage(grade):  # the judge's points, when a judge read the answer
+        details["judge_points"] = details.get("judge_points") or {
+            c.id: c.points for c in grade.criteria
+        }
     details["scorer"] = _explanation(scorer, decided, share, reading)
     provenance = dict(grade.provenance) | {"scorer_version": scorer.version, "scored_by": decided}
     return grade.model_copy(

@@ -66,7 +66,7 @@ def grade_in(batch: list[Submission], cohort: list[Submission] | None = None) ->
         BANK,
         {"q1": RUBRIC},
         RecordingJudge(),
-        Settings(judge="scripted", judge_mode="verdict"),
+        Settings(judge="scripted", judge_mode="verdict", judge_plan="full"),
         embedder=CountingEmbedder(),
     )
     grades = pipeline.grade_many(batch, cohort if cohort is not None else batch)
