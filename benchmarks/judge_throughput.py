@@ -28,14 +28,18 @@ it random weights (a folder with config.json and a tokenizer is enough: see
 
     python -m benchmarks.judge_throughput --answers 16 --batch-sizes 1,4,16 \
         --max-tokens 48 --min-tokens 48 --out benchmarks/results/judge_throughput_cpu.json
+
+``--plans budget,full`` compares the judge plans end to end instead (``judge_plans``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import math
+import os
 import platform
 import statistics
 import time
@@ -43,6 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.common import ROOT, code_version, command
+from benchmarks.judge_plans import main_plans, plan_arguments
 from grader.bank.files import load_bank
 from grader.config import Settings
 from grader.engine.prompts import judge_messages, judge_prompt
@@ -264,10 +269,8 @@ def ratios(results: dict, smallest: int, largest: int) -> dict:
 
 def machine() -> dict:
     info = {"platform": platform.platform(), "python": platform.python_version()}
-    try:
-        import os
-
-        info["cpus"] = os.cpu_count()
+    info["cpus"] = os.cpu_count()
+    with contextlib.suppress(ImportError):
         import torch
 
         info["torch"] = torch.__version__
@@ -276,8 +279,6 @@ def machine() -> dict:
         import vllm
 
         info["vllm"] = vllm.__version__
-    except ImportError:
-        pass
     return info
 
 
@@ -322,7 +323,18 @@ def main() -> None:
     )
     parser.add_argument("--max-model-len", type=int, default=4096)
     parser.add_argument("--gpu-memory-utilization", type=float, default=0.85)
+    plan_arguments(parser)  # --plans, --repeats: the judge plans end to end instead
     args = parser.parse_args()
+    base = {
+        "judge": args.backend,
+        "judge_model": args.model,
+        "vllm_load_format": args.load_format,
+        "vllm_max_model_len": args.max_model_len,
+        "vllm_enforce_eager": args.enforce_eager,
+        "vllm_gpu_memory_utilization": args.gpu_memory_utilization,
+    }
+    if args.plans:
+        return main_plans(args, base, machine())
 
     sizes = sorted({int(s) for s in args.batch_sizes.split(",")})
     if args.min_tokens > args.max_tokens:
@@ -334,15 +346,6 @@ def main() -> None:
         ids = None if args.questions in (None, "all") else _ids(args.questions)
         items = mohler_items(ids, args.answers)
     requests = build_requests(items, args.answers, args.max_tokens, args.min_tokens)
-
-    base = {
-        "judge": args.backend,
-        "judge_model": args.model,
-        "vllm_load_format": args.load_format,
-        "vllm_max_model_len": args.max_model_len,
-        "vllm_enforce_eager": args.enforce_eager,
-        "vllm_gpu_memory_utilization": args.gpu_memory_utilization,
-    }
     if args.backend == "openai":
         base["openai_model"] = args.model
     smallest, largest = sizes[0], sizes[-1]
