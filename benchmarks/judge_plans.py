@@ -27,6 +27,7 @@ from itertools import zip_longest
 from typing import Any
 
 from benchmarks.common import code_version, command
+from benchmarks.judge_answers import DEFAULT_QUESTIONS, ids, mohler_items, seed_items
 from grader.config import Settings
 from grader.embed import make_embedder
 from grader.engine.pipeline import Pipeline
@@ -199,11 +200,9 @@ def plan_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main_plans(args: argparse.Namespace, base: dict[str, Any], machine: dict) -> None:
     """``judge_throughput --plans``: load the judge once, run the plans, write the report."""
-    from benchmarks.judge_throughput import DEFAULT_QUESTIONS, _ids, mohler_items, seed_items
-
-    plans = _ids(args.plans)
+    plans = ids(args.plans)
     settings = Settings(**base, judge_mode="probability", scorer="default")
-    zh = interleave(seed_items(_ids(args.questions or DEFAULT_QUESTIONS)), args.answers)
+    zh = interleave(seed_items(ids(args.questions or DEFAULT_QUESTIONS)), args.answers)
     en = interleave(mohler_items(None, args.answers * 4), args.answers)
     started = time.monotonic()
     judge = make_judge(settings)

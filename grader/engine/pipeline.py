@@ -28,7 +28,8 @@ from grader.config import Settings
 from grader.engine import substance
 from grader.engine.anchors import choose_anchors
 from grader.engine.blanks import blank_reason
-from grader.engine.conclusion import apply_conclusion
+from grader.engine.conclusion import apply_conclusion, asks_judge
+from grader.engine.conclusion_judge import Ask, judge_conclusions
 from grader.engine.coverage import pastes_rubric
 from grader.engine.injected import Flagged, as_raw, bound, flag, injection_only_grade, twin
 from grader.engine.judge_plan import coverage_grade, reads_criteria, write_feedback
@@ -167,10 +168,7 @@ class Pipeline:
             counted = _counted(tell, sum(i not in twins for i in work))
             raw_ids = {j: submissions[i].id for j, i in twins.items()}
             self._judge(grades, work, analyses, rubrics, scoring, counted, raw_ids)
-        for i, submission in subjective.items():  # the decisive part caps each final grade
-            grades[i] = apply_conclusion(
-                grades[i], rubrics[submission.question_id], submission.answer
-            )
+        self._conclude(grades, subjective, rubrics)  # the decisive part caps each final grade
         for j, i in twins.items():
             grades[i] = bound(grades[i], grades.pop(j), flagged[i])
         # review: hard reasons, then the top of each question's ranking by expected error
@@ -213,6 +211,27 @@ class Pipeline:
             question = self._questions[submission.question_id]
             grades[i] = substance.checked(
                 grades[i], submission.answer, question, rubrics[question.id]
+            )
+
+    def _conclude(
+        self,
+        grades: dict[int, Grade],
+        subjective: dict[int, Submission],
+        rubrics: dict[str, Rubric],
+    ) -> None:
+        """Each grade under its rubric's conclusion; the conclusions the rules cannot read, where
+        the reading would change the grade, are asked of the judge first, in one call."""
+        asks = [
+            Ask(s.id, self._questions[s.question_id], conclusion, s.answer)
+            for i, s in subjective.items()
+            if (conclusion := rubrics[s.question_id].conclusion) is not None
+            and self.judge is not None
+            and asks_judge(grades[i], rubrics[s.question_id], s.answer)
+        ]
+        judged = judge_conclusions(self.judge, asks) if asks and self.judge else {}
+        for i, s in subjective.items():
+            grades[i] = apply_conclusion(
+                grades[i], rubrics[s.question_id], s.answer, judged.get(s.id)
             )
 
     def _by_rule(self, submission: Submission, rubric: Rubric) -> Grade | Flagged | None:
