@@ -4,9 +4,9 @@
 request-level configurations: the same answers — seed answers to 5-point Chinese questions
 (instructor rubrics) and Mohler answers (English, the 5-point scale rubric) — graded by
 ``Pipeline.grade_many`` with each plan in turn, the same judge engine and e5 embedder, the
-shipped scorer. Before the timed runs one untimed pass fills the embedding cache (with a
-scripted judge) and one vLLM call pays the engine's first-call costs, so both plans read
-cached vectors and a warm engine; the judge's prefix cache is reset before each plan, and
+shipped scorer. The embedder keeps no vector cache, so every timed run embeds its answers as
+a first grading does; an untimed pass (with a scripted judge) loads e5, and one untimed vLLM
+call pays the engine's first-call costs; the judge's prefix cache is reset before each plan, and
 with ``--repeats 2`` the second round runs the plans in the other order. Each language is
 one batch (its answers are each other's cohort), timed on its own.
 
@@ -29,7 +29,7 @@ from typing import Any
 from benchmarks.common import code_version, command
 from benchmarks.judge_answers import DEFAULT_QUESTIONS, ids, mohler_items, seed_items
 from grader.config import Settings
-from grader.embed import make_embedder
+from grader.embed import Embedder
 from grader.engine.pipeline import Pipeline
 from grader.judge import make_judge
 from grader.judge.base import Completion, Judge, JudgeRequest, LabelRequest, LabelScores
@@ -105,13 +105,14 @@ def run_plans(
     bank, rubrics, batches = cases(zh, en)
     language = {s.id: lang for lang, subs in batches.items() for s in subs}
     counting = CountingJudge(judge, language)
-    embedder = make_embedder(base)
+    # no vector cache: every timed run embeds its answers, as a first grading does
+    embedder = Embedder(base.embed_model, cache_dir=base.cache_dir, disk_cache=False)
 
     def pipeline(plan: str, with_judge: Judge) -> Pipeline:
         settings = base.model_copy(update={"judge_plan": plan})
         return Pipeline(bank, rubrics, with_judge, settings, embedder=embedder)
 
-    for subs in batches.values():  # untimed: the embedding cache, then the engine's first call
+    for subs in batches.values():  # untimed: e5 loads, then the engine's first call
         pipeline("full", ScriptedJudge()).grade_many(subs, cohort=subs)
     pipeline("full", judge).grade_many(batches["en" if "en" in batches else "zh"][:1])
     runs: dict[str, dict[str, list[float]]] = {p: defaultdict(list) for p in plans}
