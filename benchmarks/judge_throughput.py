@@ -28,82 +28,34 @@ it random weights (a folder with config.json and a tokenizer is enough: see
 
     python -m benchmarks.judge_throughput --answers 16 --batch-sizes 1,4,16 \
         --max-tokens 48 --min-tokens 48 --out benchmarks/results/judge_throughput_cpu.json
+
+``--plans budget,full`` compares the judge plans end to end instead (``judge_plans``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import math
+import os
 import platform
 import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.common import ROOT, code_version, command
-from grader.bank.files import load_bank
+from benchmarks.common import code_version, command
+from benchmarks.judge_answers import DEFAULT_QUESTIONS, ids, mohler_items, seed_items
+from benchmarks.judge_plans import main_plans, plan_arguments
 from grader.config import JudgeSettings, OpenAISettings, Settings, VllmSettings
 from grader.engine.prompts import judge_messages, judge_prompt
-from grader.engine.rubrics import load_rubrics, rubric_for
 from grader.engine.verdict import parse_verdict, verdict_schema
 from grader.errors import JudgeProtocolError
 from grader.judge import make_judge
 from grader.judge.base import Judge, JudgeRequest
 from grader.models import Question, Rubric
-
-SEEDS = ROOT / "tests" / "data" / "seed_answers.jsonl"
-EXAMPLES = ROOT / "examples"
-BANKS = ROOT / "rubrics"
-DEFAULT_QUESTIONS = "004-s5-q1,004-s5-q2"
-MIN_ANSWER_CHARS = 2  # blank answers never reach the judge in production either
-
-
-# --- the answers -----------------------------------------------------------------------------
-
-
-def seed_items(questions: list[str] | None) -> list[tuple[Question, Rubric, str]]:
-    """(question, rubric, answer) for the seed answers and example submissions to ``questions``
-    (None: every subjective question of the seed banks)."""
-    found: dict[str, tuple[Question, Rubric]] = {}
-    for path in sorted(BANKS.glob("*.yaml")):
-        bank = load_bank(path)
-        rubrics = load_rubrics(path, bank)
-        for question in bank.questions:
-            wanted = question.id in questions if questions else not question.type.objective
-            if wanted:
-                found[question.id] = (question, rubric_for(question, rubrics))
-    missing = [q for q in questions or [] if q not in found]
-    if missing:
-        raise SystemExit(f"questions not in any bank under {BANKS}: {', '.join(missing)}")
-    items = []
-    for path in [SEEDS, *sorted(EXAMPLES.glob("*.submissions.jsonl"))]:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            if row["question_id"] in found and len(row["answer"].strip()) >= MIN_ANSWER_CHARS:
-                items.append((*found[row["question_id"]], row["answer"]))
-    # Keep each question's answers together, as the pipeline does: shared prefixes back to back.
-    order = {q: i for i, q in enumerate(questions or sorted(found))}
-    return sorted(items, key=lambda item: order[item[0].id])
-
-
-def _ids(text: str) -> list[str]:
-    return [q.strip() for q in text.split(",") if q.strip()]
-
-
-def mohler_items(questions: list[str] | None, count: int) -> list[tuple[Question, Rubric, str]]:
-    """(question, rubric, answer) from the Mohler data, with the agreement benchmark's rubric."""
-    from benchmarks.agreement import DEFAULT_DATA, build_bank, read_rows, sample, scale_rubric
-
-    rows = sample(read_rows(DEFAULT_DATA), questions, count, seed=0)
-    bank = build_bank(rows)
-    rubrics = {q.id: scale_rubric(q) for q in bank.questions}
-    by_id = {q.id: q for q in bank.questions}
-    items = [(by_id[r["id"]], rubrics[r["id"]], r["student_answer"]) for r in rows]
-    return sorted(items, key=lambda item: item[0].id)
 
 
 def build_requests(
@@ -264,10 +216,8 @@ def ratios(results: dict, smallest: int, largest: int) -> dict:
 
 def machine() -> dict:
     info = {"platform": platform.platform(), "python": platform.python_version()}
-    try:
-        import os
-
-        info["cpus"] = os.cpu_count()
+    info["cpus"] = os.cpu_count()
+    with contextlib.suppress(ImportError):
         import torch
 
         info["torch"] = torch.__version__
@@ -276,8 +226,6 @@ def machine() -> dict:
         import vllm
 
         info["vllm"] = vllm.__version__
-    except ImportError:
-        pass
     return info
 
 
@@ -322,18 +270,8 @@ def main() -> None:
     )
     parser.add_argument("--max-model-len", type=int, default=4096)
     parser.add_argument("--gpu-memory-utilization", type=float, default=0.85)
+    plan_arguments(parser)  # --plans, --repeats: the judge plans end to end instead
     args = parser.parse_args()
-
-    sizes = sorted({int(s) for s in args.batch_sizes.split(",")})
-    if args.min_tokens > args.max_tokens:
-        parser.error("--min-tokens cannot exceed --max-tokens")
-    if args.data == "seed":
-        ids = None if args.questions == "all" else _ids(args.questions or DEFAULT_QUESTIONS)
-        items = seed_items(ids)
-    else:
-        ids = None if args.questions in (None, "all") else _ids(args.questions)
-        items = mohler_items(ids, args.answers)
-    requests = build_requests(items, args.answers, args.max_tokens, args.min_tokens)
 
     vllm = {
         "load_format": args.load_format,
@@ -348,6 +286,20 @@ def main() -> None:
         return Settings(
             judge=JudgeSettings(backend=args.backend, model=args.model, vllm=engine, openai=openai)
         )
+
+    if args.plans:
+        return main_plans(args, judged(prefix_caching=True), machine())
+
+    sizes = sorted({int(s) for s in args.batch_sizes.split(",")})
+    if args.min_tokens > args.max_tokens:
+        parser.error("--min-tokens cannot exceed --max-tokens")
+    if args.data == "seed":
+        chosen = None if args.questions == "all" else ids(args.questions or DEFAULT_QUESTIONS)
+        items = seed_items(chosen)
+    else:
+        chosen = None if args.questions in (None, "all") else ids(args.questions)
+        items = mohler_items(chosen, args.answers)
+    requests = build_requests(items, args.answers, args.max_tokens, args.min_tokens)
 
     smallest, largest = sizes[0], sizes[-1]
     plan_on = [(b, True) for b in sizes] + [(largest, False)]

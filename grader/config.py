@@ -144,6 +144,11 @@ class JudgeSettings(BaseSettings):
         description="probability: one forward step per rubric check, points from the label "
         "distribution; verdict: a generated JSON verdict per answer",
     )
+    plan: Literal["budget", "full"] = Field(
+        "budget",
+        description="budget: criterion checks only where the scorer weighs the judge's reading "
+        "(English today); other answers are split by key-point coverage; full: every check",
+    )
     feedback: Literal["template", "judge"] = Field(
         "template",
         validation_alias="GRADER_FEEDBACK",

@@ -14,6 +14,7 @@ from __future__ import annotations
 from grader.config import ReviewSettings
 from grader.engine.evidence import closest_evidence
 from grader.engine.features import JudgeReading, answer_features, judge_reading
+from grader.engine.judge_plan import split_by_coverage
 from grader.engine.review_rules import confidence, uncertainty_signals
 from grader.engine.scorer_core.pool import GradedPool, read_answer
 from grader.engine.scorer_core.reading import Reading
@@ -113,9 +114,16 @@ def scored_grade(
         )
     details = grade.details.model_copy(
         update={
-            "judge_points": grade.details.judge_points or {c.id: c.points for c in grade.criteria},
             "scorer": _explanation(scorer, decided, share, reading),
         }
+        | (
+            {}
+            if split_by_coverage(grade)  # the judge's points, when a judge read the answer
+            else {
+                "judge_points": grade.details.judge_points
+                or {c.id: c.points for c in grade.criteria}
+            }
+        )
     )
     provenance = grade.provenance.model_copy(
         update={"scorer_version": scorer.version, "scored_by": decided}

@@ -35,16 +35,23 @@ _PREFIXES = ("结论错误：", "Wrong conclusion: ")
 _SHOWN = {"true": "正确", "false": "错误"}
 
 
-def apply_conclusion(grade: Grade, rubric: Rubric | None, answer: str | None) -> Grade:
+def apply_conclusion(
+    grade: Grade, rubric: Rubric | None, answer: str | None, judged: Reading | None = None
+) -> Grade:
     """``grade`` with its conclusion read (``rubric.conclusion`` against ``answer``), and
-    capped when the conclusion is wrong. Without the rubric's conclusion or the answer (a
-    re-score from the stored grade alone), the reading the grade recorded is applied again.
-    A grade a rule decided (blank, off topic: 0) is left as it is."""
+    capped when the conclusion is wrong. Where the rules cannot read it, the judge's reading
+    (``judged``, ``conclusion_judge``) or the one the grade recorded from the judge decides.
+    Without the rubric's conclusion or the answer (a re-score from the stored grade alone),
+    the reading the grade recorded is applied again. A grade a rule decided (blank, off
+    topic: 0) is left as it is."""
     conclusion = rubric.conclusion if rubric is not None else None
     if grade.method == Method.RULE:
         return grade
     if conclusion is not None and answer is not None:
-        record = _record(conclusion, read_conclusion(conclusion, answer))
+        reading = read_conclusion(conclusion, answer)
+        if reading.decision == "undecided":
+            reading = judged or _judged_before(grade, conclusion) or reading
+        record = _record(conclusion, reading)
     elif (recorded := grade.details.conclusion) is not None:
         record = ConclusionReading.model_validate(recorded.model_dump(exclude={"capped_from"}))
     else:
@@ -59,6 +66,29 @@ def apply_conclusion(grade: Grade, rubric: Rubric | None, answer: str | None) ->
             update |= _to_review(grade, record)
     details = grade.details.model_copy(update={"conclusion": record})
     return grade.model_copy(update=update | {"details": details})
+
+
+def asks_judge(grade: Grade, rubric: Rubric, answer: str) -> bool:
+    """Whether the judge should read this answer's conclusion: the rules cannot, and the
+    reading would change the grade (a gated conclusion, a score above its cap)."""
+    conclusion = rubric.conclusion
+    if conclusion is None or not conclusion.gate or grade.method == Method.RULE:
+        return False
+    limit = _limit(grade, cap_share(conclusion))
+    if limit is None or grade.score is None or grade.score <= limit:
+        return False
+    return read_conclusion(conclusion, answer).decision == "undecided"
+
+
+def _judged_before(grade: Grade, conclusion: Conclusion) -> Reading | None:
+    """The judge's reading this grade recorded for the same conclusion (a re-score)."""
+    recorded = grade.details.conclusion
+    if recorded is None or recorded.by != "judge":
+        return None
+    if recorded.expected != conclusion.expected or recorded.decision == "undecided":
+        return None
+    kept = ("decision", "read", "evidence", "confidence", "by")
+    return Reading.model_validate(recorded.model_dump(include=set(kept), exclude_none=True))
 
 
 def cap_share(conclusion: Conclusion) -> float:
@@ -78,6 +108,7 @@ def _record(conclusion: Conclusion, reading: Reading) -> ConclusionReading:
         evidence=reading.evidence,
         decision=reading.decision,
         confidence=reading.confidence,
+        by=reading.by,
         gate=conclusion.gate,
         cap=cap_share(conclusion),
     )

@@ -9,6 +9,7 @@ a bounded character class over student text: linear work, no nested quantifiers.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -27,6 +28,7 @@ class Reading(BaseModel):
     read: str | None = None  # the student's conclusion as read ("false", "2^n-1", ...)
     evidence: str = ""  # the sentence it was read from
     confidence: float = 0.0
+    by: Literal["rules", "judge"] = "rules"  # the judge reads what the rules leave undecided
 
 
 UNDECIDED = Reading(decision="undecided")

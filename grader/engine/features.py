@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 from grader.engine.coverage import coverage_points
+from grader.engine.judge_plan import split_by_coverage
 from grader.engine.scorer_model import AnswerFeatures
 from grader.models import AnswerSignals, Grade, JudgeModeName, Question, Rubric
 from grader.text import content_chars
@@ -30,8 +31,8 @@ class JudgeReading:
 def judge_reading(grade: Grade) -> JudgeReading | None:
     """The judge's own score on a judged grade: the label distributions' expected points in
     the probability mode (with their mean entropy), the verdict's points otherwise."""
-    if grade.score is None or not grade.max_score:
-        return None
+    if grade.score is None or not grade.max_score or split_by_coverage(grade):
+        return None  # no score, or no judge read the answer (``judge_plan``)
     details = grade.details
     if details.judge_mode == JudgeModeName.PROBABILITY:
         checks = details.checks or []

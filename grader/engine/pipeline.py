@@ -29,9 +29,11 @@ from grader.engine import substance
 from grader.engine.anchors import choose_anchors
 from grader.engine.blanks import blank_reason
 from grader.engine.calibrated_grade import calibrated
-from grader.engine.conclusion import apply_conclusion
+from grader.engine.conclusion import apply_conclusion, asks_judge
+from grader.engine.conclusion_judge import Ask, judge_conclusions
 from grader.engine.coverage import pastes_rubric
 from grader.engine.injected import Flagged, as_raw, bound, flag, injection_only_grade, twin
+from grader.engine.judge_plan import coverage_grade, reads_criteria, write_feedback
 from grader.engine.modes import MODES, AnswerToJudge
 from grader.engine.progress import Progress, Stage, reporter
 from grader.engine.review_queue import rank_grades
@@ -144,6 +146,7 @@ class Pipeline:
         analyses = self._analyze(mine, cohort, rubrics, graded, tell, shadows)
         plans: dict[tuple[str, ...], object] = {}  # once per question and anchor set
         work: dict[int, AnswerToJudge] = {}
+        scoring = scorer or self.scorer
         for i, submission in subjective.items():
             question = self._questions[submission.question_id]
             rubric = rubrics[question.id]
@@ -156,21 +159,18 @@ class Pipeline:
                 grades[i] = off_topic_grade(submission, rubric, signals, self._embed_model)
             elif self.judge is None:
                 grades[i] = needs_judge_grade(submission, question, rubric, signals)
-            else:
-                work[i] = (
-                    submission,
-                    self._plan(plans, question, rubric, submission, analysis),
-                    signals,
+            else:  # no plan: the scorer decides without the judge's reading (``judge_plan``)
+                reads = reads_criteria(
+                    self.settings.judge, scoring, question.language, bool(analysis)
                 )
+                plan = self._plan(plans, question, rubric, submission, analysis) if reads else None
+                work[i] = (submission, plan, signals)
         tell(Stage.SET_ASIDE, sum(i not in work for i in subjective if i not in twins))
         if work:
             counted = _counted(tell, sum(i not in twins for i in work))
             raw_ids = {j: submissions[i].id for j, i in twins.items()}
-            self._judge(grades, work, analyses, rubrics, scorer or self.scorer, counted, raw_ids)
-        for i, submission in subjective.items():  # the decisive part caps each final grade
-            grades[i] = apply_conclusion(
-                grades[i], rubrics[submission.question_id], submission.answer
-            )
+            self._judge(grades, work, analyses, rubrics, scoring, counted, raw_ids)
+        self._conclude(grades, subjective, rubrics)  # the decisive part caps each final grade
         for j, i in twins.items():
             grades[i] = bound(grades[i], grades.pop(j), flagged[i])
         # review: hard reasons, then the top of each question's ranking by expected error
@@ -186,17 +186,55 @@ class Pipeline:
         tell: Progress,
         raw_ids: dict[int, str],
     ) -> None:
-        """The judge's grades of ``work`` in one batch, then the scorer's. ``raw_ids``: the
-        cleaned twins' raw answers, whose place they take before the scorer."""
+        """The judge's grades of ``work`` in one batch, then the scorer's. An item without a
+        plan is not read by the judge: its criteria are split by coverage (``judge_plan``).
+        ``raw_ids``: the cleaned twins' raw answers, whose place they take before the scorer."""
         assert self.judge is not None
-        parts = self.settings.judge, self.settings.rules, self.settings.review
-        judged = self.mode.grade(self.judge, list(work.values()), *parts, self._embed_model, tell)
-        grades.update(zip(work, judged, strict=True))
+        asked = {i: item for i, item in work.items() if item[1] is not None}
+        unread = [i for i in work if i not in asked]
+        if asked:
+            parts = self.settings.judge, self.settings.rules, self.settings.review
+            judged = self.mode.grade(
+                self.judge, list(asked.values()), *parts, self._embed_model, tell
+            )
+            grades.update(zip(asked, judged, strict=True))
+        for i in unread:
+            submission, _, signals = work[i]
+            question = self._questions[submission.question_id]
+            grades[i] = coverage_grade(
+                submission, question, rubrics[question.id], signals, self._embed_model,
+                self.settings.judge, self.settings.review,
+            )  # fmt: skip
+        tell(Stage.JUDGED, len(unread))  # nothing to wait for, as an answer without requests
         self._calibrate(grades, [(i, work[i][0]) for i in work], analyses, rubrics, scorer, raw_ids)
+        if unread and self.settings.judge.feedback == "judge":  # written once the scorer has spoken
+            asks = {i: (self._questions[work[i][0].question_id], work[i][0].answer) for i in unread}
+            grades.update(write_feedback(self.judge, asks, grades, rubrics))
         for i, (submission, _, _) in work.items():  # restated questions, known wrong claims
             question = self._questions[submission.question_id]
             grades[i] = substance.checked(
                 grades[i], submission.answer, question, rubrics[question.id]
+            )
+
+    def _conclude(
+        self,
+        grades: dict[int, Grade],
+        subjective: dict[int, Submission],
+        rubrics: dict[str, Rubric],
+    ) -> None:
+        """Each grade under its rubric's conclusion; the conclusions the rules cannot read, where
+        the reading would change the grade, are asked of the judge first, in one call."""
+        asks = [
+            Ask(s.id, self._questions[s.question_id], conclusion, s.answer)
+            for i, s in subjective.items()
+            if (conclusion := rubrics[s.question_id].conclusion) is not None
+            and self.judge is not None
+            and asks_judge(grades[i], rubrics[s.question_id], s.answer)
+        ]
+        judged = judge_conclusions(self.judge, asks) if asks and self.judge else {}
+        for i, s in subjective.items():
+            grades[i] = apply_conclusion(
+                grades[i], rubrics[s.question_id], s.answer, judged.get(s.id)
             )
 
     def _by_rule(self, submission: Submission, rubric: Rubric) -> Grade | Flagged | None:

@@ -51,6 +51,7 @@ class AnswerVariant(StrEnum):
 
 
 ConclusionDecision = Literal["match", "mismatch", "undecided"]
+JudgePlanName = Literal["budget", "full"]
 
 
 class CheckReading(_Model):
@@ -155,6 +156,7 @@ class ConclusionReading(SetOnly):
     evidence: str
     decision: ConclusionDecision
     confidence: float
+    by: Literal["rules", "judge"] = "rules"  # the judge reads what the rules leave undecided
     gate: bool
     cap: float
     capped_from: float | None = None
@@ -206,6 +208,11 @@ class GradeDetails(SetOnly):
     samples: int | None = None  # the verdict mode's valid samples
     sample_totals: list[float] | None = None
     missing: list[str] | None = None
+    # the judge's budget (``GRADER_JUDGE_PLAN``): no judge read the answer, its criteria are
+    # split by key-point coverage
+    judge_plan: JudgePlanName | None = None
+    split: Literal["coverage"] | None = None
+    coverage: dict[str, float] | None = None
     # after the judge
     scorer: ScorerExplanation | None = None
     rescored_from: RescoredFrom | None = None

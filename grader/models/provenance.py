@@ -14,7 +14,7 @@ from pydantic import ConfigDict
 
 from grader.models.bank import MultipleChoiceCredit
 from grader.models.base import _Model
-from grader.models.details import JudgeModeName, SetOnly
+from grader.models.details import JudgeModeName, JudgePlanName, SetOnly
 
 
 class Sampling(_Model):
@@ -50,6 +50,8 @@ class GradeProvenance(SetOnly):
     anchors: list[str] | None = None
     embed_model: str | None = None
     checks: int | None = None  # the probability mode: checks asked per answer
+    judge_plan: JudgePlanName | None = None  # the budget: set where no judge read the answer
+    judge_checks: int | None = None
     feedback: Literal["template", "judge"] | None = None  # the probability mode's feedback
     sampling: Sampling | None = None
     attempts: int | None = None

@@ -47,13 +47,13 @@ def yes(p):
     return lambda request: {"否": 1 - p, "是": p}
 
 
-def pipeline(label_script=None, rubric=RUBRIC, **parts):
+def pipeline(label_script=None, rubric=RUBRIC, judge_plan="budget", **parts):
     return Pipeline(
         BANK,
         {"q1": rubric},
         RecordingJudge(label_script=label_script),
         Settings(
-            judge=JudgeSettings(backend="scripted"),
+            judge=JudgeSettings(backend="scripted", plan=judge_plan),
             signals=SignalSettings(offtopic_margin=-1.0),
             **parts,
         ),
@@ -66,7 +66,8 @@ def sub(answer, i):
 
 
 def test_the_scorer_decides_and_the_grade_says_how():
-    (grade,) = pipeline(yes(0.8)).grade_many([sub(ANSWERS[0], "a")])
+    # the full judge plan: the judge reads the Chinese answer too (``judge_plan``)
+    (grade,) = pipeline(yes(0.8), judge_plan="full").grade_many([sub(ANSWERS[0], "a")])
     scorer = load_scorer("default")
     assert grade.status == "graded" and grade.score is not None
     assert grade.score * 2 == int(grade.score * 2)  # half points
@@ -149,7 +150,8 @@ def test_an_anchor_promoted_from_a_graded_answer_counts_once_with_the_newest_sco
 
 def test_a_judge_far_from_the_scorer_sends_the_grade_to_review():
     # a judge that says "yes" to everything: right on the full answer, far off on the weather
-    full, weather = pipeline(yes(0.99)).grade_many([sub(ANSWERS[0], "a"), sub(ANSWERS[4], "b")])
+    judged = pipeline(yes(0.99), judge_plan="full")  # the judge reads Chinese answers too
+    full, weather = judged.grade_many([sub(ANSWERS[0], "a"), sub(ANSWERS[4], "b")])
     assert "scorer_disagreement" not in {r.code for r in explanations(full)}
     assert weather.details.scorer.share < 0.5 < weather.details.scorer.features["judge_share"]
     # the disagreement explains the grade's place in the review ranking (engine.review_queue)

@@ -54,9 +54,9 @@ def fooled(request):
     return coverage_labels(request)
 
 
-def pipeline(question_id, judge=None, mode="probability"):
+def pipeline(question_id, judge=None, mode="probability", plan="budget"):
     bank, rubrics = bank_of(question_id)
-    settings = Settings(judge=JudgeSettings(backend="scripted", mode=mode))
+    settings = Settings(judge=JudgeSettings(backend="scripted", mode=mode, plan=plan))
     judge = judge or RecordingJudge(label_script=fooled)
     return Pipeline(bank, rubrics, judge, settings, embedder=CountingEmbedder())
 
@@ -129,7 +129,7 @@ def test_the_lower_grade_is_the_cleaned_one_and_both_are_recorded():
 def test_the_cleaned_twin_costs_no_extra_judge_request():
     case = next(c for c in PAIRS if c["id"] == "inj-01")
     judge = RecordingJudge(label_script=fooled)
-    grade(case["question_id"], case["injected"], judge=judge)
+    grade(case["question_id"], case["injected"], judge=judge, plan="full")
     requests = [r for call in judge.calls for r in call]
     variants = sorted({r.id.split("/")[1] for r in requests})
     assert variants == ["cleaned", "raw"]  # the twin's requests are the raw answer's cleaned ones

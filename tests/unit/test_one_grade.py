@@ -66,7 +66,7 @@ def grade_in(batch: list[Submission], cohort: list[Submission] | None = None) ->
         BANK,
         {"q1": RUBRIC},
         RecordingJudge(),
-        Settings(judge=JudgeSettings(backend="scripted", mode="verdict")),
+        Settings(judge=JudgeSettings(backend="scripted", mode="verdict", plan="full")),
         embedder=CountingEmbedder(),
     )
     grades = pipeline.grade_many(batch, cohort if cohort is not None else batch)
