@@ -205,6 +205,13 @@ class Settings(BaseSettings):
     webhook_per_host: int = Field(
         2, ge=1, description="inline mode: of those, at most this many to one host"
     )
+    inline_nice: int = Field(
+        10,
+        ge=0,
+        le=19,
+        description="serve --inline: how much lower the grading process's CPU priority is "
+        "(os.nice), so the intake gets the CPU first when they share cores",
+    )
     webhook_allow_private: bool = Field(
         False,
         description="let webhooks reach loopback, link-local and private addresses (tests, "

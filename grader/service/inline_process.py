@@ -176,9 +176,12 @@ class InlineProcess:
 
 
 def child_main(settings: Settings, bell: Connection, events: Connection, poll_s: float) -> None:
-    """The grading process: load the judge and exams, say so, grade until the doorbell ends."""
+    """The grading process, at a lower CPU priority (``GRADER_INLINE_NICE``): load the judge
+    and exams, say so, grade until the doorbell ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the API stops us
     _die_with_parent()
+    if settings.inline_nice and hasattr(os, "nice"):
+        os.nice(settings.inline_nice)  # the intake first: it shares the cores with grading
     wake, stop = threading.Event(), threading.Event()
     threading.Thread(target=_listen, args=(bell, wake, stop), name="doorbell", daemon=True).start()
     from grader.service.exams import Graders

@@ -83,3 +83,16 @@ def test_a_judge_that_cannot_load_stops_the_start(database_url):
     settings = _settings(database_url, banks=[RUBRICS / "no-such-bank.yaml"])
     with pytest.raises(GraderError, match=r"could not start: .*no-such-bank"):
         InlineProcess(settings, store)
+
+
+@pytest.mark.parametrize("nice", [0, 7])
+def test_the_grading_process_runs_at_a_lower_cpu_priority(database_url, nice):
+    """The intake gets the CPU first when it shares cores with grading."""
+    store = Store(database_url)
+    store.migrate()
+    grading = InlineProcess(_settings(database_url, inline_nice=nice), store, poll_s=0.05)
+    try:
+        ours = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, grading.pid) == min(19, ours + nice)
+    finally:
+        grading.close()
