@@ -212,6 +212,12 @@ class Settings(BaseSettings):
         description="serve --inline: how much lower the grading process's CPU priority is "
         "(os.nice), so the intake gets the CPU first when they share cores",
     )
+    inline_batch_timeout_s: float = Field(
+        600.0,
+        gt=0,
+        description="serve --inline: a batch grading longer is stopped (its process killed and "
+        "restarted) and tried once more; answers in two such batches are set aside as failed",
+    )
     webhook_allow_private: bool = Field(
         False,
         description="let webhooks reach loopback, link-local and private addresses (tests, "
