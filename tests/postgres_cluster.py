@@ -28,6 +28,10 @@ SETTINGS = (
     "-c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
     "-c full_page_writes=off -c max_connections=200"
 )
+# A server that is stopped as a crash would be (``halt``) and must keep every commit it
+# acknowledged: with ``synchronous_commit=off`` the last ones die with the server's memory.
+# (``fsync=off`` stays: the machine itself does not crash, its page cache survives.)
+DURABLE = SETTINGS.replace("synchronous_commit=off", "synchronous_commit=on")
 
 
 class ClusterError(Exception):
@@ -63,6 +67,7 @@ class Cluster:
     folder: Path
     port: int
     user: str | None  # the OS user the server runs as, when it cannot be this one (root)
+    options: str = SETTINGS
     running: bool = field(default=False)
 
     @property
@@ -70,7 +75,7 @@ class Cluster:
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
 
     @classmethod
-    def start(cls, binaries: Path) -> Cluster:
+    def start(cls, binaries: Path, options: str = SETTINGS) -> Cluster:
         """A new cluster, running; a ``ClusterError`` (and nothing left behind) otherwise."""
         user = SERVER_USER if os.geteuid() == 0 else None
         if user is not None:
@@ -79,7 +84,7 @@ class Cluster:
             except KeyError:
                 raise ClusterError(f"running as root and there is no {user!r} user") from None
         folder = Path(tempfile.mkdtemp(prefix="grader-test-pg-"))
-        cluster = cls(binaries, folder, _free_port(), user)
+        cluster = cls(binaries, folder, _free_port(), user, options)
         try:
             if user is not None:
                 shutil.chown(folder, user)
@@ -98,7 +103,7 @@ class Cluster:
             try:
                 self._server("pg_ctl", "-D", "data", "-l", "server.log", "-w", "-t",
                              str(TIMEOUT_S), "start", "-o",
-                             f"-p {self.port} -k {self.folder} {SETTINGS}")  # fmt: skip
+                             f"-p {self.port} -k {self.folder} {self.options}")  # fmt: skip
             except ClusterError:
                 if attempt == attempts - 1:
                     raise
@@ -106,6 +111,16 @@ class Cluster:
                 continue
             self.running = True
             return
+
+    def halt(self) -> None:
+        """Stop the server at once, as a crash would (``-m immediate``), keeping its data."""
+        if self.running:
+            self.running = False
+            self._server("pg_ctl", "-D", "data", "-m", "immediate", "-w", "stop")
+
+    def resume(self) -> None:
+        """Start a halted server again on the same port (it recovers from its log)."""
+        self._start(attempts=1)
 
     def stop(self) -> None:
         """Stop the server (immediately: nothing in it is kept) and remove its folder."""

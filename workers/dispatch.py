@@ -13,7 +13,7 @@ from grader.service.batches import chunks
 from grader.service.dispatch import Gatherer
 from grader.service.store import StoredSubmission
 from workers.app import create_app
-from workers.queues import GRADE_QUEUE, GRADE_TASK, QUEUES
+from workers.queues import GRADE_QUEUE, GRADE_TASK, waiting
 
 
 class CeleryDispatcher:
@@ -43,13 +43,7 @@ class CeleryDispatcher:
             return False
 
     def queue_depth(self) -> dict[str, int]:
-        import redis
-
-        client = redis.Redis.from_url(self.settings.service.redis_url, socket_timeout=2)
-        try:
-            return {q: int(client.llen(q)) for q in QUEUES}
-        finally:
-            client.close()
+        return waiting(self.settings.service.redis_url)
 
     def close(self) -> None:
         self._gatherer.close()

@@ -12,3 +12,14 @@ IO_QUEUE = "io"  # webhooks; never loads the judge
 QUEUES = (GRADE_QUEUE, IO_QUEUE)
 
 ROUTES = {GRADE_TASK: GRADE_QUEUE, WEBHOOK_TASK: IO_QUEUE}
+
+
+def waiting(redis_url: str, queues: tuple[str, ...] = QUEUES) -> dict[str, int]:
+    """Messages in each queue on the Redis broker, not yet taken by a worker."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url, socket_timeout=2)
+    try:
+        return {q: int(client.llen(q)) for q in queues}
+    finally:
+        client.close()

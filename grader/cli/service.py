@@ -20,11 +20,21 @@ app.add_typer(db_app, name="db")
 
 
 def _store():
+    """The store, migrated; a database that does not answer is said in one line (exit 2, so
+    a supervisor restarting on failure tries again), not a traceback."""
     from grader.config import Settings
+    from grader.service.outages import database_unavailable
     from grader.service.store import Store
 
-    store = Store(Settings().service.database_url)
-    store.migrate()
+    url = Settings().service.database_url
+    store = Store(url)
+    try:
+        store.migrate()
+    except Exception as exc:
+        if not database_unavailable(exc):
+            raise
+        cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise fail(GraderError(f"the database at {_masked(url)} is unavailable: {cause}")) from exc
     return store
 
 

@@ -87,15 +87,21 @@ class GradingLoop:
     the loop ``InlineDispatcher`` runs on a thread and the inline grading process runs alone.
 
     It polls the store rather than an in-memory queue, so after a restart it picks up every
-    submission still queued; ``after_batch`` runs once each batch's grades are committed (and
-    once a round, for webhook retries that came due).
+    submission still queued; ``before_batch`` gets each batch's ids before it is graded,
+    ``after_batch`` runs once its grades are committed (and once a round, for webhook retries
+    that came due).
     """
 
     def __init__(
-        self, settings: Settings, store: Store, graders: Graders, after_batch: Callable[[], object]
+        self,
+        settings: Settings,
+        store: Store,
+        graders: Graders,
+        after_batch: Callable[[], object],
+        before_batch: Callable[[list[int]], object] = lambda ids: None,
     ):
         self.settings, self.store, self.graders = settings, store, graders
-        self._after_batch = after_batch
+        self._after_batch, self._before_batch = after_batch, before_batch
 
     def run(self, wake: threading.Event, stop: threading.Event, poll_s: float) -> None:
         while not stop.is_set():
@@ -111,6 +117,7 @@ class GradingLoop:
         pending = self.store.queue.claim_stale(older_than=timedelta(0))
         retry = False
         for ids in chunks(pending, self.settings.service.batch_size):
+            self._before_batch(ids)
             outcome = grade_stored(self.store, self.graders, ids)
             retry = retry or bool(outcome.retry)
             self._after_batch()

@@ -17,6 +17,11 @@ its batch. So the child stops when the API closes, and dies when the API dies (t
 parent-death signal on Linux, the doorbell's end everywhere). A child that dies is restarted
 with a log line, after a delay that doubles with each quick death (up to ``_MAX_DELAY_S``),
 so a crash loop cannot spin.
+
+A batch still grading after ``GRADER_INLINE_BATCH_TIMEOUT_S`` (a judge that hangs, an answer
+no limit caught) gets its process killed and restarted: its answers, still ``queued``, are
+tried once more. An answer in two batches that ran out of time is set aside as ``failed``,
+with the reason, so one answer cannot stop grading for good.
 """
 
 from __future__ import annotations
@@ -44,7 +49,8 @@ _CONTEXT = multiprocessing.get_context("spawn")
 _STABLE_S = 60.0  # a child that lived this long died by accident, not in a crash loop
 _MAX_DELAY_S = 60.0
 _STOP_S = 30.0  # what a child gets to finish its batch at shutdown before it is killed
-_READY, _FAILED, _GRADED = "ready", "failed", "graded"
+_READY, _FAILED, _GRADED, _BATCH = "ready", "failed", "graded", "batch"
+_TRIES = 2  # batches out of time an answer may be in before it is set aside
 
 
 class InlineProcess:
@@ -60,6 +66,8 @@ class InlineProcess:
         self._closing = threading.Event()
         self._bell_lock = threading.Lock()  # no ring on a doorbell being closed (its fd reused)
         self._failures, self._started_at = 0, 0.0
+        self._batch: tuple[list[int], float] | None = None  # ids grading now, since when
+        self._overruns: dict[int, int] = {}  # submission id: batches out of time it was in
         self._child, self._events, self._bell = self._start()
         message = self._first_message()
         if message[0] != _READY:
@@ -134,16 +142,42 @@ class InlineProcess:
                     kind, detail = self._events.recv()  # mostly "graded"
                     if kind == _FAILED:  # a restarted child that could not load
                         log.error("the inline grading process could not start: %s", detail)
+                    self._batch = (detail, time.monotonic()) if kind == _BATCH else None
                     if not self._events.poll(0):
                         break
             except (EOFError, OSError):  # the child is gone
                 self._child.join(5)
+            self._stop_overrun()
             try:
                 self.courier.send_due()
             except Exception:
                 log.exception("could not read the webhook outbox; trying again")
             if not self._child.is_alive() and not self._closing.is_set():
                 self._restart()
+
+    def _stop_overrun(self) -> None:
+        """Kill a child whose batch ran out of time; set aside its answers on their last try."""
+        limit = self.settings.service.inline_batch_timeout_s
+        if self._batch is None or time.monotonic() - self._batch[1] <= limit:
+            return
+        ids, self._batch = self._batch[0], None
+        log.error("a batch of %d answer(s) graded for over %.0f s; stopping it", len(ids), limit)
+        self._child.kill()
+        self._child.join(5)
+        for i in ids:
+            self._overruns[i] = self._overruns.get(i, 0) + 1
+        spent = [i for i in ids if self._overruns[i] >= _TRIES]
+        if spent:
+            reason = (
+                f"grading did not finish within GRADER_INLINE_BATCH_TIMEOUT_S ({limit:g} s) in "
+                f"{_TRIES} tries: set aside for review"
+            )
+            try:
+                self.store.queue.dead_letter("inline grading", spent, reason)
+            except Exception:  # the database is away: they stay queued, and come back here
+                log.exception("could not set aside %d answer(s)", len(spent))
+                return
+            log.error("%d answer(s) set aside: %s", len(spent), reason)
 
     def _restart(self) -> None:
         self._events.close()
@@ -176,9 +210,12 @@ class InlineProcess:
 
 
 def child_main(settings: Settings, bell: Connection, events: Connection, poll_s: float) -> None:
-    """The grading process: load the judge and exams, say so, grade until the doorbell ends."""
+    """The grading process, at a lower CPU priority (``GRADER_INLINE_NICE``): load the judge
+    and exams, say so, grade until the doorbell ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the API stops us
     _die_with_parent()
+    if settings.service.inline_nice and hasattr(os, "nice"):
+        os.nice(settings.service.inline_nice)  # the intake first: it shares the cores with grading
     wake, stop = threading.Event(), threading.Event()
     threading.Thread(target=_listen, args=(bell, wake, stop), name="doorbell", daemon=True).start()
     from grader.service.exams import Graders
@@ -189,7 +226,13 @@ def child_main(settings: Settings, bell: Connection, events: Connection, poll_s:
         events.send((_FAILED, str(exc) if isinstance(exc, GraderError) else repr(exc)))
         return
     events.send((_READY, ""))
-    loop = GradingLoop(settings, store, graders, after_batch=lambda: events.send((_GRADED, "")))
+    loop = GradingLoop(
+        settings,
+        store,
+        graders,
+        after_batch=lambda: events.send((_GRADED, "")),
+        before_batch=lambda ids: events.send((_BATCH, ids)),
+    )
     try:
         loop.run(wake, stop, poll_s)
     finally:

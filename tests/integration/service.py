@@ -3,6 +3,7 @@ receiver. Every wait is bounded; every process is killed in teardown."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -182,12 +183,21 @@ class Worker:
 
 class WebhookReceiver:
     """A platform's endpoint on 127.0.0.1: checks each signature; refuses some first tries
-    (503) so the retries are exercised."""
+    (503) so the retries are exercised. ``fault`` (the fault soak) picks posts to fail at
+    random: ``"fail"`` answers 500, ``"hang"`` answers only after ``hang_s`` (past the
+    sender's timeout); neither counts as received."""
 
-    def __init__(self, secret: str, refuse_first: Callable[[str], bool] = lambda _: False):
+    def __init__(
+        self,
+        secret: str,
+        refuse_first: Callable[[str], bool] = lambda _: False,
+        fault: Callable[[], str | None] = lambda: None,
+        hang_s: float = 0.0,
+    ):
         self.secret, self.refuse_first = secret, refuse_first
         self.received: list[dict] = []
         self.refused: set[str] = set()
+        self.faults = {"fail": 0, "hang": 0}
         self.lock = threading.Lock()
         receiver = self
 
@@ -196,6 +206,15 @@ class WebhookReceiver:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 payload = json.loads(body)
                 sid = payload["submission_id"]
+                kind = fault()
+                if kind is not None:
+                    with receiver.lock:
+                        receiver.faults[kind] += 1
+                    time.sleep(hang_s if kind == "hang" else 0)
+                    with contextlib.suppress(OSError):  # the sender gave up on a hang
+                        self.send_response(500)
+                        self.end_headers()
+                    return
                 with receiver.lock:
                     if receiver.refuse_first(sid) and sid not in receiver.refused:
                         receiver.refused.add(sid)

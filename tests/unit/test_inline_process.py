@@ -22,12 +22,17 @@ EXAM = "grad_accum_engineer"
 CHOICE = "004-s1-q1"
 
 
-def _settings(database_url: str, banks: list[Path] | None = None) -> Settings:
+def _settings(
+    database_url: str,
+    banks: list[Path] | None = None,
+    scripted_latency_s: float = 0.0,
+    **service: float,
+) -> Settings:
     return Settings(
         service=ServiceSettings(
-            database_url=database_url, banks=banks or [RUBRICS / f"{EXAM}.yaml"]
+            database_url=database_url, banks=banks or [RUBRICS / f"{EXAM}.yaml"], **service
         ),
-        judge=JudgeSettings(backend="scripted"),
+        judge=JudgeSettings(backend="scripted", scripted_latency_s=scripted_latency_s),
         embeddings=EmbeddingSettings(model="none"),
     )
 
@@ -89,3 +94,47 @@ def test_a_judge_that_cannot_load_stops_the_start(database_url):
     settings = _settings(database_url, banks=[RUBRICS / "no-such-bank.yaml"])
     with pytest.raises(GraderError, match=r"could not start: .*no-such-bank"):
         InlineProcess(settings, store)
+
+
+@pytest.mark.parametrize("nice", [0, 7])
+def test_the_grading_process_runs_at_a_lower_cpu_priority(database_url, nice):
+    """The intake gets the CPU first when it shares cores with grading."""
+    store = Store(database_url)
+    store.migrate()
+    grading = InlineProcess(_settings(database_url, inline_nice=nice), store, poll_s=0.05)
+    try:
+        ours = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, grading.pid) == min(19, ours + nice)
+    finally:
+        grading.close()
+
+
+def test_a_batch_that_runs_out_of_time_is_tried_again_then_set_aside(database_url, caplog):
+    """A judge that hangs (60 s a batch, the limit 1 s): the grading process is killed and
+    restarted, the answer tried once more, then set aside as failed with the reason; the
+    answers after it are graded."""
+    store = Store(database_url)
+    store.migrate()
+    platform = store.accounts.add_platform("acme", [EXAM], "k1", "h1", "s1", None)
+    settings = _settings(database_url, scripted_latency_s=60, inline_batch_timeout_s=1)
+    grading = InlineProcess(settings, store, poll_s=0.05)
+    first = grading.pid
+    essay = "Gradient accumulation sums the gradients of several micro-batches before a step."
+    try:
+        with caplog.at_level(logging.ERROR, logger=inline_process.__name__):
+            queued = store.intake.submit(platform, [NewSubmission("e", EXAM, "004-s5-q3", essay)])
+            grading.enqueue([s for s, _ in queued])
+            stuck = lambda: store.intake.submission(platform, "e").status  # noqa: E731
+            wait_for(lambda: stuck() == SubmissionStatus.FAILED, 90, "the answer set aside")
+        assert (
+            "GRADER_INLINE_BATCH_TIMEOUT_S (1 s) in 2 tries"
+            in store.intake.submission(platform, "e").error
+        )
+        assert sum("graded for over 1 s; stopping it" in m for m in caplog.messages) == 2
+        assert grading.pid != first
+
+        queued = store.intake.submit(platform, [NewSubmission("c", EXAM, CHOICE, "B", None)])
+        grading.enqueue([s for s, _ in queued])
+        wait_for(lambda: _graded(store, platform, "c"), 90, "the next answer graded")
+    finally:
+        grading.close()

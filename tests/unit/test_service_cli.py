@@ -112,3 +112,15 @@ def test_platform_add_accepts_a_host_it_cannot_resolve_yet_with_a_warning(tmp_pa
     )
     assert result.exit_code == 0, result.output
     assert "checked again at each delivery" in result.output.replace("\n", "")
+
+
+def test_a_database_that_does_not_answer_is_said_in_one_line(monkeypatch):
+    """The fault soak restarted an API while PostgreSQL was down: it printed a traceback.
+    Port 9 (discard) on this machine refuses the connection at once."""
+    monkeypatch.setenv("GRADER_DATABASE_URL", "postgresql+psycopg://grader:pw@127.0.0.1:9/g")
+    result = runner.invoke(app, ["serve", "--port", "9"])
+    assert result.exit_code == 2, result.output
+    assert "the database at postgresql+psycopg://grader:***@127.0.0.1:9/g is unavailable" in (
+        result.output
+    )
+    assert "Traceback" not in result.output and "pw@" not in result.output
