@@ -26,6 +26,7 @@ from grader.models import (
     Submission,
 )
 from tests.judges import RecordingJudge
+from tests.stack_question import FULL, RUBRIC, Q
 
 FALSE = Conclusion(kind="verdict", expected="错误")
 TWO_POWER = Conclusion(kind="formula", expected="2^(n-1)")
@@ -166,22 +167,6 @@ def test_derived_rubric_carries_it_and_a_rubric_without_one_keeps_its_version():
 
 
 # --- the cap in a graded pipeline run -------------------------------------------------------
-
-Q = Question(id="q1", number="1", section="判断说明", type=QuestionType.SHORT_ANSWER,
-             stem="请判断以下叙述是否正确，并做出解释：栈底元素是不能删除的元素",
-             answer="错误。栈底元素可以最后删除。", points=4)  # fmt: skip
-RUBRIC = Rubric(
-    question_id="q1",
-    points=4,
-    criteria=[
-        Criterion(id="C1", description="判断", points=2, key_points=["栈底元素"]),
-        Criterion(id="C2", description="解释", points=2, key_points=["最后删除"]),
-    ],
-    conclusion=FALSE,
-)
-FULL = json.dumps({"C1": {"evidence": "栈底元素", "rationale": "r", "points": 2},
-                   "C2": {"evidence": "最后删除", "rationale": "r", "points": 2},
-                   "feedback": "好"}, ensure_ascii=False)  # fmt: skip
 
 
 def graded(answers: list[str], rubric: Rubric = RUBRIC) -> list[Grade]:

@@ -3,8 +3,6 @@ it decides only when "is it <expected>?" and "does it differ?" disagree by a mar
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from grader.config import JudgeSettings, Settings
@@ -12,25 +10,10 @@ from grader.engine.conclusion import apply_conclusion
 from grader.engine.conclusion_judge import MARGIN, Ask, reading_of, requests
 from grader.engine.pipeline import Pipeline
 from grader.judge.base import LabelScores
-from grader.models import Bank, Conclusion, Criterion, Question, QuestionType, Rubric, Submission
+from grader.models import Bank, Submission
 from tests.judges import RecordingJudge
+from tests.stack_question import FALSE, FULL, RUBRIC, Q
 
-FALSE = Conclusion(kind="verdict", expected="错误")
-Q = Question(id="q1", number="1", section="判断题", type=QuestionType.SHORT_ANSWER,
-             stem="请判断以下叙述是否正确，并做出解释：栈底元素不能删除。",
-             answer="错误。栈底元素可以在最后删除。", points=4)  # fmt: skip
-RUBRIC = Rubric(
-    question_id="q1",
-    points=4,
-    criteria=[
-        Criterion(id="C1", description="判断", points=2, key_points=["栈底元素"]),
-        Criterion(id="C2", description="解释", points=2, key_points=["最后删除"]),
-    ],
-    conclusion=FALSE,
-)
-FULL = json.dumps({"C1": {"evidence": "栈底元素", "rationale": "r", "points": 2},
-                   "C2": {"evidence": "最后删除", "rationale": "r", "points": 2},
-                   "feedback": "好"}, ensure_ascii=False)  # fmt: skip
 NONE = FULL.replace('"points": 2', '"points": 0')
 RIGHT, WRONG = "错误，栈底元素可以最后删除", "正确，栈底元素不能最后删除"
 UNREAD = "栈底元素等其他元素出栈以后，可以最后删除"  # no verdict word: the rules cannot read it
