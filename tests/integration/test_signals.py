@@ -76,8 +76,9 @@ def bank():
 @pytest.fixture(scope="module")
 def graded(embedder, bank):
     judge = RecordingJudge()
-    settings = Settings(
-        judge=JudgeSettings(backend="scripted"), embeddings=EmbeddingSettings(model=MODEL)
+    settings = Settings(  # every check asked (``judge_plan``): what reaches the judge is the test
+        judge=JudgeSettings(backend="scripted", plan="full"),
+        embeddings=EmbeddingSettings(model=MODEL),
     )
     pipeline = Pipeline(bank, load_rubrics(BANK_PATH, bank), judge, settings, embedder)
     grades = pipeline.grade_many(submissions())
@@ -154,7 +155,7 @@ def test_anchors_most_similar_per_group_and_one_prefix_per_group(embedder, bank)
     rubrics[QID] = rubric.model_copy(update={"anchors": anchors})
     judge = RecordingJudge()
     settings = Settings(
-        judge=JudgeSettings(backend="scripted"),
+        judge=JudgeSettings(backend="scripted", plan="full"),  # anchors go to the judge
         embeddings=EmbeddingSettings(model=MODEL),
         signals=SignalSettings(anchors_k=1),
     )
