@@ -19,8 +19,11 @@ def make_engine(url: str) -> Engine:
     @sa.event.listens_for(engine, "connect")
     def _pragmas(dbapi_connection, _record):
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA busy_timeout=60000")
+        # WAL stays set in the file; switching again needs the write lock, which a connection
+        # opened beside busy ones would be refused ("database is locked"), so only when unset
+        if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
