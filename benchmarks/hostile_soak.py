@@ -12,6 +12,10 @@ platform, on its own threads, keeps posting
   - with ``--kinds … answers``: bulk posts of answers that were pathological for the text handling
     (issue 29 items 1 to 4, at sizes that took seconds, not days, before their fixes).
 The figure is the ratio of the normal platform's p99 POST latency in phase 2 to phase 1.
+With ``--pin`` the hostile process runs on the last CPU and everything else (the server, its
+grading process and the normal client) on the others, in both phases: a hostile platform is
+another machine, so its own client-side CPU (building and sending 8 MiB bodies) should not
+count against the server; without it, on 2 cores, that CPU is most of what phase 2 measures.
 
     python -m benchmarks.hostile_soak --seconds 30 --out benchmarks/results/hostile_soak.json
 """
@@ -119,14 +123,24 @@ class Hostile:
     """The hostile platform's threads, in a process of their own (their client-side work must
     not slow the normal platform's client); ``sent`` counts its requests by kind and status."""
 
-    def __init__(self, base: str, port: int, headers: dict[str, str], kinds: list[str], slow: int):
+    def __init__(
+        self,
+        base: str,
+        port: int,
+        headers: dict[str, str],
+        kinds: list[str],
+        slow: int,
+        cpus: set[int] | None = None,
+    ):
         self.base, self.port, self.headers = base, port, headers
-        self.kinds, self.slow = kinds, slow
+        self.kinds, self.slow, self.cpus = kinds, slow, cpus
         self.sent: dict[str, dict[str, int]] = {}
 
     def run(self, stop, report) -> None:
         """The child process: run the threads until ``stop`` is set, then ``report`` counts."""
         self.stop, self.lock = stop, threading.Lock()
+        if self.cpus:
+            os.sched_setaffinity(0, self.cpus)
         bodies = {"list": b"[" + b"[]," * ((BODY_BYTES - 8) // 3) + b"[]]", "object": _object()}
         threads = [threading.Thread(target=self._post_body, args=(k, bodies[k]))
                    for k in self.kinds if k in bodies]  # fmt: skip
@@ -216,15 +230,29 @@ def main() -> None:
         choices=["list", "object", "answers"],
         help="hostile bodies posted",
     )
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="the hostile process on the last CPU, the rest on the others",
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     kinds = args.kinds
+    hostile_cpus = None
+    if args.pin:
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            parser.error("--pin needs at least 2 CPUs")
+        hostile_cpus = {cpus[-1]}
+        os.sched_setaffinity(0, set(cpus[:-1]))  # the server and its children inherit it
     with tempfile.TemporaryDirectory() as tmp:
         server = Server(Path(tmp))
         try:
             normal_posts(server, 3, "warm")
             alone = normal_posts(server, args.seconds, "alone")
-            hostile = Hostile(server.base, server.port, server.headers("hostile"), kinds, args.slow)
+            hostile = Hostile(
+                server.base, server.port, server.headers("hostile"), kinds, args.slow, hostile_cpus
+            )
             with hostile:
                 time.sleep(2)  # the hostile threads under way
                 beside = normal_posts(server, args.seconds, "beside")
@@ -237,6 +265,7 @@ def main() -> None:
         "p99_ratio": round(summary(beside)["p99_ms"] / summary(alone)["p99_ms"], 2),
         "hostile": {"kinds": kinds, "slow_connections": args.slow, "requests": sent},
         "seconds_per_phase": args.seconds,
+        "pinned": args.pin,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d"),
     }
