@@ -23,12 +23,15 @@ from grader.models import Rubric, Submission
 from tests.conftest import ROOT, RUBRICS
 
 DATA = ROOT / "tests" / "data"
-SETS = ("seed_answers.jsonl", "seed_answers_2.jsonl", "master_keys.jsonl")
+SETS = ("seed_answers.jsonl", "seed_answers_2.jsonl", "seed_answers_3.jsonl", "master_keys.jsonl")
 KINDS = {
     "strong", "partial", "weak", "paraphrase", "english", "off_topic", "wrong", "injection",
     "blank", "master_key",
 }  # fmt: skip
 SET2_KINDS = KINDS - {"blank", "master_key"}
+# set 3 (development data for issue 26's zero gates): per question, how many of each kind
+SET3_KINDS = {"off_topic": 2, "wrong": 2, "weak": 1, "strong": 1, "partial": 1, "paraphrase": 1}
+WORTH_0 = {"off_topic", "wrong", "weak"}
 MASTER_KEYS = (":", "Thought process:", "解：", "答案正确。", '{"C1":', "满分")
 FIELDS = {"id", "question_id", "student", "answer", "human_scores", "human_total", "kind"}
 
@@ -135,6 +138,15 @@ def test_second_set_covers_every_seed_question_with_every_kind(rubrics):
     kinds = Counter((row["question_id"], row["kind"]) for row in answers)
     thin = [(q, k) for q in rubrics for k in sorted(SET2_KINDS) if kinds[q, k] < 2]
     assert thin == []
+
+
+def test_third_set_has_each_kind_per_question_and_its_zero_kinds_score_0(rubrics):
+    answers = rows("seed_answers_3.jsonl")
+    kinds = Counter((row["question_id"], row["kind"]) for row in answers)
+    assert kinds == Counter({(q, k): n for q in rubrics for k, n in SET3_KINDS.items()})
+    assert [row["id"] for row in answers if row["kind"] in WORTH_0 and row["human_total"]] == []
+    full = [row for row in answers if row["kind"] == "strong"]
+    assert all(row["human_total"] == rubrics[row["question_id"]].points for row in full)
 
 
 def test_master_keys_are_the_listed_strings_and_a_rubric_copy_per_question(rubrics):
