@@ -10,9 +10,10 @@ judge is the scripted one: the budget plan asks no criterion check of a Chinese 
 those grades are production's; English answers' judge reading is the script's, not a model's.
 
 Seed set 1 (``tests/data/seed_answers.jsonl``) is development data; seed set 2
-(``seed_answers_2.jsonl``) is held out: read it once per design.
+(``seed_answers_2.jsonl``) is held out: read it once per design. Seed set 3
+(``seed_answers_3.jsonl``) is development data too, written to tune the zero gates on.
 
-    python -m benchmarks.seed_zeros --set 1|2 [--out benchmarks/results/seed_zeros_1.json]
+    python -m benchmarks.seed_zeros --set 1|2|3 [--out benchmarks/results/seed_zeros_1.json]
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from grader.engine.rubrics import load_rubrics
 from grader.judge import make_judge
 from grader.models import Submission
 
-SETS = {"1": "seed_answers.jsonl", "2": "seed_answers_2.jsonl"}
+SETS = {"1": "seed_answers.jsonl", "2": "seed_answers_2.jsonl", "3": "seed_answers_3.jsonl"}
+HELD_OUT = {"2"}
 AT_MOST = 0.1  # the issue's bar for an answer worth 0, as a share of the points
 
 
@@ -98,7 +100,7 @@ def main() -> None:
     seeds = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     result = {
         "benchmark": "seed_zeros",
-        "data": f"{path.name} ({'development' if args.set == '1' else 'held out'}), rubrics/",
+        "data": f"{path.name} ({'held out' if args.set in HELD_OUT else 'development'}), rubrics/",
         "settings": "e5, the shipped scorer, judge plan budget, scripted judge",
         "command": command(),
         "code": code_version("grader", __file__),
