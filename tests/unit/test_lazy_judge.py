@@ -15,9 +15,10 @@ from typer.testing import CliRunner
 
 import grader.embed
 import grader.judge
-from grader.bank.files import save_bank
+from grader.bank.files import load_bank, save_bank
 from grader.cli import app
 from grader.cli.display import RichDisplay
+from grader.errors import ConfigError
 from grader.files.grades import read_grades
 from grader.judge import LazyJudge
 from grader.judge.base import LabelRequest
@@ -96,15 +97,15 @@ def test_a_judge_that_failed_to_load_is_not_loaded_again():
 runner = CliRunner()
 
 
-def grade(tmp_path, monkeypatch, bank, submissions) -> tuple[object, Builds]:
-    builds = Builds()
+def grade(tmp_path, monkeypatch, bank, submissions, builds=None, embed="counting"):
+    builds = builds or Builds()
     monkeypatch.setattr(grader.judge, "make_judge", builds)
     monkeypatch.setattr(grader.embed, "make_embedder", lambda s, progress=None: CountingEmbedder())
     monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("GRADER_JUDGE_PLAN", "budget")
     monkeypatch.delenv("GRADER_FEEDBACK", raising=False)
     args = ["grade", submissions, "--bank", bank, "--out", tmp_path / "grades.jsonl",
-            "--judge", "scripted", "--embed-model", "counting", "--progress", "plain"]  # fmt: skip
+            "--judge", "scripted", "--embed-model", embed, "--progress", "plain"]  # fmt: skip
     return runner.invoke(app, [str(a) for a in args]), builds
 
 
@@ -149,6 +150,22 @@ def test_an_english_exam_builds_the_judge_once_when_it_is_first_asked(tmp_path, 
     judged = [g for g in grades if g.method == "judge"]  # the others off topic, by rule
     assert len(grades) == 3 and judged
     assert all(g.details.judge_mode == "probability" and g.details.checks for g in judged)
+
+
+def test_a_judge_that_cannot_load_ends_the_run_when_first_asked(tmp_path, monkeypatch):
+    """Exit 2 with the cause, as when the judge loaded up front; the objective answers, graded
+    before, are kept (without embeddings every plan asks the judge)."""
+    exam = RUBRICS / "grad_accum_engineer.yaml"
+    answers = ROOT / "examples" / "grad_accum_engineer.submissions.jsonl"
+    builds = Builds(fail=ConfigError("GRADER_JUDGE_MODEL='x' is neither a packaged model"))
+    result, _ = grade(tmp_path, monkeypatch, exam, answers, builds, embed="none")
+    assert result.exit_code == 2, result.output
+    assert builds.built == 1
+    output = " ".join(result.output.split())
+    assert f"{LOADING}: failed" in output and "is neither a packaged model" in output
+    grades = read_grades(tmp_path / "grades.jsonl")
+    objective = {q.id for q in load_bank(exam).questions if q.type.objective}
+    assert len(grades) == 160 and {g.question_id for g in grades} == objective
 
 
 def test_a_counter_restarted_after_the_load_keeps_its_count_and_failures():
