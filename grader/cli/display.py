@@ -49,6 +49,10 @@ class Counter(Protocol):
     def fail(self, n: int) -> None:
         """``n`` of the answers counted ended without a score: the counter shows them, red."""
 
+    def restart(self) -> None:
+        """Start the clock again, the count kept: a wait that is not the counted work (the
+        judge loading on its first request) stays out of the time shown and the estimate."""
+
 
 class Display(Protocol):
     def __enter__(self) -> Self: ...
@@ -168,10 +172,14 @@ class _RichStep:
 class _RichCounter:
     def __init__(self, progress: Progress, task: TaskID, description: str):
         self.progress, self.task, self.description = progress, task, description
-        self.failed = 0
+        self.done = self.failed = 0
 
     def advance(self, n: int) -> None:
+        self.done += n
         self.progress.advance(self.task, n)
+
+    def restart(self) -> None:
+        self.progress.reset(self.task, completed=self.done)
 
     def fail(self, n: int) -> None:
         self.failed += n
@@ -230,6 +238,9 @@ class _PlainCounter:
         if left := _left(elapsed, self.done, self.total):
             line += f", about {left} left"
         self.display.note(escape(line))
+
+    def restart(self) -> None:
+        self.started = time.monotonic()
 
     def fail(self, n: int) -> None:
         self.failed += n

@@ -114,8 +114,9 @@ def grade(
 ) -> None:
     """Grade a submissions file into a grades file, resumably, with a summary at the end.
 
-    Objective questions are graded exactly; the judge and the embedding model are loaded only
-    when there are subjective answers to grade. Blank and off-topic answers score 0 without
+    Objective questions are graded exactly; the embedding model is loaded only when there are
+    subjective answers to grade, the judge only when the first answer needs it (under the
+    judge's budget a Chinese exam may ask it nothing). Blank and off-topic answers score 0 without
     the judge; off-topic ones go to review, near-duplicates to `grader integrity`; review is
     ranked by expected error, at most GRADER_REVIEW_SHARE of each question plus hard reasons.
     Exits 3 when answers are left unscored (the judge failed on them): run the command again

@@ -1,6 +1,8 @@
 """The steps of a ``grader grade`` run, each on the display: the objective answers; the models
 prepared (only the first time on a machine) and loaded; then the subjective answers in
-batches, their signals and their judging counted from the engine's progress events.
+batches, their signals and their judging counted from the engine's progress events. The
+judge is prepared and loaded when the first answer needs it (``LazyJudge``): under the
+judge's budget a Chinese exam may never ask it anything, and then never waits for it.
 
 Trouble the user must know about — a model that cannot load, a judge that stops answering —
 is one line on the terminal that names the log; the libraries' own account is in the log.
@@ -25,6 +27,7 @@ if TYPE_CHECKING:  # the command line starts fast: the engine is imported when a
     from grader.config import Settings
     from grader.engine.pipeline import Pipeline
     from grader.engine.scorer_choice import ScorerChoice
+    from grader.judge import Judge
     from grader.models import Bank, Grade, GradedAnswer, Rubric, Submission
 
 # Judge requests per call in the command line: about a dozen answers' checks in the
@@ -64,21 +67,22 @@ class GradingRun:
         self._batches(pipeline, items, lambda _stage, n: counter.advance(n))
 
     def subjective(self, items: list[Submission], display: Display, log: Path | None) -> None:
-        """The models loaded, then the answers in batches; the judge closed however it ends."""
+        """The embedding model loaded, then the answers in batches; the judge loaded on its
+        first request, and closed however the run ends."""
         try:
             embedder = self._embedder(display)
-            judge = self._judge(display)
         except GraderError as exc:
             display.note(_error_line(exc, log))
             raise typer.Exit(code=2) from exc
         from grader.engine.pipeline import Pipeline
+        from grader.judge import LazyJudge
 
+        judged = self.settings.judge.backend != "none"
+        counters = _SubjectiveCounters(display, len(items), embedder is not None, judged)
+        judge = LazyJudge(lambda: self._judge(display, log, counters)) if judged else None
         try:
             pipeline = Pipeline(
                 self.bank, self.rubrics, judge, self.settings, embedder, scorer=self.scorer
-            )
-            counters = _SubjectiveCounters(
-                display, len(items), embedder is not None, judge is not None
             )
             self._batches(
                 pipeline,
@@ -144,24 +148,31 @@ class GradingRun:
                 embedder.load()
         return embedder
 
-    def _judge(self, display: Display):
+    def _judge(self, display: Display, log: Path | None, counters: _SubjectiveCounters) -> Judge:
+        """The configured judge, prepared and loaded on the display, called on its first
+        request; one that cannot load ends the run (exit 2), the grades written so far kept."""
         from grader.judge import make_judge
         from grader.packaged import awaits_preparation, prepare_model
 
         backend, name = self.settings.judge.backend, self.settings.judge.model
         cache = self.settings.cache.dir.expanduser() / "models"
-        if backend == "none":
-            return None
-        if backend == "vllm" and awaits_preparation(name, cache):
-            with display.step(
-                f"preparing the judge model {name} (once per machine, a few minutes)"
-            ) as step:
-                prepare_model(name, cache, progress=step.say)
         what = (
             f"loading the judge ({name})" if backend == "vllm" else f"starting the {backend} judge"
         )
-        with display.step(what):
-            return make_judge(self.settings)
+        try:
+            if backend == "vllm" and awaits_preparation(name, cache):
+                with display.step(
+                    f"preparing the judge model {name} (once per machine, a few minutes)"
+                ) as step:
+                    prepare_model(name, cache, progress=step.say)
+            with display.step(what):
+                judge = make_judge(self.settings)
+        except GraderError as exc:
+            display.note(_error_line(exc, log))
+            raise typer.Exit(code=2) from exc
+        assert judge is not None  # backend "none" gets no LazyJudge
+        counters.judge_loaded()
+        return judge
 
 
 class _SubjectiveCounters:
@@ -192,6 +203,12 @@ class _SubjectiveCounters:
         if self.judging is not None and self.waiting:
             self.judging.advance(self.waiting)
             self.waiting = 0
+
+    def judge_loaded(self) -> None:
+        """The judge loaded inside its first request: the judging counter's clock starts
+        again, so its time and estimate leave the load out (the load's own step shows it)."""
+        if self.judging is not None:
+            self.judging.restart()
 
     def fail(self, n: int) -> None:
         """``n`` answers of the batch just reported were left unscored."""

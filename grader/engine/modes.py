@@ -16,10 +16,12 @@ writes the feedback).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
-from grader.config import JudgeSettings, ReviewSettings, RuleSettings
+from grader.config import JudgeSettings, ReviewSettings
 from grader.engine.feedback import judge_feedback
+from grader.engine.injected import Flagged
+from grader.engine.injection import Finding
 from grader.engine.probability_grades import probability_grade
 from grader.engine.probability_requests import ProbabilityPlan, ProbabilityWork, ask_labels
 from grader.engine.progress import Progress
@@ -37,9 +39,16 @@ from grader.models import (
     Submission,
 )
 
-AnswerToJudge = tuple[
-    Submission, Any, AnswerSignals | None
-]  # an answer, its mode's plan, its signals
+
+class AnswerToJudge(NamedTuple):
+    """An answer, its mode's plan and signals, and the pipeline's injection decision: the
+    judge reads only this text (the cleaned twin is one more answer, ``injected``); a flagged
+    answer's grade says so in its review reasons."""
+
+    submission: Submission
+    plan: Any
+    signals: AnswerSignals | None
+    flagged: Flagged | None = None
 
 
 class JudgeMode(Protocol):
@@ -52,7 +61,6 @@ class JudgeMode(Protocol):
         judge: Judge,
         items: Sequence[AnswerToJudge],
         settings: JudgeSettings,
-        rules: RuleSettings,
         review: ReviewSettings,
         embed_model: str | None,
         progress: Progress | None = None,
@@ -70,21 +78,19 @@ class VerdictMode:
         judge: Judge,
         items: Sequence[AnswerToJudge],
         settings: JudgeSettings,
-        rules: RuleSettings,
         review: ReviewSettings,
         embed_model: str | None,
         progress: Progress | None = None,
     ) -> list[Grade]:
         work = [
-            VerdictWork.prepare(s, plan, signals, settings, rules) for s, plan, signals in items
+            VerdictWork.prepare(s, plan, signals, _findings(flagged), settings)
+            for s, plan, signals, flagged in items
         ]
         ask_verdicts(judge, work, settings.max_reasks, settings.chunk, progress)
-        grades = []
-        for w in work:
-            replies = w.replies + w.cleaned_replies
-            provenance = verdict_provenance(w, replies, judge, embed_model, settings)
-            grades.append(verdict_grade(w, provenance, review))
-        return grades
+        return [
+            verdict_grade(w, verdict_provenance(w, judge, embed_model, settings), review)
+            for w in work
+        ]
 
 
 class ProbabilityMode:
@@ -98,12 +104,14 @@ class ProbabilityMode:
         judge: Judge,
         items: Sequence[AnswerToJudge],
         settings: JudgeSettings,
-        rules: RuleSettings,
         review: ReviewSettings,
         embed_model: str | None,
         progress: Progress | None = None,
     ) -> list[Grade]:
-        work = [ProbabilityWork.prepare(s, plan, signals, rules) for s, plan, signals in items]
+        work = [
+            ProbabilityWork.prepare(s, plan, signals, _findings(flagged))
+            for s, plan, signals, flagged in items
+        ]
         ask_labels(judge, work, settings.chunk, progress)
         grades = [
             probability_grade(w, probability_provenance(w, judge, embed_model, settings), review)
@@ -112,6 +120,11 @@ class ProbabilityMode:
         if settings.feedback == "judge":
             _written_feedback(judge, work, grades)
         return grades
+
+
+def _findings(flagged: Flagged | None) -> list[Finding]:
+    """What the pipeline flagged in an answer, for its grade's review reasons."""
+    return flagged.findings if flagged is not None else []
 
 
 def _written_feedback(judge: Judge, work: list[ProbabilityWork], grades: list[Grade]) -> None:

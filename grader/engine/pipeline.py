@@ -164,7 +164,7 @@ class Pipeline:
                     self.settings.judge, scoring, question.language, bool(analysis)
                 )
                 plan = self._plan(plans, question, rubric, submission, analysis) if reads else None
-                work[i] = (submission, plan, signals)
+                work[i] = AnswerToJudge(submission, plan, signals, flagged.get(i))
         tell(Stage.SET_ASIDE, sum(i not in work for i in subjective if i not in twins))
         if work:
             counted = _counted(tell, sum(i not in twins for i in work))
@@ -190,27 +190,29 @@ class Pipeline:
         plan is not read by the judge: its criteria are split by coverage (``judge_plan``).
         ``raw_ids``: the cleaned twins' raw answers, whose place they take before the scorer."""
         assert self.judge is not None
-        asked = {i: item for i, item in work.items() if item[1] is not None}
+        asked = {i: item for i, item in work.items() if item.plan is not None}
         unread = [i for i in work if i not in asked]
         if asked:
-            parts = self.settings.judge, self.settings.rules, self.settings.review
+            parts = self.settings.judge, self.settings.review
             judged = self.mode.grade(
                 self.judge, list(asked.values()), *parts, self._embed_model, tell
             )
             grades.update(zip(asked, judged, strict=True))
         for i in unread:
-            submission, _, signals = work[i]
+            submission, signals = work[i].submission, work[i].signals
             question = self._questions[submission.question_id]
             grades[i] = coverage_grade(
                 submission, question, rubrics[question.id], signals, self._embed_model,
                 self.settings.judge, self.settings.review,
             )  # fmt: skip
         tell(Stage.JUDGED, len(unread))  # nothing to wait for, as an answer without requests
-        self._calibrate(grades, [(i, work[i][0]) for i in work], analyses, rubrics, scorer, raw_ids)
+        judged_answers = [(i, item.submission) for i, item in work.items()]
+        self._calibrate(grades, judged_answers, analyses, rubrics, scorer, raw_ids)
         if unread and self.settings.judge.feedback == "judge":  # written once the scorer has spoken
-            asks = {i: (self._questions[work[i][0].question_id], work[i][0].answer) for i in unread}
+            answers = {i: work[i].submission for i in unread}
+            asks = {i: (self._questions[s.question_id], s.answer) for i, s in answers.items()}
             grades.update(write_feedback(self.judge, asks, grades, rubrics))
-        for i, (submission, _, _) in work.items():  # restated questions, known wrong claims
+        for i, (submission, *_) in work.items():  # restated questions, known wrong claims
             question = self._questions[submission.question_id]
             grades[i] = substance.checked(
                 grades[i], submission.answer, question, rubrics[question.id]

@@ -5,8 +5,8 @@ sum over its checks. Evidence is the answer's own span closest to the criterion
 (``closest_evidence``), shown for every criterion so an instructor sees what was found, and it
 cannot be invented; the rationale is the judge's answers in one line; feedback names what is
 missing. Confidence falls with the judge's uncertainty (the distributions' entropy) and with
-the gap to key-point coverage. A suspected injection keeps the lower of the raw and cleaned
-answers' scores. If a check got no distribution the grade is ``unscored``, never a silent 0.
+the gap to key-point coverage. A suspected injection is named among the review reasons; the
+pipeline grades its cleaned twin and keeps the lower grade (``injected``). If a check got no distribution the grade is ``unscored``, never a silent 0.
 """
 
 from __future__ import annotations
@@ -44,15 +44,11 @@ def probability_grade(
     if failed or not item.scores:
         return _unscored(item, failed, provenance)
     plan, answer = item.plan, item.submission.answer
-    criteria, checks = scored_criteria(item, item.scores, answer)
+    criteria, checks = scored_criteria(item)
     score = sum(c.points for c in criteria)
     reasons: list[ReviewReason] = []
     if item.injections:
         reasons.append(injection_reason(item.injections))
-        cleaned = _cleaned(item)
-        if cleaned is not None and sum(c.points for c in cleaned[0]) < score:
-            criteria, checks = cleaned
-            score = sum(c.points for c in criteria)
     rubric = plan.rubric
     coverage = coverage_points(rubric, answer)
     model_free = model_free_points(coverage, item.signals)
@@ -88,15 +84,13 @@ def probability_grade(
     )
 
 
-def scored_criteria(
-    item: ProbabilityWork, scores: list[LabelScores], answer: str
-) -> tuple[list[CriterionScore], list[CheckReading]]:
+def scored_criteria(item: ProbabilityWork) -> tuple[list[CriterionScore], list[CheckReading]]:
     """Criterion scores with evidence and rationale, and each check's distribution."""
-    plan = item.plan
+    plan, answer = item.plan, item.submission.answer
     zh = plan.question.language == "zh"
     per_check = [
         (check, s.probabilities, check.expected_points(s.probabilities), s.mass)
-        for check, s in zip(plan.checks, scores, strict=True)
+        for check, s in zip(plan.checks, item.scores, strict=True)
     ]
     criteria = []
     for criterion in plan.rubric.criteria:
@@ -147,24 +141,6 @@ def _rationale(checks: list[tuple[Check, dict[str, float], float]], zh: bool) ->
 
 def _mean_entropy(checks: list[CheckReading]) -> float:
     return sum(c.entropy for c in checks) / len(checks) if checks else 0.0
-
-
-def _cleaned(
-    item: ProbabilityWork,
-) -> tuple[list[CriterionScore], list[CheckReading]] | None:
-    """The cleaned answer's criteria: all zero when nothing was left once the attempt was cut
-    out, None when the judge failed on it (then the raw answer's result stands)."""
-    if not item.cleaned_requests:
-        zero = [s.model_copy(update={"probabilities": _worst(c)}) for c, s in
-                zip(item.plan.checks, item.scores, strict=True)]  # fmt: skip
-        return scored_criteria(item, zero, "")
-    if any(s.error is not None for s in item.cleaned_scores):
-        return None
-    return scored_criteria(item, item.cleaned_scores, item.cleaned_answer or "")
-
-
-def _worst(check: Check) -> dict[str, float]:
-    return {label: float(i == 0) for i, label in enumerate(check.labels)}
 
 
 def _unscored(

@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from grader.config import RuleSettings
 from grader.engine.checks import Check, checks_for
-from grader.engine.injection import Finding, find_injections, strip_injections
+from grader.engine.injection import Finding
 from grader.engine.progress import Progress, judge_in_chunks
 from grader.engine.prompts import Prompt, defuse_delimiters, probability_prompt, reference_text
 from grader.judge.base import Judge, LabelRequest, LabelScores
-from grader.models import Anchor, AnswerSignals, AnswerVariant, Question, Rubric, Submission
+from grader.models import Anchor, AnswerSignals, Question, Rubric, Submission
 
 # What makes two label requests the same: the conversation ((role, content) pairs), the labels.
 LabelKey = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
@@ -57,9 +56,7 @@ class ProbabilityPlan:
             group=f"{question.id}@{version}+{prompt.version}#{anchor_ids}",
         )
 
-    def requests(
-        self, submission_id: str, answer: str, variant: AnswerVariant
-    ) -> list[LabelRequest]:
+    def requests(self, submission_id: str, answer: str) -> list[LabelRequest]:
         """One request per check; all of them share the answer's part of the prompt."""
         head = self.prompt.render_part(
             "user",
@@ -72,7 +69,7 @@ class ProbabilityPlan:
         )["content"]
         return [
             LabelRequest(
-                id=f"{submission_id}/{variant}/{check.number}",
+                id=f"{submission_id}/{check.number}",
                 group=self.group,
                 messages=[self.system, {"role": "user", "content": f"{head}\n\n{ask}"}],
                 labels=check.labels,
@@ -91,12 +88,9 @@ class ProbabilityWork:
     submission: Submission
     plan: ProbabilityPlan
     signals: AnswerSignals | None = None
-    injections: list[Finding] = field(default_factory=list)
-    requests: list[LabelRequest] = field(default_factory=list)
-    cleaned_requests: list[LabelRequest] = field(default_factory=list)  # span removed
-    cleaned_answer: str | None = None
+    injections: list[Finding] = field(default_factory=list)  # what the pipeline flagged
+    requests: list[LabelRequest] = field(default_factory=list)  # one per check
     scores: list[LabelScores] = field(default_factory=list)
-    cleaned_scores: list[LabelScores] = field(default_factory=list)
 
     @classmethod
     def prepare(
@@ -104,18 +98,10 @@ class ProbabilityWork:
         submission: Submission,
         plan: ProbabilityPlan,
         signals: AnswerSignals | None,
-        rules: RuleSettings,
+        injections: list[Finding],
     ) -> ProbabilityWork:
-        answer = submission.answer
-        item = cls(submission, plan, signals, injections=find_injections(answer))
-        item.requests = plan.requests(submission.id, answer, AnswerVariant.RAW)
-        if item.injections:
-            item.cleaned_answer = strip_injections(answer, item.injections)
-            if len(item.cleaned_answer.strip()) >= rules.min_answer_chars:
-                item.cleaned_requests = plan.requests(
-                    submission.id, item.cleaned_answer, AnswerVariant.CLEANED
-                )
-        return item
+        requests = plan.requests(submission.id, submission.answer)
+        return cls(submission, plan, signals, injections, requests)
 
 
 def ask_labels(
@@ -127,7 +113,7 @@ def ask_labels(
     """Every item's checks, sorted by shared prefix, in one judge call (or sub-batches of
     ``chunk`` requests, each answer reported when its checks are scored); scores land on the
     items."""
-    keyed = [[(_key(r), r) for r in (*item.requests, *item.cleaned_requests)] for item in items]
+    keyed = [[(_key(r), r) for r in item.requests] for item in items]
     unique: dict[LabelKey, LabelRequest] = {}
     for pairs in keyed:
         for key, request in pairs:
@@ -139,8 +125,7 @@ def ask_labels(
         [[key for key, _ in pairs] for pairs in keyed], batch, judge.score_labels, chunk, progress
     )
     for item, pairs in zip(items, keyed, strict=True):
-        got = [by_key[key] for key, _ in pairs]
-        item.scores, item.cleaned_scores = got[: len(item.requests)], got[len(item.requests) :]
+        item.scores = [by_key[key] for key, _ in pairs]
 
 
 def _key(request: LabelRequest) -> LabelKey:

@@ -13,7 +13,6 @@ from grader.models import GradeProvenance, JudgeModeName, Rubric, Sampling
 from grader.version import __version__
 
 if TYPE_CHECKING:
-    from grader.engine.asking import JudgeReply
     from grader.engine.probability_requests import ProbabilityWork
     from grader.engine.verdict_requests import VerdictWork
     from grader.judge.base import Judge
@@ -35,12 +34,11 @@ def rule_provenance(rubric: Rubric, embed_model: str | None) -> GradeProvenance:
 
 def verdict_provenance(
     item: VerdictWork,
-    replies: list[JudgeReply],
     judge: Judge | None,
     embed_model: str | None,
     settings: JudgeSettings,
 ) -> GradeProvenance:
-    plan = item.plan
+    plan, replies = item.plan, item.replies
     return GradeProvenance(
         engine=ENGINE,
         judge_mode=JudgeModeName.VERDICT,
@@ -69,8 +67,7 @@ def probability_provenance(
     item: ProbabilityWork, judge: Judge, embed_model: str | None, settings: JudgeSettings
 ) -> GradeProvenance:
     """The probability mode: no sampling and no generated tokens, one forward step per check."""
-    plan = item.plan
-    scores = item.scores + item.cleaned_scores
+    plan, scores = item.plan, item.scores
     return GradeProvenance(
         engine=ENGINE,
         judge_mode=JudgeModeName.PROBABILITY,

@@ -1,8 +1,8 @@
 """From the judge's checked verdicts to one grade: points, confidence and review reasons.
 
 Per criterion the median of the samples' points, after each quote is checked against the
-answer (``grader.engine.evidence``). For a suspected injection the lower of the raw and the
-cleaned answer's scores is kept. Confidence falls with the samples' spread and with the gap to
+answer (``grader.engine.evidence``). A suspected injection is named among the review reasons;
+the pipeline grades its cleaned twin and keeps the lower grade (``injected``). Confidence falls with the samples' spread and with the gap to
 key-point coverage (wording and, with embeddings, meaning): they fail on different answers.
 A judge that gave no verdict yields ``unscored`` with a reason, never a silent 0.
 """
@@ -88,7 +88,6 @@ def _scored(
     feedback = good[0].feedback
     if item.injections:
         reasons.append(injection_reason(item.injections))
-        criteria, score, feedback = _lower_of_cleaned(item, criteria, score, feedback)
     if len(good) < len(item.replies):
         reasons.append(
             ReviewReason(
@@ -138,18 +137,3 @@ def _unscored(item: VerdictWork, provenance: GradeProvenance) -> Grade:
     why = f"no valid verdict after {replies[0].attempts} attempt(s): {reason}"
     transient = all(r.transient for r in replies)
     return unscored_grade(item.submission, item.plan.rubric, transient, why, provenance)
-
-
-def _lower_of_cleaned(
-    item: VerdictWork, criteria: list[CriterionScore], score: float, feedback: str
-) -> tuple[list[CriterionScore], float, str]:
-    """The cleaned answer's result when it scores lower (an answer that was nothing but the
-    attempt has no cleaned requests and scores 0), pending review either way."""
-    cleaned_good = [r.verdict for r in item.cleaned_replies if r.verdict is not None]
-    if not cleaned_good and item.cleaned_requests:
-        return criteria, score, feedback  # the judge failed on the cleaned answer: keep raw
-    c_criteria, _, _ = aggregate(cleaned_good, item.plan.rubric, item.cleaned_answer or "")
-    c_score = sum(c.points for c in c_criteria)
-    if c_score < score:  # keep the lower score, pending review
-        return c_criteria, c_score, (cleaned_good[0].feedback if cleaned_good else "")
-    return criteria, score, feedback

@@ -4,7 +4,8 @@ A ``VerdictPlan`` is made once per question and anchor group: the rubric, its ve
 the rendered system message (rules, rubric, reference, anchors), the verdict schema and the
 token budget. Every answer in the group reuses it and adds only its own user message, so the
 backend sees byte-identical prefixes back to back. Requests are one per self-consistency
-sample, plus a second set on the answer with a suspected injection cut out.
+sample, on the answer as given: a suspected injection's cleaned text is an answer of its own
+(``injected``), not a second set here.
 """
 
 from __future__ import annotations
@@ -13,15 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from grader.config import JudgeSettings, RuleSettings
+from grader.config import JudgeSettings
 from grader.engine import asking
 from grader.engine.asking import JudgeReply
-from grader.engine.injection import Finding, find_injections, strip_injections
+from grader.engine.injection import Finding
 from grader.engine.progress import Progress, judge_in_chunks
 from grader.engine.prompts import Prompt, judge_prompt, judge_system, judge_user
 from grader.engine.verdict import token_budget, verdict_schema
 from grader.judge.base import Judge, JudgeRequest
-from grader.models import Anchor, AnswerSignals, AnswerVariant, Question, Rubric, Submission
+from grader.models import Anchor, AnswerSignals, Question, Rubric, Submission
 
 # What makes two requests the same: the conversation ((role, content) pairs) and the sampling
 # (temperature, seed, max_tokens).
@@ -64,14 +65,14 @@ class VerdictPlan:
         )
 
     def requests(
-        self, submission_id: str, answer: str, variant: AnswerVariant, settings: JudgeSettings
+        self, submission_id: str, answer: str, settings: JudgeSettings
     ) -> list[JudgeRequest]:
         """One request per self-consistency sample, differing only in the seed."""
         user = judge_user(self.prompt, self.question, self.rubric, answer, self.anchors)
         messages = [self.system, user]
         return [
             JudgeRequest(
-                id=f"{submission_id}/{variant}/{k}",
+                id=f"{submission_id}/{k}",
                 group=self.group,
                 messages=messages,
                 json_schema=self.json_schema,
@@ -92,12 +93,9 @@ class VerdictWork:
     submission: Submission
     plan: VerdictPlan
     signals: AnswerSignals | None = None
-    injections: list[Finding] = field(default_factory=list)
-    requests: list[JudgeRequest] = field(default_factory=list)  # samples on the raw answer
-    cleaned_requests: list[JudgeRequest] = field(default_factory=list)  # samples, span removed
-    cleaned_answer: str | None = None
+    injections: list[Finding] = field(default_factory=list)  # what the pipeline flagged
+    requests: list[JudgeRequest] = field(default_factory=list)  # one per sample
     replies: list[JudgeReply] = field(default_factory=list)
-    cleaned_replies: list[JudgeReply] = field(default_factory=list)
 
     @classmethod
     def prepare(
@@ -105,19 +103,11 @@ class VerdictWork:
         submission: Submission,
         plan: VerdictPlan,
         signals: AnswerSignals | None,
+        injections: list[Finding],
         settings: JudgeSettings,
-        rules: RuleSettings,
     ) -> VerdictWork:
-        answer = submission.answer
-        item = cls(submission, plan, signals, injections=find_injections(answer))
-        item.requests = plan.requests(submission.id, answer, AnswerVariant.RAW, settings)
-        if item.injections:
-            item.cleaned_answer = strip_injections(answer, item.injections)
-            if len(item.cleaned_answer.strip()) >= rules.min_answer_chars:
-                item.cleaned_requests = plan.requests(
-                    submission.id, item.cleaned_answer, AnswerVariant.CLEANED, settings
-                )
-        return item
+        requests = plan.requests(submission.id, submission.answer, settings)
+        return cls(submission, plan, signals, injections, requests)
 
 
 def ask_verdicts(
@@ -129,9 +119,7 @@ def ask_verdicts(
 ) -> None:
     """Ask the judge about every item's requests in one batch (or sub-batches of ``chunk``
     requests, re-asks within each); replies land on the items."""
-    keyed = [
-        [(_request_key(r), r) for r in (*item.requests, *item.cleaned_requests)] for item in items
-    ]
+    keyed = [[(_request_key(r), r) for r in item.requests] for item in items]
     # Identical answers to one question (copies, one-word answers, an injection stripped
     # back to its clean twin) are judged once and share the verdict.
     unique: dict[RequestKey, JudgeRequest] = {}
@@ -148,8 +136,7 @@ def ask_verdicts(
         progress,
     )
     for item, pairs in zip(items, keyed, strict=True):
-        got = [by_key[key] for key, _ in pairs]
-        item.replies, item.cleaned_replies = got[: len(item.requests)], got[len(item.requests) :]
+        item.replies = [by_key[key] for key, _ in pairs]
 
 
 def _request_key(request: JudgeRequest) -> RequestKey:

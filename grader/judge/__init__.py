@@ -9,8 +9,9 @@ from __future__ import annotations
 from grader.config import Settings
 from grader.errors import ConfigError
 from grader.judge.base import Completion, Judge, JudgeRequest
+from grader.judge.lazy import LazyJudge
 
-__all__ = ["Completion", "Judge", "JudgeRequest", "make_judge"]
+__all__ = ["Completion", "Judge", "JudgeRequest", "LazyJudge", "make_judge"]
 
 
 def _scripted(settings: Settings) -> Judge:

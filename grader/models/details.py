@@ -43,8 +43,8 @@ class JudgeModeName(StrEnum):
 
 
 class AnswerVariant(StrEnum):
-    """An answer as written, or its cleaned twin (a suspected injection cut out): the text a
-    judge request carries, and whose grade of the two stands."""
+    """An answer as written, or its cleaned twin (a suspected injection cut out): whose grade
+    of the two stands."""
 
     RAW = "raw"
     CLEANED = "cleaned"

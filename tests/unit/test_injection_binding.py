@@ -4,19 +4,22 @@ alone. The judge here is fooled by every attempt (top label whenever it sees one
 small model can be; the grade must not follow it."""
 
 import json
+from collections import Counter
 from functools import cache
 from pathlib import Path
 
 import pytest
 
 from grader.bank.files import load_bank
-from grader.config import JudgeSettings, Settings
+from grader.config import JudgeSettings, ReviewSettings, Settings, SignalSettings
+from grader.engine.injected import flag
 from grader.engine.injection import find_injections
+from grader.engine.modes import MODES, AnswerToJudge
 from grader.engine.pipeline import Pipeline
 from grader.engine.progress import Stage
 from grader.engine.rubrics import load_rubrics
 from grader.judge.scripted import coverage_labels
-from grader.models import GradedAnswer, ReviewCode, Submission
+from grader.models import Anchor, GradedAnswer, ReviewCode, Submission
 from tests.conftest import RUBRICS
 from tests.embedders import CountingEmbedder
 from tests.judges import RecordingJudge
@@ -126,16 +129,58 @@ def test_the_lower_grade_is_the_cleaned_one_and_both_are_recorded():
     assert result.score == min(recorded.raw_score, recorded.cleaned_score)
 
 
-def test_the_cleaned_twin_costs_no_extra_judge_request():
+@pytest.mark.parametrize("mode", ["probability", "verdict"])
+def test_a_flagged_answer_is_judged_raw_and_cleaned_once_each(mode):
+    """The judge reads the raw answer and its cleaned twin, nothing more: no mode asks about
+    the cleaned text again. The rubric holds more anchors than the judge is shown, so the raw
+    answer and the twin see different ones and a second cleaned reading would not be shared."""
     case = next(c for c in PAIRS if c["id"] == "inj-01")
+    qid = case["question_id"]
+    bank, rubrics = bank_of(qid)
+    rubric = rubrics[qid]
+    zero = {c.id: 0.0 for c in rubric.criteria}
+    anchors = [
+        Anchor(id="far", answer="与本题无关的一段文字。", scores=zero),
+        Anchor(id="near", answer=case["injected"], scores=zero),  # nearest the raw answer
+    ]
+    shown_one = {**rubrics, qid: rubric.model_copy(update={"anchors": anchors})}
+    settings = Settings(
+        judge=JudgeSettings(backend="scripted", mode=mode, plan="full"),
+        signals=SignalSettings(anchors_k=1),
+    )
     judge = RecordingJudge(label_script=fooled)
-    grade(case["question_id"], case["injected"], judge=judge, plan="full")
-    requests = [r for call in judge.calls for r in call]
-    variants = sorted({r.id.split("/")[1] for r in requests})
-    assert variants == ["cleaned", "raw"]  # the twin's requests are the raw answer's cleaned ones
-    rubric = bank_of(case["question_id"])[1][case["question_id"]]
-    checks = len(requests) // 2
-    assert checks >= len(rubric.criteria)
+    submission = Submission(id="s1", question_id=qid, answer=case["injected"])
+    pipe = Pipeline(bank, shown_one, judge, settings, embedder=CountingEmbedder())
+    (result,) = pipe.grade_many([submission])
+    asked = Counter(r.answer for call in judge.calls for r in call)
+    cleaned = flag(case["injected"]).cleaned
+    per_answer = settings.judge.samples if mode == "verdict" else asked[case["injected"]]
+    assert per_answer >= 1
+    assert asked == {case["injected"]: per_answer, cleaned: per_answer}
+    assert result.details.injection is not None and result.needs_review
+
+
+@pytest.mark.parametrize("mode", ["probability", "verdict"])
+def test_a_mode_judges_the_text_it_is_given_and_names_the_flag(mode):
+    """The pipeline's injection decision reaches the grade's review reasons; the mode itself
+    asks about the answer as given, once."""
+    case = next(c for c in PAIRS if c["id"] == "inj-01")
+    qid = case["question_id"]
+    bank, rubrics = bank_of(qid)
+    question = next(q for q in bank.questions if q.id == qid)
+    settings = JudgeSettings(backend="scripted", mode=mode)
+    judge_mode = MODES[mode]
+    plan = judge_mode.plan(question, rubrics[qid], [], settings)
+    submission = Submission(id="s1", question_id=qid, answer=case["injected"])
+    judge = RecordingJudge(label_script=fooled)
+    flagged = AnswerToJudge(submission, plan, None, flag(case["injected"]))
+    (marked,) = judge_mode.grade(judge, [flagged], settings, ReviewSettings(), None)
+    assert {r.answer for call in judge.calls for r in call} == {case["injected"]}
+    assert ReviewCode.SUSPECTED_INJECTION in {r.code for r in marked.review_reasons}
+    assert marked.needs_review
+    plain = AnswerToJudge(submission, plan, None)
+    (unmarked,) = judge_mode.grade(judge, [plain], settings, ReviewSettings(), None)
+    assert ReviewCode.SUSPECTED_INJECTION not in {r.code for r in unmarked.review_reasons}
 
 
 def test_verdict_mode_binds_too():

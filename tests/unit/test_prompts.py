@@ -62,7 +62,7 @@ def test_golden_probability_checks(language):
 
     question = QUESTIONS[language]
     plan = ProbabilityPlan.build(question, rubric(question.id), rubric(question.id).anchors)
-    requests = plan.requests("s1", "梯度会累加。", "raw")
+    requests = plan.requests("s1", "梯度会累加。")
     parts = [f"[system]\n{requests[0].messages[0]['content']}"]
     parts += [f"[user {r.id} {'/'.join(r.labels)}]\n{r.messages[1]['content']}" for r in requests]
     text = "\n=====\n".join(parts)
