@@ -1,0 +1,184 @@
+"""One answer, one grade (issue 27, item 0): the designs that read no classmates. Dev only.
+
+Two things read the answers that share a run: the scorer's ``cohort_reference_z`` (the
+reference margin as a z-score among the question's answers) and the off-topic rule's rescue
+(``AnswerSignals.peer_margin``: an answer below the zero margin is graded when it sits among
+its classmates' answers). Graded in a file of its own, an answer has neither, so its score
+depends on who shares the run. The issue makes one score per answer a requirement, so the
+shipped design may read neither; this compares what can take their place, every design
+cross-validated by the production procedure (``benchmarks.scorer_data.rule_and_scorer``:
+``cv_grades``, GroupKFold(5) by question, copy rule and bands, over every answer a rule or the
+scorer grades, the rule's zeros included) on the development parts (Mohler dev half, ADS dev).
+
+The decision rule, written down before any figure of the wording rescue was computed (the
+figures of dropping either feature were in docs/research/benchmarks-log.md already: "The cohort
+z-score", "The off-topic rule, second round"):
+
+1. The z-score: no batch-free replacement is at hand, so it is dropped and the scorer refit
+   without it (the English judge scorer kept, on the signals without the z-score).
+2. The classmates rescue is replaced by one that reads the answer and the rubric only: an
+   answer below the zero margin is graded when its n-gram coverage of the rubric's key points
+   (``grader.engine.coverage``: the rubric's own words, no model) reaches C, C in 0.05, 0.1,
+   0.15, 0.2, 0.25. A C is admissible when every blatant off-topic text below the zero margin
+   stays under it, each graded alone against every development question of its language (the
+   English texts of ``offtopic_veto`` against Mohler's, the Chinese ones against ADS's). Of the
+   admissible ones, the C with the highest Mohler development Pearson without graded answers
+   ships if it beats no rescue (every answer below the zero margin 0) by at least 0.01 there
+   and is not lower with 5 or with 10 graded answers; otherwise no rescue ships.
+
+    python -m benchmarks.one_grade --out benchmarks/results/one_grade.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from pathlib import Path
+
+from threadpoolctl import threadpool_limits
+
+from benchmarks.common import code_version
+from benchmarks.offtopic_veto import ENGLISH_OFF_TOPIC, ZERO_MARGIN, by_topic_alone
+from benchmarks.scorer_cohort import WITHOUT_Z, without_z
+from benchmarks.scorer_data import load_table, rule_and_scorer
+from benchmarks.scorer_judge import judge_readings, judge_seen
+from grader.calibrate.scorer_fit import SHIPPED, ScorerDesign, fit_stages
+from grader.calibrate.scorer_rows import ScorerRow
+
+WORDING = (0.05, 0.1, 0.15, 0.2, 0.25)
+PEERS = 0.045  # the classmates rule as shipped before (``offtopic_peer_margin``)
+
+
+def rescued(rows: list[ScorerRow], readings: dict[str, dict], keep) -> list[ScorerRow]:
+    """The rows with each answer the off-topic rule zeroed graded where ``keep(row)`` holds,
+    with the judge's reading of it where it is English (the judge's reading is weighed there)."""
+    out = []
+    for row in rows:
+        if row.rule == "off_topic" and keep(row):
+            english = row.features.language == "en"
+            judge = judge_seen(readings.get(row.id)) if english else None
+            row = row.model_copy(update={"rule": None, "judge": judge})
+        out.append(row)
+    return out
+
+
+def blatant_wording() -> dict[str, list[dict]]:
+    """Each blatant text graded alone against every development question of its language:
+    its topic margin and its n-gram coverage of the question's derived rubric."""
+    from benchmarks.datasets import as_bank, load
+    from benchmarks.scorer_features import settings_for_table
+    from benchmarks.scorer_lexical import INTEGRATION_OFF_TOPIC
+    from benchmarks.signal_calibration import OFF_TOPIC
+    from grader.embed import Embedder
+    from grader.engine.coverage import coverage_points
+    from grader.engine.rubrics import rubric_for
+    from grader.engine.signals import analyze_question
+    from grader.models import Submission
+    from grader.text import language_of
+
+    settings = settings_for_table()
+    embedder = Embedder(settings.embeddings.model, batch_size=settings.embeddings.batch_size)
+    chinese = tuple(t for t in (*OFF_TOPIC, *INTEGRATION_OFF_TOPIC) if language_of(t) == "zh")
+    out: dict[str, list[dict]] = {}
+    for dataset, texts in (("mohler", ENGLISH_OFF_TOPIC), ("ads", chinese)):
+        items, parts, language = load(dataset)
+        dev = {i.question_id for i in items if parts[i.id] == "dev"}
+        out[dataset] = []
+        for question in (q for q in as_bank(dataset, items, language).questions if q.id in dev):
+            rubric = rubric_for(question, {})
+            for n, text in enumerate(texts):
+                me = Submission(id=f"blatant-{n}", question_id=question.id, answer=text)
+                signals = analyze_question(question, rubric, [me], embedder, settings.signals)
+                out[dataset].append({
+                    "question": question.id, "text": n,
+                    "topic_margin": signals.signals[me.id].topic_margin,
+                    "ngram_coverage": round(coverage_points(rubric, text) / rubric.points, 4),
+                })  # fmt: skip
+    return out
+
+
+def figures(rows: list[ScorerRow], design: ScorerDesign) -> dict:
+    """Dev CV per setting and data set: Pearson, MAE and n; the answers the rule zeroed."""
+    zeros = [r for r in rows if r.rule == "off_topic"]
+    found = rule_and_scorer(rows, lambda train: fit_stages(train, design))
+    return {
+        "zeroed": len(zeros),
+        "cv": {f"{setting} {dataset}": {"pearson": r, "mae": mae, "n": n}
+               for setting, by in found.items() for dataset, (r, mae, n) in by.items()},
+    }  # fmt: skip
+
+
+def decide(designs: dict, highest: float) -> str:
+    """The rule in the docstring, applied to the rescue (the z-score is dropped by rule 1)."""
+    base = designs["z dropped, no rescue"]["cv"]
+    admissible = {c: designs[f"z dropped, wording rescue >= {c}"]["cv"] for c in WORDING
+                  if highest < c}  # fmt: skip
+    if not admissible:
+        return "no admissible C: no rescue"
+    c, best = max(admissible.items(), key=lambda kv: kv[1]["none mohler"]["pearson"])
+    gain = best["none mohler"]["pearson"] - base["none mohler"]["pearson"]
+    kept = all(
+        best[f"{s} mohler"]["pearson"] >= base[f"{s} mohler"]["pearson"]
+        for s in ("graded5", "graded10")
+    )
+    if gain >= 0.01 and kept:
+        return f"wording rescue at C = {c} ships (+{gain:.3f} Mohler none over no rescue)"
+    return f"no rescue: the best admissible C = {c} gains {gain:+.3f}, graded5/10 kept: {kept}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore", category=UserWarning)
+    threadpool_limits(1)
+    started = time.perf_counter()
+    table = [r for r in load_table() if r.part == "dev"]  # the classmates rule's rows
+    readings = judge_readings("vllm", past_off_topic=True)
+    alone = by_topic_alone(table)  # every answer below the zero margin 0
+    stripped = [without_z(r) for r in alone]
+    peers = rescued(stripped, readings, lambda r: (r.features.peer_margin or -1) >= PEERS)
+    designs = {
+        "shipped: z-score, classmates rescue": (table, SHIPPED),
+        "z-score, no rescue": (alone, SHIPPED),
+        "z dropped, classmates rescue": (peers, WITHOUT_Z),
+        "z dropped, no rescue": (stripped, WITHOUT_Z),
+        **{
+            f"z dropped, wording rescue >= {c}": (
+                rescued(stripped, readings, lambda r, c=c: r.features.ngram_coverage >= c),
+                WITHOUT_Z,
+            )
+            for c in WORDING
+        },
+    }
+    found = {}
+    for name, (rows, design) in designs.items():
+        found[name] = figures(rows, design)
+        print(name, json.dumps(found[name]), flush=True)
+    blatant = blatant_wording()
+    below = [b for v in blatant.values() for b in v if b["topic_margin"] < ZERO_MARGIN]
+    highest = max(b["ngram_coverage"] for b in below)
+    result = {
+        "benchmark": "one_grade",
+        "code": code_version("grader", "benchmarks/*.py"),
+        "split": "development parts only (benchmarks/splits.py)",
+        "folds": "GroupKFold(5) by question",
+        "designs": found,
+        "blatant": {
+            "pairs": sum(map(len, blatant.values())),
+            "below_zero_margin": len(below),
+            "highest_ngram_coverage_below": highest,
+            "texts": blatant,
+        },
+        "decision": decide(found, highest),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    print("blatant below the zero margin:", len(below), "highest n-gram coverage:", highest)
+    print("decision:", result["decision"])
+    args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", "utf-8")
+
+
+if __name__ == "__main__":
+    main()
