@@ -26,7 +26,14 @@ z-score", "The off-topic rule, second round"):
    ships if it beats no rescue (every answer below the zero margin 0) by at least 0.01 there
    and is not lower with 5 or with 10 graded answers; otherwise no rescue ships.
 
+**Second round**, written after the first round's figures and before any of its own: no C
+was admissible (blatant English text reaches 0.5 of a derived rubric's wording, through
+function words: "the", "is", "to"). The same rescue on the key points' content words only
+(``content_coverage``: Latin words of at least 4 letters, Chinese bigrams as before), C in
+0.1, 0.2; the same admissibility and shipping rule, against the first round's "no rescue".
+
     python -m benchmarks.one_grade --out benchmarks/results/one_grade.json
+    python -m benchmarks.one_grade --out benchmarks/results/one_grade.json --content
 """
 
 from __future__ import annotations
@@ -41,13 +48,15 @@ from threadpoolctl import threadpool_limits
 
 from benchmarks.common import code_version
 from benchmarks.offtopic_veto import ENGLISH_OFF_TOPIC, ZERO_MARGIN, by_topic_alone
-from benchmarks.scorer_cohort import WITHOUT_Z, without_z
+from benchmarks.scorer_cohort import WITH_Z, WITHOUT_Z, without_z
 from benchmarks.scorer_data import load_table, rule_and_scorer
 from benchmarks.scorer_judge import judge_readings, judge_seen
-from grader.calibrate.scorer_fit import SHIPPED, ScorerDesign, fit_stages
+from grader.calibrate.scorer_fit import ScorerDesign, fit_stages
 from grader.calibrate.scorer_rows import ScorerRow
 
 WORDING = (0.05, 0.1, 0.15, 0.2, 0.25)
+CONTENT = (0.1, 0.2)
+MIN_LATIN = 4  # letters: shorter English words are mostly function words
 PEERS = 0.045  # the classmates rule as shipped before (``offtopic_peer_margin``)
 
 
@@ -99,6 +108,87 @@ def blatant_wording() -> dict[str, list[dict]]:
     return out
 
 
+def content_coverage(rubric, answer: str) -> float:
+    """``coverage_points`` / points on content words only: the key points' Latin words of at
+    least ``MIN_LATIN`` letters and their Chinese bigrams."""
+    from grader.text import features
+
+    def content(text: str) -> set[str]:
+        return {f for f in features(text) if not f.isascii() or len(f) >= MIN_LATIN}
+
+    have, covered = content(answer), 0.0
+    for criterion in rubric.criteria:
+        wanted = [content(p) for p in (criterion.key_points or [criterion.description])]
+        shares = [len(w & have) / len(w) if w else 0.0 for w in wanted]
+        covered += criterion.points * sum(shares) / len(shares)
+    return covered / rubric.points
+
+
+def dev_rubrics() -> dict[str, object]:
+    """The derived rubric of every question, by the table's ``dataset:question`` id."""
+    from benchmarks.datasets import as_bank, load
+    from grader.engine.rubrics import rubric_for
+
+    out = {}
+    for dataset in ("mohler", "ads"):
+        items, _, language = load(dataset)
+        for q in as_bank(dataset, items, language).questions:
+            out[f"{dataset}:{q.id}"] = rubric_for(q, {})
+    return out
+
+
+def blatant_content() -> list[float]:
+    """The content coverage of each blatant text below the zero margin (first round's pairs)."""
+    from benchmarks.datasets import as_bank, load
+    from benchmarks.scorer_lexical import INTEGRATION_OFF_TOPIC
+    from benchmarks.signal_calibration import OFF_TOPIC
+    from grader.engine.rubrics import rubric_for
+    from grader.text import language_of
+
+    chinese = tuple(t for t in (*OFF_TOPIC, *INTEGRATION_OFF_TOPIC) if language_of(t) == "zh")
+    found = blatant_wording()
+    out = []
+    for dataset, texts in (("mohler", ENGLISH_OFF_TOPIC), ("ads", chinese)):
+        items, _, language = load(dataset)
+        questions = {q.id: q for q in as_bank(dataset, items, language).questions}
+        for b in found[dataset]:
+            if b["topic_margin"] < ZERO_MARGIN:
+                rubric = rubric_for(questions[b["question"]], {})
+                out.append(round(content_coverage(rubric, texts[b["text"]]), 4))
+    return out
+
+
+def second_round(path: Path) -> None:
+    """The content-word rescue, beside the first round's figures in ``path``."""
+    result = json.loads(path.read_text(encoding="utf-8"))
+    readings = judge_readings("vllm", past_off_topic=True)
+    stripped = [without_z(r) for r in by_topic_alone([r for r in load_table() if r.part == "dev"])]
+    rubrics = dev_rubrics()
+    blatant = blatant_content()
+    highest = max(blatant)
+    found = {}
+    for c in (c for c in CONTENT if highest < c):  # an inadmissible C is not measured
+        rows = rescued(stripped, readings,
+                       lambda r, c=c: content_coverage(rubrics[r.question], r.answer) >= c)  # fmt: skip
+        found[f"z dropped, content rescue >= {c}"] = figures(rows, WITHOUT_Z)
+        print(c, json.dumps(found[f"z dropped, content rescue >= {c}"]), flush=True)
+    base = result["designs"]["z dropped, no rescue"]["cv"]
+    admissible = {c: found[f"z dropped, content rescue >= {c}"]["cv"] for c in CONTENT
+                  if highest < c}  # fmt: skip
+    decision = "no admissible C: no rescue"
+    if admissible:
+        c, best = max(admissible.items(), key=lambda kv: kv[1]["none mohler"]["pearson"])
+        gain = best["none mohler"]["pearson"] - base["none mohler"]["pearson"]
+        kept = all(best[f"{s} mohler"]["pearson"] >= base[f"{s} mohler"]["pearson"]
+                   for s in ("graded5", "graded10"))  # fmt: skip
+        ships = gain >= 0.01 and kept
+        decision = f"C = {c}: {gain:+.3f} Mohler none, graded5/10 kept: {kept}; ships: {ships}"
+    result["second_round"] = {"designs": found, "blatant_content_below": sorted(blatant),
+                              "highest": highest, "decision": decision}  # fmt: skip
+    print("highest blatant content coverage:", highest, "decision:", decision)
+    path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", "utf-8")
+
+
 def figures(rows: list[ScorerRow], design: ScorerDesign) -> dict:
     """Dev CV per setting and data set: Pearson, MAE and n; the answers the rule zeroed."""
     zeros = [r for r in rows if r.rule == "off_topic"]
@@ -131,19 +221,23 @@ def decide(designs: dict, highest: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--content", action="store_true", help="the second round, into --out")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=UserWarning)
     threadpool_limits(1)
+    if args.content:
+        second_round(args.out)
+        return
     started = time.perf_counter()
-    table = [r for r in load_table() if r.part == "dev"]  # the classmates rule's rows
     readings = judge_readings("vllm", past_off_topic=True)
-    alone = by_topic_alone(table)  # every answer below the zero margin 0
+    # every answer below the zero margin 0, whichever rule the table was built with
+    alone = by_topic_alone([r for r in load_table() if r.part == "dev"])
     stripped = [without_z(r) for r in alone]
-    peers = rescued(stripped, readings, lambda r: (r.features.peer_margin or -1) >= PEERS)
+    peers = rescued(alone, readings, lambda r: (r.features.peer_margin or -1) >= PEERS)
     designs = {
-        "shipped: z-score, classmates rescue": (table, SHIPPED),
-        "z-score, no rescue": (alone, SHIPPED),
-        "z dropped, classmates rescue": (peers, WITHOUT_Z),
+        "shipped: z-score, classmates rescue": (peers, WITH_Z),
+        "z-score, no rescue": (alone, WITH_Z),
+        "z dropped, classmates rescue": ([without_z(r) for r in peers], WITHOUT_Z),
         "z dropped, no rescue": (stripped, WITHOUT_Z),
         **{
             f"z dropped, wording rescue >= {c}": (
