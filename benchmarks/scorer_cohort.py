@@ -5,7 +5,8 @@ the same run, so a grade depends on who shares the run. Three designs, each cros
 the production procedure (``grader.calibrate.scorer_cv.cv_grades``, GroupKFold(5) by question,
 copy rule and bands included) on the development parts (Mohler dev half, ADS dev part):
 
-- ``shipped``: the shipped design, the z-score read wherever a question has 5 answers;
+- ``shipped``: the design shipped until issue 27 (``WITH_Z``), the z-score read wherever a
+  question has 5 answers;
 - ``dropped, no refit``: the shipped design's scorers, but no answer has the z-score (what the
   pipeline gives when the z-score is dropped and the scorer file is left as it is: the
   scorers that need it are skipped, English answers lose the judge's scorer);
@@ -32,14 +33,19 @@ from grader.calibrate.scorer_cv import cv_grades
 from grader.calibrate.scorer_fit import (
     EXPLAINABLE,
     SETTINGS,
-    SHIPPED,
+    STAGE1,
     ScorerDesign,
     fit_stages,
     with_judge,
 )
 from grader.calibrate.scorer_rows import ScorerRow
 
-WITHOUT_Z = with_judge(ScorerDesign(stage1=(("signals", EXPLAINABLE),)), languages=("en",))
+# The design shipped before issue 27 (the z-score first), and the same without it (shipped since).
+WITH_Z = with_judge(
+    ScorerDesign(stage1=(("signals+cohort", (*EXPLAINABLE, "cohort_reference_z")), *STAGE1)),
+    languages=("en",),
+)
+WITHOUT_Z = with_judge(ScorerDesign(stage1=STAGE1), languages=("en",))
 
 
 def without_z(row: ScorerRow) -> ScorerRow:
@@ -87,8 +93,8 @@ def main() -> None:
         "split": "development parts only (benchmarks/splits.py)",
         "folds": "GroupKFold(5) by question",
         "designs": {
-            "shipped": run(rows, rows, SHIPPED, args.bootstrap),
-            "dropped, no refit": run(rows, stripped, SHIPPED, args.bootstrap),
+            "shipped": run(rows, rows, WITH_Z, args.bootstrap),
+            "dropped, no refit": run(rows, stripped, WITH_Z, args.bootstrap),
             "dropped, refit": run(stripped, stripped, WITHOUT_Z, args.bootstrap),
         },
     }

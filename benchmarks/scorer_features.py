@@ -102,8 +102,25 @@ def question_rows(
                 features=answer_features(question, rubric, item.answer, signals[item.id]),
             )
         )
+    add_cohort_z(rows, [s.id for s in subs if rules[s.id] is None])
     add_neighbours(rows, items, analysis.vectors)
     return rows
+
+
+def add_cohort_z(rows: list[ScorerRow], students: list[str], least: int = 5) -> None:
+    """``cohort_reference_z`` for research only: each answer's reference margin as a z-score
+    among the part's non-blank answers to the question (at least ``least``), as production
+    computed it until issue 27; production reads the answer alone now, but the designs that
+    read the run (``scorer_cohort.py``, ``one_grade.py``) are still measured on this table."""
+    margins = {r.id: r.features.reference_margin for r in rows}
+    values = np.array([margins[i] for i in students if margins[i] is not None])
+    if len(values) < least:
+        return
+    spread = float(values.std()) or 1.0
+    for row in rows:
+        if row.features.reference_margin is not None:
+            z = round((row.features.reference_margin - float(values.mean())) / spread, 4)
+            row.features = row.features.model_copy(update={"cohort_reference_z": z})
 
 
 def add_neighbours(rows: list[ScorerRow], items: list[ScoredAnswer], vectors: dict) -> None:

@@ -65,11 +65,11 @@ class SignalSettings(BaseSettings):
     )
     offtopic_peer_margin: float | None = Field(
         0.045,
-        description="an answer below offtopic_zero_margin is still graded (and goes to "
-        "review) when it sits at least this much closer to its nearest classmates' answers "
-        "than unrelated text does (AnswerSignals.peer_margin; 8 other answers at least), and "
-        "one below it is flagged off topic; None (`none`): neither. 0.045: every blatant "
-        "off-topic text we test stays below it (highest 0.036)",
+        description="an answer that sits less than this much closer to its nearest "
+        "classmates' answers than unrelated text does (AnswerSignals.peer_margin; 8 other "
+        "answers at least) is flagged off topic, for review; None (`none`): not. It changes "
+        "no score: a score must not depend on who shares the run (issue 27). 0.045: every "
+        "blatant off-topic text we test stays below it (highest 0.036)",
     )
     coverage_span: float = Field(
         0.12, gt=0, description="cosine above unrelated text at which a key point counts covered"

@@ -162,11 +162,12 @@ def trained_on(rows: Sequence[ScorerRow], **extra: object) -> dict[str, object]:
 
 # --- the default scorer ----------------------------------------------------------------------
 
-# Stage 1 in order of preference: with the cohort z-score (needs 5 answers to the question),
-# then without. Every weight positive, so each feature's push can be shown to an instructor
-# (docs/research/benchmarks-log.md, "The calibrated scorer": the designs tried).
+# Stage 1: the answer's own signals. Every weight positive, so each feature's push can be shown
+# to an instructor (docs/research/benchmarks-log.md, "The calibrated scorer": the designs
+# tried). Nothing here reads the other answers of the run: the cohort z-score did, and a
+# score depended on who shared the run (issue 27: "One answer, one grade", what it cost).
 EXPLAINABLE = ("reference_margin", "semantic_coverage", "ngram_coverage", "length_log_ratio")
-STAGE1 = (("signals+cohort", (*EXPLAINABLE, "cohort_reference_z")), ("signals", EXPLAINABLE))
+STAGE1 = (("signals", EXPLAINABLE),)
 STAGE2 = ("base_share", "knn_residual", "graded_residual")
 WORDING = (*STAGE2, "wording_residual")  # grader.engine.wording
 # Stage 2 per band of graded answers (setting that gives it its rows, fewest graded answers,

@@ -1,7 +1,7 @@
 """The scorer's inputs for one answer, from what the pipeline already computed.
 
-The embedding signals (reference margin and its z-score among the question's answers,
-semantic key-point coverage, topic margin), the n-gram coverage, the answer's length against
+The embedding signals (reference margin, semantic key-point coverage, topic margin; none of
+them reads the other answers of the run, issue 27), the n-gram coverage, the answer's length against
 the reference, the judge's share and uncertainty when it ran, and — when the question has
 human-scored answers — what the nearest of them say and what their wording says
 (``grader.engine.scorer_core.pool``). The benchmarks compute the default scorer's training
@@ -63,7 +63,6 @@ def answer_features(
             if reference
             else None
         ),
-        cohort_reference_z=signals.reference_z,
         judge_share=judge.share if judge else None,
         judge_entropy=judge.entropy if judge else None,
         language=question.language,

@@ -13,7 +13,6 @@ from grader.config import RuleSettings, SignalSettings
 from grader.engine.objective import grade_objective
 from grader.engine.provenance import ENGINE, objective_provenance, rule_provenance
 from grader.engine.reasons import duplicate_reasons, off_topic_reasons
-from grader.engine.signals import among_classmates
 from grader.models import (
     AnswerSignals,
     CriterionScore,
@@ -109,19 +108,23 @@ def rubric_copy_grade(submission: Submission, rubric: Rubric) -> Grade:
 def zero_off_topic(
     signals: AnswerSignals | None, settings: SignalSettings
 ) -> TypeGuard[AnswerSignals]:
-    """Off topic far enough to score 0 unread: below ``offtopic_zero_margin`` (unset: every
-    off-topic answer). The second margin grades the answers near the line like any other,
-    keeping their ``off_topic`` flag for review: short references put genuine answers there
-    (49 Mohler development answers below the first margin average 2.9 of 5; the 15 between
-    0.02 and 0.025, 3.6). Blatant ones sit lower (a hot-pot dinner, a football match: 72
-    pairs of off-topic text and seed question, all below 0.018), so the default second
-    margin, 0.02, still scores them 0 (docs/research/benchmarks-log.md, "The off-topic rule"). Below it,
-    an answer among its classmates' answers is still graded (``among_classmates``)."""
-    if signals is None or not signals.off_topic:
+    """Off topic far enough to score 0 unread: a topic margin below ``offtopic_zero_margin``
+    (unset: below ``offtopic_margin``, every answer the margin calls off topic). The second
+    margin grades the answers near the line like any other, keeping their ``off_topic`` flag
+    for review: short references put genuine answers there (49 Mohler development answers
+    below the first margin average 2.9 of 5; the 15 between 0.02 and 0.025, 3.6). Blatant ones
+    sit lower (a hot-pot dinner, a football match: 72 pairs of off-topic text and seed
+    question, all below 0.018), so the default second margin, 0.02, still scores them 0
+    (docs/research/benchmarks-log.md, "The off-topic rule").
+
+    The answer's own margin decides, never its classmates' answers: a rescue of the answers
+    among them (``peer_margin``) made a score depend on who shared the run, and is gone
+    (issue 27, "One answer, one grade"); the peer margin still flags for review."""
+    if signals is None:
         return False
     limit = settings.offtopic_zero_margin
-    below = limit is None or signals.topic_margin < limit
-    return below and not among_classmates(signals.peer_margin, settings)
+    line = settings.offtopic_margin if limit is None else min(limit, settings.offtopic_margin)
+    return signals.topic_margin < line
 
 
 def off_topic_grade(

@@ -41,12 +41,12 @@ FEATURE_NAMES = (
     "reference_cosine",  # max cosine over the references
     "reference_margin",  # ... minus how close unrelated text in the answer's language gets
     "topic_margin",  # grader.signals: above unrelated text, near question and reference
-    "peer_margin",  # grader.signals: above unrelated text, near the nearest classmates
+    "peer_margin",  # above unrelated text near the classmates: reads the run, so unscored
     "semantic_coverage",  # grader.signals coverage_points / points
     "ngram_coverage",  # grader.coverage coverage_points / points
     "length_log_ratio",  # log((1 + answer chars) / (1 + reference chars))
-    "cohort_reference_z",  # reference_margin as a z-score within the question's answers
-    "cohort_coverage_z",  # semantic_coverage as a z-score within the question's answers
+    "cohort_reference_z",  # reference_margin's z-score in the run: not computed (issue 27)
+    "cohort_coverage_z",  # semantic_coverage's z-score in the run: not computed (issue 27)
     "knn_share",  # similarity-weighted share of the k nearest graded answers
     "knn_top_similarity",  # cosine of the nearest graded answer
     "knn_spread",  # weighted standard deviation of those k shares

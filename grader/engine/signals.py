@@ -126,7 +126,9 @@ def analyze_question(
     twins: Sequence[Submission] = (),
 ) -> QuestionAnalysis:
     """Signals for ``submissions``; the ``cohort`` (other answers to the question) joins the
-    comparisons among answers (duplicates, groups, peer margin, z-score): only its vectors.
+    comparisons among answers (near-duplicates, groups, the peer margin): only its vectors.
+    Those are review and integrity signals; nothing a score reads depends on the cohort, so an
+    answer gets one score alone or among its classmates (issue 27).
     ``graded`` answers get signals too (the scorer compares its own view of them with the
     human scores); those that are not students' answers here (rubric anchors) take no part
     in duplicates or groups; nor do ``twins`` (answers with an injection cut out).
@@ -192,7 +194,7 @@ class _Space:
     topic_zero: dict[str, float]  # per language: how close unrelated text gets to the topics
     point_zero: dict[str, np.ndarray]  # per language and key point: the same for key points
     reference_margins: np.ndarray | None  # every answer: reference cosine above its zero
-    students: int  # the first answers are students' (z-scores are among them), then anchors
+    students: int  # the first answers are students' (peers are among them), then anchors
     keys: np.ndarray  # the students' answers' match keys (copies are no peers)
     peer_zero: dict[str, float]  # per language: how close unrelated text gets to the class
 
@@ -320,18 +322,14 @@ def _answer_signals(
     )
     margin = float((space.answers[i] @ space.topics.T).max()) - space.topic_zero[lang]
     peers = _peer_margin(i, submission.answer, space, lang, settings.duplicate_cosine)
-    reference_margin = reference_z = None
+    reference_margin = None
     if space.reference_margins is not None:
         reference_margin = round(float(space.reference_margins[i]), 4)
-        reference_z = _cohort_z(
-            space.reference_margins[: space.students], float(space.reference_margins[i])
-        )
     return AnswerSignals(
         reference_similarity=round(float(space.answers[i] @ space.topics[1]), 4)
         if len(space.topics) > 1
         else None,
         reference_margin=reference_margin,
-        reference_z=reference_z,
         topic_margin=round(margin, 4),
         off_topic=margin < settings.offtopic_margin or among_classmates(peers, settings) is False,
         peer_margin=peers,
@@ -349,14 +347,3 @@ def among_classmates(peer_margin: float | None, settings: SignalSettings) -> boo
     if limit is None or peer_margin is None:
         return None
     return peer_margin >= limit
-
-
-MIN_COHORT_FOR_Z = 5  # fewer answers say too little about what is usual for the question
-
-
-def _cohort_z(values: np.ndarray, value: float) -> float | None:
-    """``value`` as a z-score among the question's students' answers (no scores used)."""
-    if len(values) < MIN_COHORT_FOR_Z:
-        return None
-    spread = float(values.std()) or 1.0
-    return round((value - float(values.mean())) / spread, 4)

@@ -60,8 +60,8 @@ class AnswerSignals(_Model):
     )
     reference_z: float | None = Field(
         default=None,
-        description="The reference margin as a z-score among this question's answers "
-        "(None when the question has fewer than 5).",
+        description="No longer computed (always None): it read the answers that shared the "
+        "run, so a score depended on them (issue 27); kept so grades recorded before load.",
     )
     topic_margin: float = Field(
         description="How far above unrelated text the answer sits, near question and reference."

@@ -27,7 +27,7 @@ from grader.models import (
 BASE = load_scorer("default")
 
 
-def rows(questions=6, per=20, seed=0, cohort=True, texts=True):
+def rows(questions=6, per=20, seed=0, texts=True):
     """Answers whose human share follows n-gram coverage (not what the default weighs most),
     with vectors that put answers of similar share near each other."""
     rng = np.random.default_rng(seed)
@@ -41,7 +41,6 @@ def rows(questions=6, per=20, seed=0, cohort=True, texts=True):
                 semantic_coverage=rng.uniform(),
                 ngram_coverage=ngram,
                 length_log_ratio=rng.normal(0, 0.5),
-                cohort_reference_z=rng.normal() if cohort else None,
             )
             share = float(np.clip(0.1 + 0.8 * ngram + rng.normal(0, 0.05), 0, 1))
             rid = f"q{q}-a{a}"
@@ -91,7 +90,7 @@ def test_the_refit_learns_the_instructors_weights_and_reports_held_out_figures()
     assert after.mae.value < before.mae.value  # the grades as they are weigh the wrong signal
     assert after.mae.low is not None and after.mae.high is not None
     # the first stage these answers reach (no judge reading: not the judge's scorer)
-    first = next(s for s in result.scorer.first_stage if s.name == "signals+cohort")
+    first = next(s for s in result.scorer.first_stage if s.name == "signals")
     weights = dict(zip(first.features, first.coef, strict=True))
     assert max(weights, key=lambda k: abs(weights[k])) == "ngram_coverage"
     assert result.scorer.version and result.base_version == BASE.version
@@ -110,13 +109,11 @@ def test_without_vectors_the_bands_are_the_bases_and_the_report_says_so():
 
 
 def test_a_first_stage_whose_features_no_answer_has_is_kept():
-    data, _ = rows(cohort=False)
+    data, _ = rows()
     signals = refit_first_stage(BASE, data)
     assert [s.name for s in signals] == [s.name for s in BASE.first_stage]
     by_name = {s.name: (s, base) for s, base in zip(signals, BASE.first_stage, strict=True)}
-    kept, base = by_name["signals+cohort"]
-    assert kept == base  # needs cohort_reference_z: nobody has it
-    judged, base = by_name["judge+signals+cohort"]
+    judged, base = by_name["judge+signals"]
     assert judged == base  # needs the judge's reading (and English): nobody has it
     refit_, base = by_name["signals"]
     assert refit_ != base and refit_.trained_on["answers"] == len(data)

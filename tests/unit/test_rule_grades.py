@@ -1,5 +1,6 @@
 """Which off-topic answers score 0 without the judge (``rule_grades.zero_off_topic``): below
-the second topic margin, unless the answer sits among its classmates' answers."""
+the second topic margin, whatever the classmates' answers say (issue 27: one answer, one
+grade)."""
 
 from __future__ import annotations
 
@@ -27,8 +28,7 @@ def test_by_default_only_answers_below_the_second_margin_score_zero_unread():
     # near the line (Mohler's one-line references put genuine answers here): graded
     assert not zero_off_topic(signals(0.02), settings.signals)
     assert not zero_off_topic(signals(0.024), settings.signals)
-    # not off topic, or no signals: never by this rule
-    assert not zero_off_topic(signals(-0.3, off_topic=False), settings.signals)
+    # no signals: never by this rule
     assert not zero_off_topic(None, settings.signals)
 
 
@@ -39,21 +39,16 @@ def test_the_second_margin_at_the_first_or_unset_zeroes_every_off_topic_answer()
         assert zero_off_topic(signals(0.02), settings.signals)
 
 
-def test_an_answer_among_its_classmates_is_graded_whatever_its_topic_margin():
-    settings = Settings()
-    assert settings.signals.offtopic_peer_margin == 0.045
-    assert not zero_off_topic(signals(-0.3, peers=0.045), settings.signals)
-    assert not zero_off_topic(signals(0.0, peers=0.2), settings.signals)
-    # the highest peer margin of a blatant off-topic text (docs/research/benchmarks-log.md): still 0
-    assert zero_off_topic(signals(0.0171, peers=0.0355), settings.signals)
-    assert zero_off_topic(signals(0.0, peers=-0.1), settings.signals)
-    assert zero_off_topic(signals(0.0, peers=None), settings.signals)  # too few classmates to tell
-
-
-def test_without_the_classmates_rule_the_topic_margin_alone_decides():
-    settings = Settings(signals=SignalSettings(offtopic_peer_margin=None))
-    assert zero_off_topic(signals(0.0, peers=0.5), settings.signals)
-    assert not zero_off_topic(signals(0.021, peers=-0.5), settings.signals)
+def test_the_classmates_answers_change_no_score():
+    """The peer margin read the answers that shared the run: alone, an answer had none and
+    scored 0; among classmates it was graded. It only flags for review now."""
+    for zero in (0.02, 0.025, None):
+        settings = Settings(signals=SignalSettings(offtopic_zero_margin=zero))
+        assert settings.signals.offtopic_peer_margin == 0.045
+        for peers in (None, -0.1, 0.045, 0.2):
+            assert zero_off_topic(signals(0.0, peers=peers), settings.signals)
+            # flagged off topic by the class (a peer margin below 0.045), still graded
+            assert not zero_off_topic(signals(0.03, peers=peers), settings.signals)
 
 
 def test_none_in_the_environment_turns_either_rule_off(monkeypatch):

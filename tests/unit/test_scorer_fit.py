@@ -34,7 +34,6 @@ def _rows(seed: int = 0, questions: int = 12, answers: int = 20) -> list[ScorerR
                 semantic_coverage=noisy(0.3),
                 ngram_coverage=noisy(0.3),
                 length_log_ratio=noisy(0.5),
-                cohort_reference_z=noisy(0.4) * 2 - 1,
             )
             judge = {"share": min(1.0, max(0.0, noisy(0.15))), "entropy": 0.3} if a % 2 else None
             rows.append(ScorerRow(id=f"q{q}-a{a}", question=f"q{q}", share=float(share),
@@ -63,7 +62,7 @@ def test_both_stages_are_fit_and_explainable():
     scorers = fit_default(
         rows, ScorerDesign(bands=(("all_other", 20, STAGE2), ("graded5", 5, STAGE2)))
     )
-    assert [s.name for s in scorers.first_stage] == ["signals+cohort", "signals"]
+    assert [s.name for s in scorers.first_stage] == ["signals"]
     assert all(c > 0 for s in scorers.first_stage for c in s.coef)
     assert [(g.name, g.min_graded) for g in scorers.bands] == [("graded20+", 20), ("graded5+", 5)]
     assert scorers.first_stage[0].trained_on["answers"] == len(rows)
@@ -83,21 +82,21 @@ def test_graded_rows_are_decided_as_production_decides():
     # 18 or 19 neighbours: below the 20+ band, so the 5+ one (no 10+ band without its setting)
     assert {g.decided for g in staged} == {"graded5+"}
     none = [g for g in graded if g.setting == "none"]
-    assert len(none) == len(rows) and {g.decided for g in none} == {"signals+cohort"}
+    assert len(none) == len(rows) and {g.decided for g in none} == {"signals"}
 
 
 def test_the_judge_scorer_decides_where_the_judge_read_the_answer():
     rows = _rows()
     design = with_judge(ScorerDesign())
     scorers = fit_default(rows, design)
-    assert scorers.first_stage[0].name == "judge+signals+cohort"
+    assert scorers.first_stage[0].name == "judge+signals"
     assert scorers.first_stage[0].trained_on["answers"] == sum(r.judge is not None for r in rows)
     names = {c.name for c in scorers.confidence}
     assert {"graded+judge", "judge", "signals"} <= names
     shares = {r.id: r.share for r in rows}
     read, unread = rows[1], rows[2]
-    assert scorers.score(setting_features(read, "none", shares, None))[0] == "judge+signals+cohort"
-    assert scorers.score(setting_features(unread, "none", shares, None))[0] == "signals+cohort"
+    assert scorers.score(setting_features(read, "none", shares, None))[0] == "judge+signals"
+    assert scorers.score(setting_features(unread, "none", shares, None))[0] == "signals"
     # out-of-fold grades with the judge beat the signals alone on this synthetic data
     oof = {g.row.id: g.share for g in cv_grades(rows, lambda t: fit_stages(t, design), ["none"])}
     plain = {
@@ -117,7 +116,7 @@ def test_a_judge_scorer_fit_on_one_language_serves_that_language_only():
         row.features = row.features.model_copy(update={"language": language})
     scorers = fit_stages(rows, with_judge(ScorerDesign(), languages=("en",)))
     first = scorers.first_stage[0]
-    assert first.name == "judge+signals+cohort" and first.languages == ["en"]
+    assert first.name == "judge+signals" and first.languages == ["en"]
     english = [r for r in rows if r.features.language == "en" and r.judge is not None]
     assert first.trained_on["answers"] == len(english)
     shares = {r.id: r.share for r in rows}
@@ -125,9 +124,9 @@ def test_a_judge_scorer_fit_on_one_language_serves_that_language_only():
     read_en = english[0]
     assert scorers.score(setting_features(read_en, "none", shares, None))[0] == first.name
     # a Chinese answer the judge read is scored from the signals: its reading is not trusted
-    assert scorers.score(setting_features(read_zh, "none", shares, None))[0] == "signals+cohort"
+    assert scorers.score(setting_features(read_zh, "none", shares, None))[0] == "signals"
     unknown = read_en.own_features().model_copy(update={"language": None})
-    assert scorers.base(unknown)[0] == "signals+cohort"
+    assert scorers.base(unknown)[0] == "signals"
     # the reading is dropped where it is not weighed, so a confidence model fit on judged
     # English grades never rates a Chinese one
     assert scorers.usable(read_zh.own_features()).judge_share is None
