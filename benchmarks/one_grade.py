@@ -35,6 +35,10 @@ function words: "the", "is", "to"). The same rescue on the key points' content w
     python -m benchmarks.one_grade --out benchmarks/results/one_grade.json
     python -m benchmarks.one_grade --out benchmarks/results/one_grade.json --content
     python -m benchmarks.one_grade --out benchmarks/results/one_grade.json --zero -0.02
+    python -m benchmarks.one_grade --out benchmarks/results/one_grade.json --graded
+
+``--graded``: the third round, a rescue by the question's graded answers (issue 27 lets a
+score read those): its decision rule, written before its figures, is in ``one_grade_graded``.
 
 ``--zero``: after the decision, for the record only (no rule; nothing ships from it): the
 shipped design with a lower zero margin, the batch-free setting docs/embeddings.md offers
@@ -252,12 +256,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--content", action="store_true", help="the second round, into --out")
+    parser.add_argument("--graded", action="store_true", help="the third round, into --out")
     parser.add_argument("--zero", type=float, help="the shipped design at this zero margin")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=UserWarning)
     threadpool_limits(1)
     if args.content:
         second_round(args.out)
+        return
+    if args.graded:
+        from benchmarks.one_grade_graded import third_round
+
+        third_round(args.out)
         return
     if args.zero is not None:
         lower_zero(args.out, args.zero)
