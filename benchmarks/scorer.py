@@ -44,7 +44,7 @@ from grader.engine.calibrated_grade import answer_evidence, scorer_confidence, t
 from grader.engine.features import JudgeReading
 from grader.engine.review_rules import caught
 from grader.engine.rubrics import rubric_for
-from grader.engine.rule_grades import zero_off_topic
+from grader.engine.rule_grades import nearest_scored, zero_off_topic
 from grader.engine.scorer_core.pool import GradedPool
 from grader.engine.scorer_core.rules import decide
 from grader.engine.scorer_model import AnswerFeatures, ScorerSet, load_scorer
@@ -104,7 +104,8 @@ def grade_exam(
         features = read.features
         decided, share = decide(read, scorer)
         plain = features.model_copy(update={"judge_share": None, "judge_entropy": None})
-        off_topic = zero_off_topic(analysis.signals[item.id], settings.signals)
+        nearest = nearest_scored(analysis, item.id)
+        off_topic = zero_off_topic(analysis.signals[item.id], settings.signals, nearest)
         unscored = found is not None and found["status"] != "graded" and not off_topic
         out.append(
             Answer(

@@ -40,6 +40,7 @@ from grader.engine.review_queue import rank_grades
 from grader.engine.rubrics import rubric_for
 from grader.engine.rule_grades import (
     blank_grade,
+    nearest_scored,
     needs_judge_grade,
     objective_grade,
     off_topic_grade,
@@ -155,7 +156,8 @@ class Pipeline:
             if i in twins and signals is not None and analysis is not None:
                 raw = analysis.signals[submissions[twins[i]].id]  # the raw answer's anchors
                 signals = signals.model_copy(update={"group": raw.group})
-            if zero_off_topic(signals, self.settings.signals):
+            nearest = nearest_scored(analysis, submission.id)
+            if zero_off_topic(signals, self.settings.signals, nearest):
                 grades[i] = off_topic_grade(submission, rubric, signals, self._embed_model)
             elif self.judge is None:
                 grades[i] = needs_judge_grade(submission, question, rubric, signals)

@@ -7,7 +7,7 @@ similarity, not from reading the answer.
 
 from __future__ import annotations
 
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from grader.config import RuleSettings, SignalSettings
 from grader.engine.objective import grade_objective
@@ -27,6 +27,9 @@ from grader.models import (
     Rubric,
     Submission,
 )
+
+if TYPE_CHECKING:
+    from grader.engine.signals import QuestionAnalysis
 
 _BLANK_MESSAGES = {
     ReviewCode.BLANK: "blank or too short: 0 without the judge",
@@ -105,8 +108,23 @@ def rubric_copy_grade(submission: Submission, rubric: Rubric) -> Grade:
     return zero_by_rule(submission, rubric, "rubric copied", [reason], 0.9, needs_review=True)
 
 
+def nearest_scored(analysis: QuestionAnalysis | None, submission_id: str) -> float | None:
+    """The cosine of the answer to its nearest graded answer of the question with a positive
+    human score (never itself); None without one. It reads the answer and the graded answers
+    only, so it is the same alone, in a batch or among all (issue 27)."""
+    if analysis is None or submission_id not in analysis.vectors:
+        return None
+    me = analysis.vectors[submission_id]
+    sims = [
+        float(me @ analysis.vectors[g.id])
+        for g, _ in analysis.graded
+        if g.score > 0 and g.id != submission_id and g.id in analysis.vectors
+    ]
+    return max(sims, default=None)
+
+
 def zero_off_topic(
-    signals: AnswerSignals | None, settings: SignalSettings
+    signals: AnswerSignals | None, settings: SignalSettings, nearest: float | None = None
 ) -> TypeGuard[AnswerSignals]:
     """Off topic far enough to score 0 unread: a topic margin below ``offtopic_zero_margin``
     (unset: below ``offtopic_margin``, every answer the margin calls off topic). The second
@@ -119,11 +137,18 @@ def zero_off_topic(
 
     The answer's own margin decides, never its classmates' answers: a rescue of the answers
     among them (``peer_margin``) made a score depend on who shared the run, and is gone
-    (issue 27, "One answer, one grade"); the peer margin still flags for review."""
+    (issue 27, "One answer, one grade"); the peer margin still flags for review. The graded
+    answers may rescue it, as they are the same for every run: ``nearest`` (``nearest_scored``),
+    the cosine to the nearest graded answer that scored above 0, at
+    ``offtopic_graded_rescue`` or closer grades it (flagged off topic, for review). Mohler
+    development, 10 graded answers: Pearson 0.699 -> 0.753; every blatant text stays below."""
     if signals is None:
         return False
     limit = settings.offtopic_zero_margin
     line = settings.offtopic_margin if limit is None else min(limit, settings.offtopic_margin)
+    rescue = settings.offtopic_graded_rescue
+    if rescue is not None and nearest is not None and nearest >= rescue:
+        return False
     return signals.topic_margin < line
 
 

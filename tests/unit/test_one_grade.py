@@ -19,8 +19,11 @@ from grader.models import (
     Anchor,
     Bank,
     Criterion,
+    GradedAnswer,
+    Method,
     Question,
     QuestionType,
+    ReviewCode,
     Rubric,
     Submission,
 )
@@ -62,7 +65,11 @@ CLASS = [
 ]
 
 
-def grade_in(batch: list[Submission], cohort: list[Submission] | None = None) -> dict:
+def grade_in(
+    batch: list[Submission],
+    cohort: list[Submission] | None = None,
+    graded: list[GradedAnswer] | None = None,
+) -> dict:
     """``grade_many`` on one batch, its answers the whole cohort unless one is given (a
     submissions file of just these answers; a service batch with the exam's stored ones)."""
     pipeline = Pipeline(
@@ -72,7 +79,7 @@ def grade_in(batch: list[Submission], cohort: list[Submission] | None = None) ->
         Settings(judge=JudgeSettings(backend="scripted", mode="verdict", plan="full")),
         embedder=CountingEmbedder(),
     )
-    grades = pipeline.grade_many(batch, cohort if cohort is not None else batch)
+    grades = pipeline.grade_many(batch, cohort if cohort is not None else batch, graded or [])
     return {g.submission_id: g for g in grades}
 
 
@@ -131,3 +138,38 @@ def test_the_scorer_reads_the_same_inputs_alone_in_a_batch_and_among_all(who):
         assert analysis.signals[me.id].reference_z is None
     assert "reference_margin" in names and "cohort_reference_z" not in names
     assert seen["batch of 32"] == seen["alone"] and seen["among all"] == seen["alone"]
+
+
+# Far below the zero margin (nothing like the reference), and a graded answer in nearly its words.
+OFF = Submission(id="off", question_id="q1", answer="今晚我们去吃火锅，然后看一场足球比赛。")
+NEAR = "今晚我们去吃火锅，再看一场足球比赛。"
+
+
+def test_a_close_graded_answer_that_scored_grades_an_answer_below_the_zero_margin():
+    """The graded-neighbour rescue (``rule_grades.nearest_scored``): 0 unread without graded
+    answers, or when the close graded answer scored 0; graded, still to review, otherwise."""
+    alone = grade_in([OFF])["off"]
+    assert alone.method == Method.RULE and alone.score == 0.0
+    zero = [GradedAnswer(id="g", question_id="q1", answer=NEAR, score=0)]
+    assert grade_in([OFF], graded=zero)["off"].method == Method.RULE
+    scored = [GradedAnswer(id="g", question_id="q1", answer=NEAR, score=3)]
+    rescued = grade_in([OFF], graded=scored)["off"]
+    assert rescued.method != Method.RULE and rescued.score is not None
+    assert rescued.needs_review
+    assert ReviewCode.OFF_TOPIC in [r.code for r in rescued.review_reasons]
+
+
+def test_a_rescued_answer_gets_one_score_alone_in_a_batch_and_among_all():
+    """The rescue reads the answer and the graded answers only: the same graded answers give
+    the same score whoever shares the run."""
+    graded = [
+        GradedAnswer(id="g", question_id="q1", answer=NEAR, score=3),
+        GradedAnswer(id="h", question_id="q1", answer=ANSWERS[3], score=4),
+    ]
+    everyone = [OFF, *CLASS]
+    scores = {
+        name: grade_in(given, graded=graded)["off"].score
+        for name, given in (("alone", [OFF]), ("batch of 32", everyone[:32]), ("all", everyone))
+    }
+    assert scores["alone"] is not None and scores["alone"] > 0
+    assert scores["batch of 32"] == scores["alone"] and scores["all"] == scores["alone"]

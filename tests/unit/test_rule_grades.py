@@ -1,12 +1,15 @@
 """Which off-topic answers score 0 without the judge (``rule_grades.zero_off_topic``): below
 the second topic margin, whatever the classmates' answers say (issue 27: one answer, one
-grade)."""
+grade). The question's graded answers may rescue one: they are the same for every run."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from grader.config import Settings, SignalSettings
-from grader.engine.rule_grades import zero_off_topic
-from grader.models import AnswerSignals
+from grader.engine.rule_grades import nearest_scored, zero_off_topic
+from grader.engine.signals import QuestionAnalysis
+from grader.models import AnswerSignals, GradedAnswer
 
 
 def signals(margin: float, off_topic: bool = True, peers: float | None = None) -> AnswerSignals:
@@ -61,3 +64,48 @@ def test_none_in_the_environment_turns_either_rule_off(monkeypatch):
     )
     monkeypatch.setenv("GRADER_OFFTOPIC_PEER_MARGIN", "0.05")
     assert Settings().signals.offtopic_peer_margin == 0.05
+
+
+def test_a_close_positively_graded_answer_rescues_an_answer_below_the_zero_margin():
+    """Mohler's one-line references put genuine answers below the margin; a graded answer
+    that scored above 0 at cosine 0.875 or closer grades them (benchmarks/one_grade_graded.py);
+    the closest blatant text came to 0.8744 and still scores 0."""
+    settings = Settings().signals
+    assert settings.offtopic_graded_rescue == 0.875
+    assert not zero_off_topic(signals(0.0), settings, nearest=0.875)
+    assert not zero_off_topic(signals(-0.3), settings, nearest=0.95)
+    assert zero_off_topic(signals(0.0), settings, nearest=0.8744)
+    assert zero_off_topic(signals(0.0), settings, nearest=None)
+    off = SignalSettings(offtopic_graded_rescue=None)
+    assert zero_off_topic(signals(0.0), off, nearest=0.99)
+
+
+def test_none_in_the_environment_turns_the_graded_rescue_off(monkeypatch):
+    monkeypatch.setenv("GRADER_OFFTOPIC_GRADED_RESCUE", "none")
+    assert Settings().signals.offtopic_graded_rescue is None
+
+
+def analysis_with(graded: list[tuple[str, float, list[float]]]) -> QuestionAnalysis:
+    """The answer ``me`` at (1, 0) and graded answers (id, score, vector)."""
+    vectors = {"me": np.array([1.0, 0.0])} | {i: np.array(v) for i, _, v in graded}
+    return QuestionAnalysis(
+        question_id="q",
+        signals={},
+        anchors={},
+        graded=[
+            (GradedAnswer(id=i, question_id="q", answer="a", score=s), signals(0.1))
+            for i, s, _ in graded
+        ],
+        vectors=vectors,
+    )
+
+
+def test_the_nearest_graded_answer_that_scored_decides_never_the_answer_itself():
+    # g1 is as close as can be but scored 0; "me" is the answer's own graded copy
+    found = analysis_with(
+        [("g1", 0.0, [1.0, 0.0]), ("g2", 2.0, [0.6, 0.8]), ("me", 5.0, [1.0, 0.0])]
+    )
+    assert nearest_scored(found, "me") == 0.6
+    assert nearest_scored(analysis_with([("g1", 0.0, [1.0, 0.0])]), "me") is None
+    assert nearest_scored(None, "me") is None
+    assert nearest_scored(found, "absent") is None
