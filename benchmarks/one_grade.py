@@ -267,7 +267,7 @@ def main() -> None:
     if args.graded:
         from benchmarks.one_grade_graded import third_round
 
-        third_round(args.out)
+        third_round(args.out, rescued)
         return
     if args.zero is not None:
         lower_zero(args.out, args.zero)

@@ -31,6 +31,7 @@ not what it was fit on), every held-out answer graded per setting with and witho
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -110,10 +111,10 @@ def pearsons(graded: list[Graded], rows: list[ScorerRow], setting: str) -> dict:
     return out
 
 
-def third_round(path: Path) -> None:
-    """The graded-neighbour rescue over ``GRID``, beside the earlier rounds in ``path``."""
-    from benchmarks.one_grade import rescued  # the rounds' shared rescue
-
+def third_round(path: Path, rescued: Callable) -> None:
+    """The graded-neighbour rescue over ``GRID``, beside the earlier rounds in ``path``;
+    ``rescued``: ``one_grade.rescued``, the rows with the kept answers graded (the caller's,
+    so that this module does not import it back)."""
     result = json.loads(path.read_text(encoding="utf-8"))
     blatant = blatant_nearest(result["blatant"]["texts"])
     highest = max(max(v) for v in blatant.values())

@@ -63,14 +63,7 @@ class SignalSettings(BaseSettings):
         "None): every off-topic answer scores 0. 0.02: every blatant off-topic text we test "
         "stays below it (highest 0.017); exams with one-line references may want -0.02",
     )
-    offtopic_graded_rescue: float | None = Field(
-        0.875,
-        description="an answer below offtopic_zero_margin is graded all the same (flagged off "
-        "topic, for review) when its nearest graded answer with a positive human score is at "
-        "this e5 cosine or closer; None (`none`): never. It reads the answer and the graded "
-        "answers only. 0.875: every blatant off-topic text we test stays below it (highest "
-        "0.8744; docs/research/benchmarks-log.md, 'One answer, one grade')",
-    )
+    offtopic_graded_rescue: float = 0.875  # graded-answer rescue: docs/settings.md
     offtopic_peer_margin: float | None = Field(
         0.045,
         description="an answer that sits less than this much closer to its nearest "
@@ -89,9 +82,7 @@ class SignalSettings(BaseSettings):
     group_cosine: float = Field(0.90, gt=0, le=1, description="answer groups: mean cosine within")
     anchors_k: int = Field(3, ge=0, description="anchor answers shown to the judge, most similar")
 
-    @field_validator(
-        "offtopic_zero_margin", "offtopic_graded_rescue", "offtopic_peer_margin", mode="before"
-    )
+    @field_validator("offtopic_zero_margin", "offtopic_peer_margin", mode="before")
     @classmethod
     def _none_turns_off(cls, value: object) -> object:
         """``none`` (or nothing) in the environment turns the rule off: None."""

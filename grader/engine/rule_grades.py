@@ -146,8 +146,7 @@ def zero_off_topic(
         return False
     limit = settings.offtopic_zero_margin
     line = settings.offtopic_margin if limit is None else min(limit, settings.offtopic_margin)
-    rescue = settings.offtopic_graded_rescue
-    if rescue is not None and nearest is not None and nearest >= rescue:
+    if nearest is not None and nearest >= settings.offtopic_graded_rescue:
         return False
     return signals.topic_margin < line
 

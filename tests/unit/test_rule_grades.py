@@ -76,13 +76,13 @@ def test_a_close_positively_graded_answer_rescues_an_answer_below_the_zero_margi
     assert not zero_off_topic(signals(-0.3), settings, nearest=0.95)
     assert zero_off_topic(signals(0.0), settings, nearest=0.8744)
     assert zero_off_topic(signals(0.0), settings, nearest=None)
-    off = SignalSettings(offtopic_graded_rescue=None)
-    assert zero_off_topic(signals(0.0), off, nearest=0.99)
+    off = SignalSettings(offtopic_graded_rescue=1.01)  # above any cosine: never
+    assert zero_off_topic(signals(0.0), off, nearest=1.0)
 
 
-def test_none_in_the_environment_turns_the_graded_rescue_off(monkeypatch):
-    monkeypatch.setenv("GRADER_OFFTOPIC_GRADED_RESCUE", "none")
-    assert Settings().signals.offtopic_graded_rescue is None
+def test_the_graded_rescue_is_set_from_the_environment(monkeypatch):
+    monkeypatch.setenv("GRADER_OFFTOPIC_GRADED_RESCUE", "0.9")
+    assert Settings().signals.offtopic_graded_rescue == 0.9
 
 
 def analysis_with(graded: list[tuple[str, float, list[float]]]) -> QuestionAnalysis:
