@@ -58,19 +58,17 @@ class SignalSettings(BaseSettings):
     )
     offtopic_zero_margin: float | None = Field(
         0.02,
-        description="off-topic answers below this margin score 0 without the judge; those "
-        "between it and offtopic_margin are graded, and go to review; offtopic_margin (or "
-        "None): every off-topic answer scores 0. 0.02: every blatant off-topic text we test "
-        "stays below it (highest 0.017); exams with one-line references may want -0.02",
+        description="off-topic answers below this margin score 0 without the judge, those "
+        "above it are graded and go to review; None: every off-topic answer scores 0",
     )
-    offtopic_graded_rescue: float = 0.875  # graded-answer rescue: docs/settings.md
+    offtopic_graded_rescue: float = Field(
+        0.875, description="graded anyway below the zero margin: a graded answer that scored "
+        "is this close (cosine); above 1: never",
+    )  # fmt: skip
     offtopic_peer_margin: float | None = Field(
         0.045,
-        description="an answer that sits less than this much closer to its nearest "
-        "classmates' answers than unrelated text does (AnswerSignals.peer_margin; 8 other "
-        "answers at least) is flagged off topic, for review; None (`none`): not. It changes "
-        "no score: a score must not depend on who shares the run (issue 27). 0.045: every "
-        "blatant off-topic text we test stays below it (highest 0.036)",
+        description="flagged off topic (review only) when less than this much closer to its "
+        "nearest classmates' answers than unrelated text is; None (`none`): not",
     )
     coverage_span: float = Field(
         0.12, gt=0, description="cosine above unrelated text at which a key point counts covered"
