@@ -1,0 +1,149 @@
+"""Fairness between platforms before any body byte is read (issue 29): a key over its
+requests in flight, or whose posts keep being refused, is answered 429 with Retry-After and
+its body is never pulled, while another platform is served; and a response sent before a body
+has all arrived closes the connection, so the server never reads (and discards) the rest."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from types import SimpleNamespace
+
+import pytest
+import uvicorn
+
+from grader.api import admission
+from grader.api.app import create_app
+from grader.api.keys import new_key
+from grader.api.limits import BodyLimit
+from grader.api.server import server_config
+from grader.config import LimitSettings, ServiceSettings, Settings
+from grader.service.exams import load_exams
+from grader.service.store import Store
+from tests.conftest import RUBRICS
+from tests.dispatchers import Holding
+from tests.integration.service import wait_for
+from tests.unit.test_slow_clients import connect, read_all
+
+EXAM = "grad_accum_engineer"
+CHOICE = "004-s1-q1"
+
+
+@pytest.fixture
+def build(tmp_path):
+    """``build(**limits)``: an app on a fresh database, and two platforms' auth headers."""
+    made: list[Store] = []
+
+    def _build(**limits):
+        url = f"sqlite:///{tmp_path / f'grader{len(made)}.db'}"
+        service = ServiceSettings(database_url=url, banks=[RUBRICS / f"{EXAM}.yaml"])
+        settings = Settings(service=service, limits=LimitSettings(**limits))
+        store = Store(url)
+        store.migrate()
+        made.append(store)
+        headers = {}
+        for name in ("a", "b"):
+            key = new_key()
+            store.accounts.add_platform(name, [EXAM], key.key_id, key.key_hash, "secret")
+            headers[name] = {"authorization": f"Bearer {key.key}"}
+        exams = load_exams(settings.service.banks)
+        return create_app(settings, store, exams, Holding()), headers
+
+    yield _build
+    for store in made:
+        store.engine.dispose()
+
+
+class Body:
+    """A request body handed over one chunk per ``receive``; ``pulled`` counts the chunks the
+    server asked for, and ``hold`` (when given) keeps the first one back until it is set."""
+
+    def __init__(self, chunks: list[bytes], hold: asyncio.Event | None = None):
+        self.chunks, self.hold, self.pulled = chunks, hold, 0
+
+    async def receive(self) -> dict:
+        if self.hold is not None:
+            await self.hold.wait()
+        self.pulled += 1
+        chunk = self.chunks[self.pulled - 1] if self.pulled <= len(self.chunks) else b""
+        return {"type": "http.request", "body": chunk, "more_body": self.pulled < len(self.chunks)}
+
+
+class Reply(SimpleNamespace):
+    status: int
+    headers: dict[bytes, bytes]
+    text: str
+
+
+async def call(app, headers: dict[str, str], body: Body, path: str = "/v1/submissions") -> Reply:
+    """One POST straight through the ASGI app."""
+    size = sum(len(c) for c in body.chunks)
+    head = {**headers, "content-type": "application/json", "content-length": str(size)}
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+        "root_path": "", "client": ("127.0.0.1", 5000), "server": ("testserver", 80),
+        "headers": [(k.encode(), v.encode()) for k, v in head.items()],
+    }  # fmt: skip
+    sent: list[dict] = []
+
+    async def send(message):
+        sent.append(message)
+
+    await app(scope, body.receive, send)
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    text = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return Reply(status=start["status"], headers=dict(start["headers"]), text=text.decode())
+
+
+def submission(i: str) -> bytes:
+    return json.dumps({"id": i, "exam": EXAM, "question_id": CHOICE, "answer": "B"}).encode()
+
+
+def test_a_body_read_to_its_end_keeps_the_connection_and_one_left_unread_closes_it(build):
+    app, auth = build()
+
+    async def scenario():
+        read = await call(app, auth["a"], Body([submission("a1")]))
+        unread = await call(app, {"authorization": "Bearer gk_nope"}, Body([b"{", b"}"]))
+        return read, unread
+
+    read, unread = asyncio.run(scenario())
+    assert read.status == 202 and b"connection" not in read.headers
+    assert unread.status == 401 and unread.headers[b"connection"] == b"close"
+
+
+async def refuse_unread(scope, receive, send):
+    """Answers 401 without reading the body, as a route refusing a key does."""
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 401,
+                "headers": [(b"content-length", b"2")]})  # fmt: skip
+    await send({"type": "http.response.body", "body": b"no"})
+
+
+def test_the_server_closes_instead_of_reading_the_rest_of_a_refused_body():
+    """Under uvicorn: after the 401 the connection is closed at once. Kept alive, uvicorn
+    would read and discard the rest of the body, and wait for it (here: 60 s, past the test's
+    20 s read bound)."""
+    limits = LimitSettings(request_body_timeout_s=60)
+    app = BodyLimit(refuse_unread, limit=8 * 1024 * 1024, form_limit=64 * 1024)
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    config = server_config(limits, app, "127.0.0.1", 0)
+    config.log_level = "warning"
+    running = uvicorn.Server(config)
+    thread = threading.Thread(target=running.run, kwargs={"sockets": [listening]}, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: running.started, 20, "uvicorn to start")
+        with connect(listening.getsockname()) as conn:
+            head = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 8000000\r\n\r\n"
+            conn.sendall(head + b"x" * 1000)
+            answer = read_all(conn)
+        assert answer.startswith(b"HTTP/1.1 401") and b"connection: close" in answer.lower()
+    finally:
+        running.should_exit = True
+        thread.join(10)
