@@ -102,6 +102,91 @@ def submission(i: str) -> bytes:
     return json.dumps({"id": i, "exam": EXAM, "question_id": CHOICE, "answer": "B"}).encode()
 
 
+def test_a_key_over_its_requests_in_flight_is_429_unread_and_another_key_is_served(build):
+    app, auth = build(max_in_flight_per_key=2)
+
+    async def scenario():
+        held = asyncio.Event()
+        slow = [Body([submission(f"s{i}")], hold=held) for i in range(2)]
+        in_flight = [asyncio.create_task(call(app, auth["a"], body)) for body in slow]
+        for _ in range(1000):  # until both are in flight, waiting on their bodies
+            await asyncio.sleep(0.01)
+            if app.middleware_stack is not None and _in_flight(app) == 2:
+                break
+        third = Body([b"[" + b"[]," * 100_000 + b"[]]"])
+        over = await call(app, auth["a"], third)
+        other = await call(app, auth["b"], Body([submission("b1")]))
+        held.set()
+        return over, third, other, await asyncio.gather(*in_flight)
+
+    over, third, other, first_two = asyncio.run(scenario())
+    assert over.status == 429 and over.headers[b"retry-after"] == b"1"
+    assert "GRADER_MAX_IN_FLIGHT_PER_KEY" in json.loads(over.text)["detail"]
+    assert third.pulled == 0  # not one byte of its body read
+    assert over.headers[b"connection"] == b"close"  # nor read later to keep the connection
+    assert other.status == 202, other.text
+    assert [r.status for r in first_two] == [202, 202]
+
+
+def _in_flight(app) -> int:
+    return sum(state.in_flight for state in _admission(app).keys.values())
+
+
+def _admission(app) -> admission.Admission:
+    layer = app.middleware_stack
+    while not isinstance(layer, admission.Admission):
+        layer = layer.app
+    return layer
+
+
+def test_a_key_whose_posts_keep_being_refused_waits_out_the_minute_unread(build, monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(admission, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    app, auth = build(refused_posts_per_minute=2)
+
+    async def scenario():
+        refused = [await call(app, auth["a"], Body([b"[[],"])) for _ in range(2)]
+        now[0] += 15
+        good = Body([submission("a1")])
+        waiting = await call(app, auth["a"], good)
+        other = await call(app, auth["b"], Body([submission("b1")]))
+        now[0] += 45  # the minute is over
+        again = await call(app, auth["a"], Body([submission("a1")]))
+        return refused, waiting, good, other, again
+
+    refused, waiting, good, other, again = asyncio.run(scenario())
+    assert [r.status for r in refused] == [422, 422]
+    assert waiting.status == 429 and waiting.headers[b"retry-after"] == b"45"
+    assert "GRADER_REFUSED_POSTS_PER_MINUTE" in json.loads(waiting.text)["detail"]
+    assert good.pulled == 0 and waiting.headers[b"connection"] == b"close"
+    assert other.status == 202, other.text
+    assert again.status == 202, again.text
+
+
+def test_no_refusal_limit_when_set_to_zero(build):
+    app, auth = build(refused_posts_per_minute=0)
+
+    async def scenario():
+        return [(await call(app, auth["a"], Body([b"{"]))).status for _ in range(80)]
+
+    assert set(asyncio.run(scenario())) == {422}
+
+
+def test_a_wrong_key_neither_shares_nor_spends_a_real_keys_counts(build):
+    app, auth = build(refused_posts_per_minute=1)
+    key = auth["a"]["authorization"]
+    wrong = {"authorization": key[:-1] + ("x" if key[-1] != "x" else "y")}
+
+    async def scenario():
+        statuses = [(await call(app, wrong, Body([b"{"]))).status for _ in range(3)]
+        return statuses, await call(app, auth["a"], Body([submission("a1")]))
+
+    statuses, real = asyncio.run(scenario())
+    assert statuses == [401, 401, 401]  # the route's own check; no refusal counted
+    assert real.status == 202, real.text
+    assert _admission(app).keys == {}  # nothing in flight, nothing refused: nothing kept
+
+
 def test_a_body_read_to_its_end_keeps_the_connection_and_one_left_unread_closes_it(build):
     app, auth = build()
 
