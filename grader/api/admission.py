@@ -6,7 +6,10 @@ once; and a key whose posts were refused (400, 413 or 422: malformed, too large,
 than GRADER_REFUSED_POSTS_PER_MINUTE times in a minute is refused for the rest of that minute.
 Either is a 429 with ``Retry-After`` that closes the connection without reading the body:
 reading a refused 8 MiB post up to its refusal costs the loop milliseconds, this costs it the
-head. A client that honours ``Retry-After`` never meets the second one.
+head. A client that honours ``Retry-After`` never meets the second one; one that ignores it
+and posts again at once gets that 429 ``PENALTY_DELAY_S`` late (the request counting as in
+flight meanwhile), so it cannot make the loop answer hundreds of them a second; a request past
+the in-flight limit is answered at once, so a key holds at most that many connections waiting.
 
 Keys are told apart by the SHA-256 of the key a request carries: no database lookup on the
 loop, and a wrong key never shares a real key's counts (the route checks the key itself, as
@@ -15,6 +18,7 @@ before). The counts are in memory, per API process: what they protect is that pr
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 import time
@@ -28,6 +32,7 @@ from grader.api.limits import refuse
 WINDOW_S = 60.0
 REFUSED = frozenset({400, 413, 422})  # the body was malformed, too large or invalid
 IN_FLIGHT_RETRY_S = 1
+PENALTY_DELAY_S = 1.0
 MAX_KEYS = 10_000  # keys remembered at once; past it, those with nothing to remember go
 _BEARER = b"bearer " + PREFIX.encode() + b"_"
 
@@ -53,9 +58,17 @@ class Admission:
             await self.app(scope, receive, send)
             return
         state = self.keys.get(key) or self._remember(key)
-        wait_s = self._wait_s(state)
-        if wait_s is not None:
-            await refuse(send, 429, self._why(state), [(b"retry-after", str(wait_s).encode())])
+        if state.in_flight >= self.max_in_flight:
+            await _too_many(send, IN_FLIGHT_RETRY_S, _in_flight_detail(state))
+            return
+        if self._penalized(state):
+            state.in_flight += 1
+            try:  # it ignored Retry-After: answered late, not hundreds of times a second
+                await asyncio.sleep(PENALTY_DELAY_S)
+            finally:
+                state.in_flight -= 1
+            wait_s = max(1, math.ceil(state.window_start + WINDOW_S - time.monotonic()))
+            await _too_many(send, wait_s, _penalty_detail(state))
             return
         state.in_flight += 1
         status = 0
@@ -75,28 +88,12 @@ class Admission:
             if _idle(state, time.monotonic()):
                 self.keys.pop(key, None)
 
-    def _wait_s(self, state: _Key) -> int | None:
-        """Seconds the key must wait, or None when its request may go on."""
+    def _penalized(self, state: _Key) -> bool:
+        """Whether the key is past its refused posts in its current minute."""
         now = time.monotonic()
         if now - state.window_start >= WINDOW_S:
             state.window_start, state.refused = now, 0
-        if self.refused_per_minute and state.refused >= self.refused_per_minute:
-            return max(1, math.ceil(state.window_start + WINDOW_S - now))
-        if state.in_flight >= self.max_in_flight:
-            return IN_FLIGHT_RETRY_S
-        return None
-
-    def _why(self, state: _Key) -> str:
-        if self.refused_per_minute and state.refused >= self.refused_per_minute:
-            return (
-                f"{state.refused} posts with this API key were refused as malformed, too large "
-                "or invalid in the last minute (GRADER_REFUSED_POSTS_PER_MINUTE): fix the "
-                "requests, and retry after Retry-After seconds"
-            )
-        return (
-            f"{state.in_flight} requests with this API key are being served "
-            "(GRADER_MAX_IN_FLIGHT_PER_KEY): retry when one has been answered"
-        )
+        return bool(self.refused_per_minute) and state.refused >= self.refused_per_minute
 
     def _count_refusal(self, state: _Key) -> None:
         now = time.monotonic()
@@ -113,6 +110,25 @@ class Admission:
                 del self.keys[old]
         state = self.keys[key] = _Key(window_start=time.monotonic())
         return state
+
+
+async def _too_many(send: Send, wait_s: int, detail: str) -> None:
+    await refuse(send, 429, detail, [(b"retry-after", str(wait_s).encode())])
+
+
+def _in_flight_detail(state: _Key) -> str:
+    return (
+        f"{state.in_flight} requests with this API key are being served "
+        "(GRADER_MAX_IN_FLIGHT_PER_KEY): retry when one has been answered"
+    )
+
+
+def _penalty_detail(state: _Key) -> str:
+    return (
+        f"{state.refused} posts with this API key were refused as malformed, too large or "
+        "invalid in the last minute (GRADER_REFUSED_POSTS_PER_MINUTE): fix the requests, and "
+        "retry after Retry-After seconds"
+    )
 
 
 def _idle(state: _Key, now: float) -> bool:

@@ -142,6 +142,7 @@ def _admission(app) -> admission.Admission:
 def test_a_key_whose_posts_keep_being_refused_waits_out_the_minute_unread(build, monkeypatch):
     now = [1000.0]
     monkeypatch.setattr(admission, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    monkeypatch.setattr(admission, "PENALTY_DELAY_S", 0)
     app, auth = build(refused_posts_per_minute=2)
 
     async def scenario():
@@ -161,6 +162,36 @@ def test_a_key_whose_posts_keep_being_refused_waits_out_the_minute_unread(build,
     assert good.pulled == 0 and waiting.headers[b"connection"] == b"close"
     assert other.status == 202, other.text
     assert again.status == 202, again.text
+
+
+def test_a_key_that_posts_again_at_once_is_answered_late_and_counts_in_flight(build, monkeypatch):
+    """A client that ignores Retry-After: its 429 is held back (here for an hour), and while
+    held it counts as in flight, so past the in-flight limit the key is answered at once."""
+    monkeypatch.setattr(admission, "PENALTY_DELAY_S", 3600)
+    app, auth = build(refused_posts_per_minute=1, max_in_flight_per_key=1)
+
+    async def scenario():
+        refused = await call(app, auth["a"], Body([b"{"]))
+        again = Body([submission("a1")])
+        held = asyncio.create_task(call(app, auth["a"], again))
+        for _ in range(1000):
+            await asyncio.sleep(0.01)
+            if _in_flight(app) == 1:
+                break
+        over = await call(app, auth["a"], Body([submission("a2")]))
+        other = await call(app, auth["b"], Body([submission("b1")]))
+        answered_yet = held.done()
+        held.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await held
+        return refused, again, over, other, answered_yet
+
+    refused, again, over, other, answered_yet = asyncio.run(scenario())
+    assert refused.status == 422 and not answered_yet and again.pulled == 0
+    assert over.status == 429 and over.headers[b"retry-after"] == b"1"
+    assert "GRADER_MAX_IN_FLIGHT_PER_KEY" in json.loads(over.text)["detail"]
+    assert other.status == 202, other.text
+    assert _in_flight(app) == 0  # the held request, gone, is no longer counted
 
 
 def test_no_refusal_limit_when_set_to_zero(build):
