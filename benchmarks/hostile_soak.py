@@ -12,6 +12,9 @@ platform, on its own threads, keeps posting
   - with ``--kinds … answers``: bulk posts of answers that were pathological for the text handling
     (issue 29 items 1 to 4, at sizes that took seconds, not days, before their fixes).
 The figure is the ratio of the normal platform's p99 POST latency in phase 2 to phase 1.
+The rate limit is off (``GRADER_RATE_LIMIT_PER_MINUTE=0``) and the queue cap out of reach;
+the per-key admission limits (``GRADER_MAX_IN_FLIGHT_PER_KEY``,
+``GRADER_REFUSED_POSTS_PER_MINUTE``) are at their defaults unless set in the environment.
 With ``--pin`` the hostile process runs on the last CPU and everything else (the server, its
 grading process and the normal client) on the others, in both phases: a hostile platform is
 another machine, so its own client-side CPU (building and sending 8 MiB bodies) should not
@@ -163,7 +166,10 @@ class Hostile:
         headers = {**self.headers, "Content-Type": "application/json"}
         with httpx.Client(base_url=self.base, headers=headers, timeout=120) as c:
             while not self.stop.is_set():
-                self._count(kind, str(c.post("/v1/submissions", content=body).status_code))
+                try:
+                    self._count(kind, str(c.post("/v1/submissions", content=body).status_code))
+                except httpx.TransportError:  # closed mid-body before the answer came: again
+                    self._count(kind, "connection closed")
 
     def _post_answers(self) -> None:
         n = 0
