@@ -2,8 +2,10 @@
 read, so that one platform cannot crowd the others out of an API process's one event loop.
 
 Each platform API key may have at most GRADER_MAX_IN_FLIGHT_PER_KEY requests being served at
-once; and a key whose posts were refused (400, 413 or 422: malformed, too large, invalid) more
-than GRADER_REFUSED_POSTS_PER_MINUTE times in a minute is refused for the rest of that minute.
+once; and GRADER_REFUSED_POSTS_PER_MINUTE posts refused (400, 413 or 422: malformed, too large,
+invalid) a minute, at most ``BURST`` of them at once (a token bucket: the allowance refills
+evenly, so a flood of refused posts is cut off after a few, not after a minute's worth at the
+start of each minute); past it, the key waits until the allowance has refilled by one post.
 Either is a 429 with ``Retry-After`` that closes the connection without reading the body:
 reading a refused 8 MiB post up to its refusal costs the loop milliseconds, this costs it the
 head. A client that honours ``Retry-After`` never meets the second one; one that ignores it
@@ -29,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from grader.api.keys import PREFIX
 from grader.api.limits import refuse
 
-WINDOW_S = 60.0
+BURST = 10  # refused posts one key may have at once (fewer when the minute allows fewer)
 REFUSED = frozenset({400, 413, 422})  # the body was malformed, too large or invalid
 IN_FLIGHT_RETRY_S = 1
 PENALTY_DELAY_S = 1.0
@@ -40,8 +42,8 @@ _BEARER = b"bearer " + PREFIX.encode() + b"_"
 @dataclass
 class _Key:
     in_flight: int = 0
-    window_start: float = 0.0
-    refused: int = 0
+    allowance: float = 0.0  # refused posts the key may still have now
+    updated: float = 0.0  # when ``allowance`` was last refilled
 
 
 class Admission:
@@ -67,8 +69,7 @@ class Admission:
                 await asyncio.sleep(PENALTY_DELAY_S)
             finally:
                 state.in_flight -= 1
-            wait_s = max(1, math.ceil(state.window_start + WINDOW_S - time.monotonic()))
-            await _too_many(send, wait_s, _penalty_detail(state))
+            await _too_many(send, self._refill_s(state), _penalty_detail(self.refused_per_minute))
             return
         state.in_flight += 1
         status = 0
@@ -85,30 +86,49 @@ class Admission:
             state.in_flight -= 1
             if status in REFUSED and scope["method"] in ("POST", "PUT", "PATCH"):
                 self._count_refusal(state)
-            if _idle(state, time.monotonic()):
+            if self._idle(state):
                 self.keys.pop(key, None)
 
-    def _penalized(self, state: _Key) -> bool:
-        """Whether the key is past its refused posts in its current minute."""
+    def _burst(self) -> int:
+        return min(BURST, self.refused_per_minute)
+
+    def _refill(self, state: _Key) -> None:
         now = time.monotonic()
-        if now - state.window_start >= WINDOW_S:
-            state.window_start, state.refused = now, 0
-        return bool(self.refused_per_minute) and state.refused >= self.refused_per_minute
+        earned = (now - state.updated) * self.refused_per_minute / 60
+        state.allowance, state.updated = min(self._burst(), state.allowance + earned), now
+
+    def _penalized(self, state: _Key) -> bool:
+        """Whether the key has no refused post left in its allowance."""
+        if not self.refused_per_minute:
+            return False
+        self._refill(state)
+        return state.allowance < 1
+
+    def _refill_s(self, state: _Key) -> int:
+        """Seconds until the key's allowance holds one refused post again."""
+        self._refill(state)
+        return max(1, math.ceil((1 - state.allowance) * 60 / self.refused_per_minute))
 
     def _count_refusal(self, state: _Key) -> None:
-        now = time.monotonic()
-        if now - state.window_start >= WINDOW_S:
-            state.window_start, state.refused = now, 0
-        state.refused += 1
+        if self.refused_per_minute:
+            self._refill(state)
+            state.allowance -= 1
+
+    def _idle(self, state: _Key) -> bool:
+        """Nothing to remember: none in flight, the allowance full again."""
+        if state.in_flight:
+            return False
+        if self.refused_per_minute:
+            self._refill(state)
+        return not self.refused_per_minute or state.allowance >= self._burst()
 
     def _remember(self, key: bytes) -> _Key:
         """A new key's state; past MAX_KEYS, first forget the keys with nothing to remember
-        (none in flight, no refusal in their window)."""
+        (none in flight, their allowance full)."""
         if len(self.keys) >= MAX_KEYS:
-            now = time.monotonic()
-            for old in [k for k, s in self.keys.items() if _idle(s, now)]:
+            for old in [k for k, s in self.keys.items() if self._idle(s)]:
                 del self.keys[old]
-        state = self.keys[key] = _Key(window_start=time.monotonic())
+        state = self.keys[key] = _Key(allowance=self._burst(), updated=time.monotonic())
         return state
 
 
@@ -123,16 +143,12 @@ def _in_flight_detail(state: _Key) -> str:
     )
 
 
-def _penalty_detail(state: _Key) -> str:
+def _penalty_detail(per_minute: int) -> str:
     return (
-        f"{state.refused} posts with this API key were refused as malformed, too large or "
-        "invalid in the last minute (GRADER_REFUSED_POSTS_PER_MINUTE): fix the requests, and "
-        "retry after Retry-After seconds"
+        f"more than {per_minute} posts a minute with this API key were refused as malformed, "
+        "too large or invalid (GRADER_REFUSED_POSTS_PER_MINUTE): fix the requests, and retry "
+        "after Retry-After seconds"
     )
-
-
-def _idle(state: _Key, now: float) -> bool:
-    return state.in_flight == 0 and (state.refused == 0 or now - state.window_start >= WINDOW_S)
 
 
 def _platform_key(scope: Scope) -> bytes | None:

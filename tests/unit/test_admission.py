@@ -139,7 +139,9 @@ def _admission(app) -> admission.Admission:
     return layer
 
 
-def test_a_key_whose_posts_keep_being_refused_waits_out_the_minute_unread(build, monkeypatch):
+def test_a_key_whose_posts_keep_being_refused_waits_for_its_allowance_unread(build, monkeypatch):
+    """Two refused posts a minute: after two, the key waits until its allowance has refilled
+    by one post (30 s after the second), its next body unread; another key is served."""
     now = [1000.0]
     monkeypatch.setattr(admission, "time", SimpleNamespace(monotonic=lambda: now[0]))
     monkeypatch.setattr(admission, "PENALTY_DELAY_S", 0)
@@ -151,17 +153,30 @@ def test_a_key_whose_posts_keep_being_refused_waits_out_the_minute_unread(build,
         good = Body([submission("a1")])
         waiting = await call(app, auth["a"], good)
         other = await call(app, auth["b"], Body([submission("b1")]))
-        now[0] += 45  # the minute is over
+        now[0] += 15  # one refused post earned back
         again = await call(app, auth["a"], Body([submission("a1")]))
         return refused, waiting, good, other, again
 
     refused, waiting, good, other, again = asyncio.run(scenario())
     assert [r.status for r in refused] == [422, 422]
-    assert waiting.status == 429 and waiting.headers[b"retry-after"] == b"45"
+    assert waiting.status == 429 and waiting.headers[b"retry-after"] == b"15"
     assert "GRADER_REFUSED_POSTS_PER_MINUTE" in json.loads(waiting.text)["detail"]
     assert good.pulled == 0 and waiting.headers[b"connection"] == b"close"
     assert other.status == 202, other.text
     assert again.status == 202, again.text
+
+
+def test_refused_posts_are_cut_off_after_a_burst_not_a_minutes_worth(build, monkeypatch):
+    """600 a minute allows one every 0.1 s, but a flood is cut off after BURST at once."""
+    monkeypatch.setattr(admission, "time", SimpleNamespace(monotonic=lambda: 1000.0))
+    monkeypatch.setattr(admission, "PENALTY_DELAY_S", 0)
+    app, auth = build(refused_posts_per_minute=600)
+
+    async def scenario():
+        return [(await call(app, auth["a"], Body([b"{"]))).status for _ in range(15)]
+
+    statuses = asyncio.run(scenario())
+    assert statuses == [422] * admission.BURST + [429] * (15 - admission.BURST)
 
 
 def test_a_key_that_posts_again_at_once_is_answered_late_and_counts_in_flight(build, monkeypatch):
