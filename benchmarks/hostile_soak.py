@@ -12,12 +12,19 @@ platform, on its own threads, keeps posting
   - with ``--kinds … answers``: bulk posts of answers that were pathological for the text handling
     (issue 29 items 1 to 4, at sizes that took seconds, not days, before their fixes).
 The figure is the ratio of the normal platform's p99 POST latency in phase 2 to phase 1.
+The rate limit is off (``GRADER_RATE_LIMIT_PER_MINUTE=0``) and the queue cap out of reach;
+the per-key admission limits (``GRADER_MAX_IN_FLIGHT_PER_KEY``,
+``GRADER_REFUSED_POSTS_PER_MINUTE``) are at their defaults unless set in the environment.
+With ``--rounds N`` the phases alternate in N blocks each (alone, beside, alone, …; the hostile
+process paused between, its last requests given ``SETTLE_S`` to end), so on a machine shared
+with other jobs both phases meet the same background load; the load average is recorded.
 With ``--pin`` the hostile process runs on the last CPU and everything else (the server, its
 grading process and the normal client) on the others, in both phases: a hostile platform is
 another machine, so its own client-side CPU (building and sending 8 MiB bodies) should not
 count against the server; without it, on 2 cores, that CPU is most of what phase 2 measures.
 
     python -m benchmarks.hostile_soak --seconds 30 --out benchmarks/results/hostile_soak.json
+    python -m benchmarks.hostile_soak --seconds 30 --rounds 6 --pin
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from tests.integration.service import free_port, wait_for
 
 EXAM = "grad_accum_engineer"
 BODY_BYTES = 8 * 1024 * 1024
+SETTLE_S = 2.0  # after the hostile process is paused or resumed, before timing again
 # Answers that froze the service before issue 29's fixes, at sizes that took seconds then.
 WORST_ANSWERS = [
     ("004-s1-q1", "A " * 18 + "z"),  # the choice reader's backtracking (item 1)
@@ -121,7 +129,8 @@ def normal_posts(server: Server, seconds: float, prefix: str) -> list[float]:
 
 class Hostile:
     """The hostile platform's threads, in a process of their own (their client-side work must
-    not slow the normal platform's client); ``sent`` counts its requests by kind and status."""
+    not slow the normal platform's client); ``sent`` counts its requests by kind and status.
+    ``pause`` and ``resume`` stop and restart them (``active``: whether they start at once)."""
 
     def __init__(
         self,
@@ -131,14 +140,16 @@ class Hostile:
         kinds: list[str],
         slow: int,
         cpus: set[int] | None = None,
+        active: bool = True,
     ):
         self.base, self.port, self.headers = base, port, headers
-        self.kinds, self.slow, self.cpus = kinds, slow, cpus
+        self.kinds, self.slow, self.cpus, self.starts_active = kinds, slow, cpus, active
         self.sent: dict[str, dict[str, int]] = {}
 
-    def run(self, stop, report) -> None:
-        """The child process: run the threads until ``stop`` is set, then ``report`` counts."""
-        self.stop, self.lock = stop, threading.Lock()
+    def run(self, stop, active, report) -> None:
+        """The child process: run the threads until ``stop`` is set (each request waiting for
+        ``active``), then ``report`` counts."""
+        self.stop, self.active, self.lock = stop, active, threading.Lock()
         if self.cpus:
             os.sched_setaffinity(0, self.cpus)
         bodies = {"list": b"[" + b"[]," * ((BODY_BYTES - 8) // 3) + b"[]]", "object": _object()}
@@ -163,12 +174,19 @@ class Hostile:
         headers = {**self.headers, "Content-Type": "application/json"}
         with httpx.Client(base_url=self.base, headers=headers, timeout=120) as c:
             while not self.stop.is_set():
-                self._count(kind, str(c.post("/v1/submissions", content=body).status_code))
+                if not self.active.wait(0.2):
+                    continue
+                try:
+                    self._count(kind, str(c.post("/v1/submissions", content=body).status_code))
+                except httpx.TransportError:  # closed mid-body before the answer came: again
+                    self._count(kind, "connection closed")
 
     def _post_answers(self) -> None:
         n = 0
         with httpx.Client(base_url=self.base, headers=self.headers, timeout=600) as c:
             while not self.stop.is_set():
+                if not self.active.wait(0.2):
+                    continue
                 items = [{"id": f"h-{n}-{i}", "exam": EXAM, "question_id": q, "answer": a}
                          for i, (q, a) in enumerate(WORST_ANSWERS)]  # fmt: skip
                 n += 1
@@ -177,20 +195,35 @@ class Hostile:
     def _slow_head(self) -> None:
         head = f"POST /v1/submissions HTTP/1.1\r\nHost: x\r\nX-Slow: {'a' * 4000}".encode()
         while not self.stop.is_set():
+            if not self.active.wait(0.2):
+                continue
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
                     for byte in head:
                         if self.stop.wait(1):
                             return
+                        if not self.active.is_set():
+                            break  # paused: this connection closes
                         s.sendall(bytes([byte]))
             except OSError:  # closed by the server: open another at once
                 self._count("slow", "closed by the server")
 
     def __enter__(self) -> Hostile:
         self._stop, self._report = multiprocessing.Event(), multiprocessing.Queue()
-        self._process = multiprocessing.Process(target=self.run, args=(self._stop, self._report))
+        self._active = multiprocessing.Event()
+        if self.starts_active:
+            self._active.set()
+        self._process = multiprocessing.Process(
+            target=self.run, args=(self._stop, self._active, self._report)
+        )
         self._process.start()
         return self
+
+    def pause(self) -> None:
+        self._active.clear()
+
+    def resume(self) -> None:
+        self._active.set()
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
@@ -235,6 +268,9 @@ def main() -> None:
         action="store_true",
         help="the hostile process on the last CPU, the rest on the others",
     )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="alternate the phases in this many blocks each"
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     kinds = args.kinds
@@ -245,17 +281,25 @@ def main() -> None:
             parser.error("--pin needs at least 2 CPUs")
         hostile_cpus = {cpus[-1]}
         os.sched_setaffinity(0, set(cpus[:-1]))  # the server and its children inherit it
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         server = Server(Path(tmp))
         try:
             normal_posts(server, 3, "warm")
-            alone = normal_posts(server, args.seconds, "alone")
             hostile = Hostile(
-                server.base, server.port, server.headers("hostile"), kinds, args.slow, hostile_cpus
-            )
+                server.base, server.port, server.headers("hostile"), kinds, args.slow,
+                hostile_cpus, active=False,
+            )  # fmt: skip
+            alone, beside, block = [], [], args.seconds / args.rounds
             with hostile:
-                time.sleep(2)  # the hostile threads under way
-                beside = normal_posts(server, args.seconds, "beside")
+                time.sleep(SETTLE_S)  # its bodies built
+                for r in range(args.rounds):
+                    alone += normal_posts(server, block, f"alone{r}")
+                    hostile.resume()
+                    time.sleep(SETTLE_S)  # the hostile threads under way
+                    beside += normal_posts(server, block, f"beside{r}")
+                    hostile.pause()
+                    time.sleep(SETTLE_S)
             sent = hostile.sent
         finally:
             server.close()
@@ -265,6 +309,8 @@ def main() -> None:
         "p99_ratio": round(summary(beside)["p99_ms"] / summary(alone)["p99_ms"], 2),
         "hostile": {"kinds": kinds, "slow_connections": args.slow, "requests": sent},
         "seconds_per_phase": args.seconds,
+        "rounds": args.rounds,
+        "load_average_1min": {"start": load_before[0], "end": os.getloadavg()[0]},
         "pinned": args.pin,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d"),

@@ -278,15 +278,15 @@ class LimitSettings(BaseSettings):
     request_body_timeout_s: float = Field(
         60.0, gt=0, description="a request whose body has not all arrived by then is closed"
     )
-    keep_alive_timeout_s: int = Field(
-        5, ge=1, description="an idle keep-alive connection is closed after this"
-    )
+    keep_alive_timeout_s: int = Field(5, ge=1, description="idle keep-alive connections close")
     rate_limit_per_minute: int = Field(
         6000, ge=0, description="requests per minute with one API key (429 past it); 0: no limit"
     )
     login_failures_per_minute: int = Field(
         10, ge=1, description="failed instructor logins per client address per minute; then 429"
     )
+    max_in_flight_per_key: int = Field(16, ge=1, description="one key's requests served at once")
+    refused_posts_per_minute: int = Field(60, ge=0, description="one key's refused posts; 0: off")
 
 
 class WebhookSettings(BaseSettings):

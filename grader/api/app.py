@@ -12,6 +12,7 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from grader.api.admission import Admission
 from grader.api.deps import Services
 from grader.api.instructor import install as install_instructor_pages
 from grader.api.intake import intake_router
@@ -42,6 +43,11 @@ def create_app(
     app.include_router(health_router)
     install_instructor_pages(app)
     app.add_middleware(PageHeaders)
+    app.add_middleware(
+        Admission,
+        max_in_flight=settings.limits.max_in_flight_per_key,
+        refused_per_minute=settings.limits.refused_posts_per_minute,
+    )
     app.add_middleware(
         BodyLimit, limit=settings.limits.max_body_bytes, form_limit=settings.limits.max_form_bytes
     )

@@ -54,7 +54,10 @@ def intake_router(bulk_limit: int) -> APIRouter:
             409: {"description": "an id already posted with a different body"},
             413: {"description": "request body too large"},
             422: {"description": "invalid submission; `loc` names the field"},
-            429: {"description": "rate limit, or the platform's queue cap; see Retry-After"},
+            429: {
+                "description": "rate limit, the platform's queue cap, requests in flight, or "
+                "refused posts this minute; see Retry-After"
+            },
         },
     )
     router.add_api_route(

@@ -5,11 +5,17 @@ forms read with limits on their fields.
 dependency can read more than the limit: a declared ``Content-Length`` over it is answered
 413 without reading a byte, and a streamed body is cut off at the limit. Forms (the
 instructor pages) have a smaller limit than JSON: what instructors type is short.
+
+A response sent before its request's body has all been read (a 401, a 413 part-way, a
+refusal before the body) closes the connection: kept alive, the server would read and
+discard the rest of the body (uvicorn does), so a refused 8 MiB post would cost the event
+loop all 8 MiB anyway.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from fastapi import HTTPException, Request
 from starlette.datastructures import UploadFile
@@ -18,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 FORM_TYPES = (b"multipart/form-data", b"application/x-www-form-urlencoded")
 MAX_FORM_FIELDS = 64  # a rubric has at most a few criteria; every form fits easily
 MAX_FIELD_CHARS = 8192
+CLOSE = (b"connection", b"close")
 
 
 class BodyTooLarge(HTTPException):
@@ -43,23 +50,28 @@ class BodyLimit:
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
             status = 413 if declared.isdigit() else 400
             detail = f"request body over {limit} bytes" if status == 413 else "bad Content-Length"
-            await _reply(send, status, detail)
+            await refuse(send, status, detail)
             return
         received = 0
         started = False
+        unread = _has_body(headers)  # until its last chunk has been received
 
         async def limited() -> Message:
-            nonlocal received
+            nonlocal received, unread
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:
                     raise BodyTooLarge(limit)
+                unread = unread and message.get("more_body", False)
             return message
 
         async def watched(message: Message) -> None:
             nonlocal started
-            started = started or message["type"] == "http.response.start"
+            if message["type"] == "http.response.start":
+                started = True
+                if unread and CLOSE not in message.get("headers", []):
+                    message = {**message, "headers": [*message.get("headers", []), CLOSE]}
             await send(message)
 
         try:
@@ -67,10 +79,21 @@ class BodyLimit:
         except BodyTooLarge as exc:  # escaped every handler: answer it here
             if started:
                 raise
-            await _reply(send, 413, exc.detail)
+            await refuse(send, 413, exc.detail)
 
 
-async def _reply(send: Send, status: int, detail: str) -> None:
+def _has_body(headers: dict[bytes, bytes]) -> bool:
+    """Whether the request's head announces a body (HTTP/1.1: a length or chunks); a
+    ``Content-Length`` here is digits (``BodyLimit`` refused any other)."""
+    declared = headers.get(b"content-length")
+    return b"transfer-encoding" in headers or (declared is not None and int(declared) > 0)
+
+
+async def refuse(
+    send: Send, status: int, detail: str, headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
+    """Answer ``{"detail": detail}`` with ``status`` and close the connection: whatever the
+    client is still sending is never read."""
     body = json.dumps({"detail": detail}).encode()
     await send(
         {
@@ -79,7 +102,8 @@ async def _reply(send: Send, status: int, detail: str) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
-                (b"connection", b"close"),
+                CLOSE,
+                *headers,
             ],
         }
     )
