@@ -110,7 +110,11 @@ def test_the_client_against_a_real_server(served):
     assert done["amy-q3"].grade.method == "judge" and done["amy-q3"].grade.criteria
     assert client.grade("bob-c1") == done["bob-c1"].grade
     by_export = client.wait_for_grades(ids, exam=EXAM, timeout_s=10)
-    assert {i: s.grade for i, s in by_export.items()} == {i: s.grade for i, s in done.items()}
+    # A grade's place in the review queue may move when a later batch of its question is
+    # ranked (README, "The review queue"); everything else is the grade the poll saw.
+    assert {i: unranked(s.grade) for i, s in by_export.items() if s.grade} == {
+        i: unranked(s.grade) for i, s in done.items() if s.grade
+    }
     with pytest.raises(APIError) as missing:
         client.submission("nobody")
     assert missing.value.status_code == 404
