@@ -43,7 +43,7 @@ from benchmarks.common import code_version
 from benchmarks.scorer_data import load_table
 from grader.calibrate.scorer_cv import Graded, grade_rows, question_split
 from grader.calibrate.scorer_fit import SETTINGS, SHIPPED, fit_stages
-from grader.calibrate.scorer_rows import NO_GRADED, Neighbours, ScorerRow
+from grader.calibrate.scorer_rows import GradedSetting, Neighbours, ScorerRow
 from grader.engine.calibrated_grade import scorer_confidence, to_points
 from grader.engine.review_queue import ERROR_MODEL, SIGNALS, budget, error_share, error_signals_of
 from grader.engine.scorer_model import ScorerSet, load_scorer
@@ -100,7 +100,7 @@ def signals(g: Graded, sure: float | None, shares: dict[str, float]) -> dict[str
     """What ``engine.review_queue.error_signals`` reads from the grade's record: its score
     in half points, its confidence, its features, its three nearest graded answers."""
     row = g.row
-    nearest = [] if g.setting == NO_GRADED else row.neighbours[g.setting].ids[:3]
+    nearest = [] if g.setting == GradedSetting.NONE else row.neighbours[g.setting].ids[:3]
     share = to_points(g.share, row.points) / row.points
     return error_signals_of(share, sure, g.features.model_dump(), [shares[i] for i in nearest])
 
