@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from grader.engine.checks import Check, checks_for
 from grader.engine.injection import Finding
-from grader.engine.progress import Progress, judge_in_chunks
+from grader.engine.progress import Progress, judge_each_once
 from grader.engine.prompts import Prompt, defuse_delimiters, probability_prompt, reference_text
 from grader.judge.base import Judge, LabelRequest, LabelScores
 from grader.models import Anchor, AnswerSignals, Question, Rubric, Submission
@@ -113,19 +113,18 @@ def ask_labels(
     """Every item's checks, sorted by shared prefix, in one judge call (or sub-batches of
     ``chunk`` requests, each answer reported when its checks are scored); scores land on the
     items."""
-    keyed = [[(_key(r), r) for r in item.requests] for item in items]
-    unique: dict[LabelKey, LabelRequest] = {}
-    for pairs in keyed:
-        for key, request in pairs:
-            unique.setdefault(key, request)
     # Sorting by the whole conversation keeps a question's answers together (same group and
     # system message first) and each answer's checks next to each other.
-    batch = sorted(unique.items(), key=lambda kv: (kv[1].group, kv[0]))
-    by_key = judge_in_chunks(
-        [[key for key, _ in pairs] for pairs in keyed], batch, judge.score_labels, chunk, progress
+    replies = judge_each_once(
+        [item.requests for item in items],
+        _key,
+        lambda pair: (pair[1].group, pair[0]),
+        judge.score_labels,
+        chunk,
+        progress,
     )
-    for item, pairs in zip(items, keyed, strict=True):
-        item.scores = [by_key[key] for key, _ in pairs]
+    for item, scores in zip(items, replies, strict=True):
+        item.scores = scores
 
 
 def _key(request: LabelRequest) -> LabelKey:

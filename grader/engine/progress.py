@@ -8,7 +8,7 @@ passes none. Nothing here knows about terminals.
 
 The judge is where the time goes, so its work can be cut into sub-batches
 (``GRADER_JUDGE_CHUNK`` requests per call): each call's answers are reported as soon as every
-one of their requests has an answer. ``judge_in_chunks`` does that for both judge modes.
+one of their requests has an answer. ``judge_each_once`` does that for both judge modes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from enum import StrEnum
-from typing import TypeVar
+from typing import Any, TypeVar
 
 
 class Stage(StrEnum):
@@ -79,3 +79,27 @@ def judge_in_chunks(
         if progress is not None and finished:
             progress(Stage.JUDGED, finished)
     return replies
+
+
+def judge_each_once(
+    requests_per_item: Sequence[Sequence[R]],
+    key: Callable[[R], K],
+    order: Callable[[tuple[K, R]], Any],
+    call: Callable[[list[R]], list[T]],
+    chunk: int | None,
+    progress: Progress | None,
+) -> list[list[T]]:
+    """Each item's replies, in its requests' order, every distinct request (by ``key``) asked
+    once: identical answers to one question (copies, one-word answers, a cleaned twin equal
+    to a clean answer) share the reply. The distinct requests go to ``judge_in_chunks`` sorted
+    by ``order``, which keeps shared prefixes back to back for the backend's cache."""
+    keyed = [[(key(r), r) for r in requests] for requests in requests_per_item]
+    unique: dict[K, R] = {}
+    for pairs in keyed:
+        for k, request in pairs:
+            unique.setdefault(k, request)
+    batch = sorted(unique.items(), key=order)
+    by_key = judge_in_chunks(
+        [[k for k, _ in pairs] for pairs in keyed], batch, call, chunk, progress
+    )
+    return [[by_key[k] for k, _ in pairs] for pairs in keyed]

@@ -18,7 +18,7 @@ from grader.config import JudgeSettings
 from grader.engine import asking
 from grader.engine.asking import JudgeReply
 from grader.engine.injection import Finding
-from grader.engine.progress import Progress, judge_in_chunks
+from grader.engine.progress import Progress, judge_each_once
 from grader.engine.prompts import Prompt, judge_prompt, judge_system, judge_user
 from grader.engine.verdict import token_budget, verdict_schema
 from grader.judge.base import Judge, JudgeRequest
@@ -119,24 +119,17 @@ def ask_verdicts(
 ) -> None:
     """Ask the judge about every item's requests in one batch (or sub-batches of ``chunk``
     requests, re-asks within each); replies land on the items."""
-    keyed = [[(_request_key(r), r) for r in item.requests] for item in items]
-    # Identical answers to one question (copies, one-word answers, an injection stripped
-    # back to its clean twin) are judged once and share the verdict.
-    unique: dict[RequestKey, JudgeRequest] = {}
-    for pairs in keyed:
-        for key, request in pairs:
-            unique.setdefault(key, request)
     # Same question next to each other: the backend sees shared prefixes back to back.
-    batch = sorted(unique.items(), key=lambda kv: kv[1].group)
-    by_key = judge_in_chunks(
-        [[key for key, _ in pairs] for pairs in keyed],
-        batch,
+    replies = judge_each_once(
+        [item.requests for item in items],
+        _request_key,
+        lambda pair: pair[1].group,
         lambda requests: asking.ask(judge, requests, max_reasks),
         chunk,
         progress,
     )
-    for item, pairs in zip(items, keyed, strict=True):
-        item.replies = [by_key[key] for key, _ in pairs]
+    for item, got in zip(items, replies, strict=True):
+        item.replies = got
 
 
 def _request_key(request: JudgeRequest) -> RequestKey:

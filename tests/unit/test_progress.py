@@ -8,7 +8,7 @@ import pytest
 from grader.bank.files import load_bank
 from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings
 from grader.engine.pipeline import Pipeline
-from grader.engine.progress import Stage, judge_in_chunks
+from grader.engine.progress import Stage, judge_each_once, judge_in_chunks
 from grader.engine.rubrics import load_rubrics
 from grader.files.submissions import read_submissions
 from tests.conftest import ROOT, RUBRICS
@@ -48,6 +48,20 @@ def test_without_a_chunk_size_the_batch_is_one_call(chunk):
         [["a"], ["b"]], [("a", 1), ("b", 2)], lambda r: calls.append(r) or r, chunk, None
     )
     assert calls == [[1, 2]]
+
+
+def test_each_distinct_request_is_asked_once_and_every_item_gets_its_replies_in_order():
+    calls = []
+
+    def call(requests):
+        calls.append(requests)
+        return [r.upper() for r in requests]
+
+    replies = judge_each_once(
+        [["b", "a"], ["a", "A"], []], str.lower, lambda pair: pair[0], call, None, None
+    )
+    assert calls == [["a", "b"]]  # "a" and "A" are one request; sorted by ``order``
+    assert replies == [["B", "A"], ["A", "A"], []]
 
 
 def _example():
