@@ -9,11 +9,17 @@ budget plan), one batch per bank, and reports by the answers' ``kind``: how many
 judge is the scripted one: the budget plan asks no criterion check of a Chinese answer, so
 those grades are production's; English answers' judge reading is the script's, not a model's.
 
+``--judge vllm --plan anchored`` grades with the embedded 1.5B in plan ``anchored``
+(``engine.anchored``: the judge reads every Chinese answer on these reviewed rubrics, set
+between its readings of each question's reference and two empty anchors, a quarter of the
+final share); ``--plan budget`` with ``--judge vllm`` gives the same grades as the script.
+
 Seed set 1 (``tests/data/seed_answers.jsonl``) is development data; seed set 2
 (``seed_answers_2.jsonl``) is held out: read it once per design. Seed set 3
 (``seed_answers_3.jsonl``) is development data too, written to tune the zero gates on.
 
-    python -m benchmarks.seed_zeros --set 1|2|3 [--out benchmarks/results/seed_zeros_1.json]
+    python -m benchmarks.seed_zeros --set 1|2|3 [--judge vllm --plan anchored] \
+        [--out benchmarks/results/seed_zeros_1.json]
 """
 
 from __future__ import annotations
@@ -40,11 +46,13 @@ HELD_OUT = {"2"}
 AT_MOST = 0.1  # the issue's bar for an answer worth 0, as a share of the points
 
 
-def grade_set(seeds: list[dict]) -> dict[str, tuple[float, float]]:
+def grade_set(
+    seeds: list[dict], judge_backend: str = "scripted", plan: str = "budget"
+) -> dict[str, tuple[float, float]]:
     """(share of the points given, human share) per seed id, one batch per bank."""
     where = {q.id: path for path in sorted((ROOT / "rubrics").glob("*.yaml"))
              for q in load_bank(path).questions}  # fmt: skip
-    settings = Settings(judge=JudgeSettings(backend="scripted"))
+    settings = Settings(judge=JudgeSettings(backend=judge_backend, plan=plan))  # type: ignore[arg-type]
     embedder, judge = make_embedder(settings), make_judge(settings)
     by_bank: dict[Path, list[Submission]] = defaultdict(list)
     for s in seeds:
@@ -77,6 +85,7 @@ def report(seeds: list[dict], shares: dict[str, tuple[float, float]]) -> dict:
         "pearson": round(float(np.corrcoef(given, wanted)[0, 1]), 3),
         "worth_0": len(zeros),
         "worth_0_at_most_10pct": sum(x <= AT_MOST + 1e-9 for x in zeros),
+        "worth_0_mean_share": round(statistics.mean(zeros), 3) if zeros else None,
         "worth_0_by_kind": {
             kind: {
                 "answers": len(xs),
@@ -94,6 +103,8 @@ def report(seeds: list[dict], shares: dict[str, tuple[float, float]]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=sorted(SETS), default="1")
+    parser.add_argument("--judge", choices=("scripted", "vllm"), default="scripted")
+    parser.add_argument("--plan", choices=("budget", "full", "anchored"), default="budget")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     path = ROOT / "tests" / "data" / SETS[args.set]
@@ -101,10 +112,10 @@ def main() -> None:
     result = {
         "benchmark": "seed_zeros",
         "data": f"{path.name} ({'held out' if args.set in HELD_OUT else 'development'}), rubrics/",
-        "settings": "e5, the shipped scorer, judge plan budget, scripted judge",
+        "settings": f"e5, the shipped scorer, judge plan {args.plan}, {args.judge} judge",
         "command": command(),
         "code": code_version("grader", __file__),
-        **report(seeds, grade_set(seeds)),
+        **report(seeds, grade_set(seeds, args.judge, args.plan)),
     }
     out = args.out or RESULTS / f"seed_zeros_{args.set}.json"
     out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

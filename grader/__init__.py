@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from grader.judge import make_judge
     from grader.models import (
         Anchor,
+        AnchoredReading,
         AnswerSignals,
         AnswerVariant,
         Bank,
@@ -111,6 +112,7 @@ _HOMES = {
 
 __all__ = [
     "Anchor",
+    "AnchoredReading",
     "AnswerSignals",
     "AnswerVariant",
     "Bank",

@@ -143,10 +143,11 @@ class JudgeSettings(BaseSettings):
         description="probability: one forward step per rubric check, points from the label "
         "distribution; verdict: a generated JSON verdict per answer",
     )
-    plan: Literal["budget", "full"] = Field(
+    plan: Literal["budget", "full", "anchored"] = Field(
         "budget",
         description="budget: criterion checks only where the scorer weighs the judge's reading "
-        "(English today); other answers are split by key-point coverage; full: every check",
+        "(English today); other answers are split by key-point coverage; full: every check; "
+        "anchored: budget, plus on reviewed rubrics every check, anchored and blended in",
     )
     feedback: Literal["template", "judge"] = Field(
         "template",

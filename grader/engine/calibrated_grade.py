@@ -11,6 +11,8 @@ a review reason; confidence comes from the scorer file's model of when grades ar
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from grader.config import ReviewSettings
 from grader.engine.evidence import closest_evidence
 from grader.engine.features import JudgeReading, answer_features, judge_reading
@@ -22,6 +24,7 @@ from grader.engine.scorer_core.rules import decide
 from grader.engine.scorer_model import AnswerFeatures, ScorerSet, contributions
 from grader.engine.signals import QuestionAnalysis
 from grader.models import (
+    AnchoredReading,
     CriterionScore,
     Grade,
     GradedCopy,
@@ -48,10 +51,17 @@ def calibrated(
     pool: GradedPool | None,
     scorer: ScorerSet,
     review: ReviewSettings,
+    anchored: AnchoredReading | None = None,
 ) -> Grade:
-    """A judged grade re-scored from its features and the question's graded answers."""
+    """A judged grade re-scored from its features and the question's graded answers (and,
+    under plan ``anchored``, the judge's anchored reading: ``engine.anchored``)."""
     reading = answer_evidence(submission, question, rubric, analysis, pool, judge_reading(grade))
-    return scored_grade(grade, submission.answer, rubric, reading, scorer, review.below_confidence)
+    usable = scorer.usable(reading.features)
+    if not any(s.serves(usable) for s in scorer.first_stage):
+        return grade  # no model has its features (a question without a reference): as judged
+    return scored_grade(
+        grade, submission.answer, rubric, reading, scorer, review.below_confidence, anchored
+    )
 
 
 def answer_evidence(
@@ -89,9 +99,13 @@ def scored_grade(
     reading: Reading,
     scorer: ScorerSet,
     review_below: float,
+    anchored: AnchoredReading | None = None,
 ) -> Grade:
-    """``grade`` (judged) with the scorer's score, criteria, confidence and reasons."""
+    """``grade`` (judged) with the scorer's score, criteria, confidence and reasons; an
+    anchored reading with a calibrated value takes its weight of the share (``decide``)."""
     judge_total = sum(c.points for c in grade.criteria)
+    if anchored is not None and anchored.calibrated is not None:
+        reading = replace(reading, anchored=anchored.calibrated)
     features = reading.features
     decided, share = decide(reading, scorer)
     score = to_points(share, rubric.points)
@@ -116,6 +130,7 @@ def scored_grade(
         update={
             "scorer": _explanation(scorer, decided, share, reading),
         }
+        | ({} if anchored is None else {"anchored": anchored})
         | (
             {}
             if split_by_coverage(grade)  # the judge's points, when a judge read the answer

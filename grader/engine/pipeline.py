@@ -21,17 +21,19 @@ A judge that fails yields ``unscored`` with a reason, never a silent 0.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from grader.config import Settings
 from grader.engine import substance
+from grader.engine.anchored import AnchorReadings, anchors_judge
 from grader.engine.anchors import choose_anchors
 from grader.engine.blanks import blank_reason
 from grader.engine.calibrated_grade import calibrated
 from grader.engine.conclusion import apply_conclusion, asks_judge
 from grader.engine.conclusion_judge import Ask, judge_conclusions
 from grader.engine.coverage import pastes_rubric
+from grader.engine.graded_answers import graded_answers
 from grader.engine.injected import Flagged, as_raw, bound, flag, injection_only_grade, twin
 from grader.engine.judge_plan import coverage_grade, reads_criteria, write_feedback
 from grader.engine.modes import MODES, AnswerToJudge
@@ -53,7 +55,6 @@ from grader.engine.scorer_model import ScorerSet
 from grader.engine.signals import QuestionAnalysis, analyze_question
 from grader.judge.base import Judge
 from grader.models import (
-    Anchor,
     Bank,
     Grade,
     GradedAnswer,
@@ -62,7 +63,6 @@ from grader.models import (
     Rubric,
     Submission,
 )
-from grader.text import match_key
 
 if TYPE_CHECKING:
     from grader.embed import Embedder
@@ -97,6 +97,7 @@ class Pipeline:
             scorer = choose_scorer(setting, embeddings=embedder is not None)
         self.scorer: ScorerSet | None = scorer.scorer
         self._questions = {q.id: q for q in bank.questions}
+        self._anchors = AnchorReadings()  # plan ``anchored``: read once per question
 
     def grade_many(
         self,
@@ -162,7 +163,7 @@ class Pipeline:
             elif self.judge is None:
                 grades[i] = needs_judge_grade(submission, question, rubric, signals)
             else:  # no plan: the scorer decides without the judge's reading (``judge_plan``)
-                reads = reads_criteria(
+                reads = self._anchored(question, rubric, scoring, signals) or reads_criteria(
                     self.settings.judge, scoring, question.language, bool(analysis)
                 )
                 plan = self._plan(plans, question, rubric, submission, analysis) if reads else None
@@ -196,10 +197,12 @@ class Pipeline:
         unread = [i for i in work if i not in asked]
         if asked:
             parts = self.settings.judge, self.settings.review
+            anchors = self._anchor_items(asked.values(), rubrics, scorer)
             judged = self.mode.grade(
-                self.judge, list(asked.values()), *parts, self._embed_model, tell
+                self.judge, [*asked.values(), *anchors], *parts, self._embed_model, tell
             )
-            grades.update(zip(asked, judged, strict=True))
+            self._anchors.store(judged[len(asked) :])
+            grades.update(zip(asked, judged[: len(asked)], strict=True))
         for i in unread:
             submission, signals = work[i].submission, work[i].signals
             question = self._questions[submission.question_id]
@@ -280,10 +283,33 @@ class Pipeline:
                 pools[qid] = GradedPool.build(
                     question, rubric, analysis.graded, analysis.vectors, scorer
                 )
+            anchored = self._anchors.reading(question, rubric, grades[i])
             grades[i] = calibrated(
                 grades[i], submission, question, rubric, analysis, pools[qid], scorer,
-                self.settings.review,
+                self.settings.review, anchored if self._anchored(question, rubric, scorer) else None,
             )  # fmt: skip
+
+    def _anchor_items(
+        self, asked: Iterable[AnswerToJudge], rubrics: dict[str, Rubric], scorer: ScorerSet | None
+    ) -> list[AnswerToJudge]:
+        """The anchor answers of the asked questions still to read (``anchored``), each on its
+        rubric's own anchors: the same prompt whichever batch reads them."""
+        wanted: dict[str, tuple[Question, Rubric]] = {}
+        for item in asked:
+            question = self._questions[item.submission.question_id]
+            if self._anchored(question, rubrics[question.id], scorer, item.signals):
+                wanted[question.id] = (question, rubrics[question.id])
+        k = self.settings.signals.anchors_k
+        return self._anchors.to_read(
+            wanted.values(),
+            lambda q, r: self.mode.plan(q, r, choose_anchors(r.anchors, k), self.settings.judge),
+        )
+
+    def _anchored(
+        self, question: Question, rubric: Rubric, scorer: ScorerSet | None, signals: object = True
+    ) -> bool:
+        """Whether this question's answers get the judge's anchored reading (``anchored``)."""
+        return anchors_judge(self.settings.judge, scorer, rubric, question.language, bool(signals))
 
     @property
     def _embed_model(self) -> str | None:
@@ -341,7 +367,7 @@ class Pipeline:
                 self.embedder,
                 self.settings.signals,
                 cohort=others[qid],
-                graded=_graded_answers(rubrics[qid], [g for g in graded if g.question_id == qid]),
+                graded=graded_answers(rubrics[qid], [g for g in graded if g.question_id == qid]),
                 twins=[t for t in twins if t.question_id == qid],
             )
             tell(Stage.EMBEDDED, len(mine))
@@ -360,30 +386,3 @@ def _counted(tell: Progress, limit: int) -> Progress:
         tell(stage, count)
 
     return capped
-
-
-def _graded_answers(rubric: Rubric, graded: list[GradedAnswer]) -> list[GradedAnswer]:
-    """A question's human-scored answers: those given, and the rubric's anchors that carry a
-    score on every criterion (an instructor graded them when promoting them), named
-    ``anchor:<id>``. An anchor promoted from one of the given answers (its ``answer_id`` is the
-    given id, the text the same) is that answer once, with the instructor's newest score."""
-    ids = {c.id for c in rubric.criteria}
-    given = {g.id: match_key(g.answer) for g in graded}
-    anchors = [
-        GradedAnswer(
-            id=f"anchor:{a.id}",
-            question_id=rubric.question_id,
-            answer=a.answer,
-            score=sum(a.scores.values()),
-        )
-        for a in rubric.anchors
-        if set(a.scores) == ids and not _promoted_from(a, given)
-    ]
-    return [*graded, *anchors]
-
-
-def _promoted_from(anchor: Anchor, given: dict[str, str]) -> bool:
-    """Whether the anchor is one of the given answers (their ids and match keys)."""
-    if anchor.answer_id is None:
-        return False
-    return given.get(str(anchor.answer_id)) == match_key(anchor.answer)

@@ -88,7 +88,8 @@ def rescored(
         reading = read_answer(features, rubric.points, pool, grade.submission_id, answer, vector)
     else:  # the graded answers are unknown: the copies the grade recorded still stand
         reading = Reading(features, _recorded_copies(grade, rubric.points))
-    new = scored_grade(judged(grade), answer or "", rubric, reading, scorer, review_below)
+    anchored = grade.details.anchored  # plan ``anchored``: the judge's reading still counts
+    new = scored_grade(judged(grade), answer or "", rubric, reading, scorer, review_below, anchored)
     new = substance.reapply(new, rubric)  # the recorded restatement/claim rules
     was = RescoredFrom(
         score=grade.score, scorer_version=before.version, decided_by=before.decided_by

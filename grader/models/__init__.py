@@ -13,6 +13,7 @@ from grader.models.bank import (
     SourceRef,
 )
 from grader.models.details import (
+    AnchoredReading,
     AnswerVariant,
     CheckReading,
     ConclusionReading,
@@ -64,6 +65,7 @@ from grader.models.verdict import (
 
 __all__ = [
     "Anchor",
+    "AnchoredReading",
     "AnswerSignals",
     "AnswerVariant",
     "Bank",

@@ -51,7 +51,7 @@ class AnswerVariant(StrEnum):
 
 
 ConclusionDecision = Literal["match", "mismatch", "undecided"]
-JudgePlanName = Literal["budget", "full"]
+JudgePlanName = Literal["budget", "full", "anchored"]
 
 
 class CheckReading(_Model):
@@ -162,6 +162,18 @@ class ConclusionReading(SetOnly):
     capped_from: float | None = None
 
 
+class AnchoredReading(_Model):
+    """The judge's share of an answer set between its shares of the question's own reference
+    (full marks) and of a content-free answer (0): plan ``anchored``. ``calibrated`` (clipped
+    to 0..1) takes ``weight`` of the final share; None when the anchors do not separate."""
+
+    judge_share: float
+    reference: float
+    zero: float
+    calibrated: float | None
+    weight: float
+
+
 class ReviewRanking(_Model):
     """The review queue's reading of a model-scored grade: its expected error in points, its
     place in its question's ranking, and the soft reasons that explain it."""
@@ -219,6 +231,7 @@ class GradeDetails(SetOnly):
     raw_score: float | None = None  # the judge's score under a learned score mapping
     substance: Substance | None = None
     conclusion: ConclusionReading | None = None
+    anchored: AnchoredReading | None = None  # plan ``anchored``: the judge's reading, anchored
     injection: InjectionReading | None = None
     review: ReviewRanking | None = None
     override: OverrideRecord | None = None

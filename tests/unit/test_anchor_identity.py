@@ -14,7 +14,7 @@ from grader.api.app import create_app
 from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 from grader.bank.files import load_bank
 from grader.config import JudgeSettings, ServiceSettings, Settings
-from grader.engine.pipeline import _graded_answers
+from grader.engine.graded_answers import graded_answers
 from grader.engine.rubrics import is_anchor, load_rubric, load_rubrics, save_rubric
 from grader.files.yamlfile import write_yaml
 from grader.models import Anchor
@@ -95,10 +95,10 @@ def test_promoting_one_platforms_s1_leaves_the_others_s1_alone(two_platforms):
     # the scorer's graded answers: each platform's own s1 with its own text and score
     platforms = {p.name: p.id for p in store.accounts.list_platforms()}
     beta_graded = store.queue.graded(platforms["beta"], EXAM, [ESSAY])
-    pool = {g.id: (g.answer, g.score) for g in _graded_answers(rubric, beta_graded)}
+    pool = {g.id: (g.answer, g.score) for g in graded_answers(rubric, beta_graded)}
     assert pool == {str(beta): (WEAK, 4.0), f"anchor:answer-{acme}": (GOOD, 4.0)}
     acme_graded = store.queue.graded(platforms["acme"], EXAM, [ESSAY])
-    pool = {g.id: (g.answer, g.score) for g in _graded_answers(rubric, acme_graded)}
+    pool = {g.id: (g.answer, g.score) for g in graded_answers(rubric, acme_graded)}
     assert pool == {str(acme): (GOOD, 4.0)}  # the anchor is that answer: once
 
     # beta's s1 is not "already an anchor": it becomes one of its own

@@ -27,8 +27,10 @@ class Copy:
 class Reading:
     """One answer as the scorer reads it: its features (its own and, when its question has
     graded answers, the neighbour ones), the graded copies of its text, and the graded
-    answers nearest to it with their cosines (shown to the instructor, not read)."""
+    answers nearest to it with their cosines (shown to the instructor, not read), and under
+    plan ``anchored`` the judge's anchored reading (``grader.engine.anchored``)."""
 
     features: AnswerFeatures
     copies: tuple[Copy, ...] = ()
     nearest: tuple[tuple[GradedAnswer, float], ...] = ()
+    anchored: float | None = None

@@ -6,7 +6,8 @@
   carry a different score (docs/research/benchmarks-log.md), and in an evaluation they would be the
   answer grading itself.
 - The copy rule (``decide``): an answer whose text was graded takes the mean human share of
-  those copies; any other answer the scorer's share.
+  those copies; any other answer the scorer's share, blended with the judge's anchored
+  reading where plan ``anchored`` read one (``ANCHORED_WEIGHT`` of it).
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from grader.engine.scorer_core.reading import Copy, Reading
 from grader.engine.scorer_model import ScorerSet
 
 COPY = "copy"  # who decided a grade the copy rule gave
+# The anchored reading's weight beside the scorer's share: picked from 0.25 and 0.5 on the
+# development seed sets 1 and 3 (Pearson 0.50 -> 0.54), held out on set 2 (0.58 -> 0.62),
+# docs/research/benchmarks-log.md "Wrong answers on instructor rubrics".
+ANCHORED_WEIGHT = 0.25
 
 
 def graded_split(
@@ -43,7 +48,10 @@ def copied_share(copies: Sequence[Copy]) -> float:
 
 
 def decide(reading: Reading, scorer: ScorerSet) -> tuple[str, float]:
-    """(who decided, the share): the copy rule, else the scorer."""
+    """(who decided, the share): the copy rule, else the scorer (with the anchored reading)."""
     if reading.copies:
         return COPY, copied_share(reading.copies)
-    return scorer.score(reading.features)
+    decided, share = scorer.score(reading.features)
+    if reading.anchored is None:
+        return decided, share
+    return decided, (1 - ANCHORED_WEIGHT) * share + ANCHORED_WEIGHT * reading.anchored
