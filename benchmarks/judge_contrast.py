@@ -20,6 +20,8 @@ development sets; ``--held-out`` reads seed set 2 instead, once per design.
 
     python -m benchmarks.judge_contrast --mode probability \
         --out benchmarks/results/judge_contrast_probability.json [--held-out]
+    python -m benchmarks.judge_contrast --variants benchmarks/results/judge_contrast_probability.json \
+        --out benchmarks/results/judge_contrast_variants.json
 """
 
 from __future__ import annotations
@@ -172,6 +174,54 @@ def report(rows: list[dict], anchors: dict[str, dict[str, float | None]]) -> dic
     }
 
 
+# Variants of the blend tried on the development readings (session 13, none kept): the
+# weight, a minimum anchor spread below which no reading counts, a floor under the spread.
+VARIANTS = {
+    "scorer alone": {"weight": 0.0},
+    "weight 0.25 (plan anchored)": {},
+    "weight 0.10": {"weight": 0.1},
+    "spread >= 0.02": {"need": 0.02},
+    "spread >= 0.05": {"need": 0.05},
+    "spread floored at 0.05": {"floor": 0.05},
+    "spread floored at 0.10": {"floor": 0.1},
+    "spread floored at 0.20": {"floor": 0.2},
+    "floor 0.10, weight 0.5": {"floor": 0.1, "weight": 0.5},
+}
+
+
+def variant_share(
+    row: dict, anchors: dict[str, float | None], weight: float = BLEND, need: float = 0.0,
+    floor: float = 0.0,
+) -> float:  # fmt: skip
+    """The final share under one variant; the scorer's where the reading cannot be set."""
+    zeros = [a for a in (anchors.get("stem"), anchors.get("vague")) if a is not None]
+    full = anchors.get("reference")
+    if row["judge"] is None or full is None or not zeros or full - max(zeros) <= max(need, 0.0):
+        return row["scorer"]
+    reading = (row["judge"] - max(zeros)) / max(full - max(zeros), floor)
+    return (1 - weight) * row["scorer"] + weight * min(1.0, max(0.0, reading))
+
+
+def variants(result: dict) -> dict:
+    """Pearson per development set and together, for every variant, from a run's readings."""
+    set1 = {
+        json.loads(line)["id"]
+        for line in (ROOT / "tests" / "data" / DEV_SETS[0]).read_text("utf-8").splitlines()
+        if line
+    }
+    rows, anchors = result["answers"], result["anchors"]
+    parts = {"set 1": [r for r in rows if r["id"] in set1],
+             "set 3": [r for r in rows if r["id"] not in set1], "both": rows}  # fmt: skip
+    out: dict[str, dict[str, float]] = {}
+    for name, kw in VARIANTS.items():
+        out[name] = {}
+        for part, these in parts.items():
+            shares = [variant_share(r, anchors[r["question"]], **kw) for r in these]
+            human = [r["human"] for r in these]
+            out[name][part] = round(float(np.corrcoef(human, shares)[0, 1]), 3)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=("probability", "verdict"), default="probability")
@@ -179,7 +229,15 @@ def main() -> None:
     parser.add_argument(
         "--held-out", action="store_true", help="seed set 2 (read once per design) instead"
     )
+    parser.add_argument(
+        "--variants", type=Path, help="a development run's JSON: the blend's variants per set"
+    )
     args = parser.parse_args()
+    if args.variants:
+        table = variants(json.loads(args.variants.read_text(encoding="utf-8")))
+        args.out.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+        print(json.dumps(table, indent=1))
+        return
     sets = HELD_OUT if args.held_out else DEV_SETS
     rows, anchors, seconds = read_all(args.mode, sets)
     result = {
