@@ -163,7 +163,7 @@ class Pipeline:
             elif self.judge is None:
                 grades[i] = needs_judge_grade(submission, question, rubric, signals)
             else:  # no plan: the scorer decides without the judge's reading (``judge_plan``)
-                reads = self._anchored(question, rubric, scoring, signals) or reads_criteria(
+                reads = self._anchored(question, rubric, scoring, bool(analysis)) or reads_criteria(
                     self.settings.judge, scoring, question.language, bool(analysis)
                 )
                 plan = self._plan(plans, question, rubric, submission, analysis) if reads else None
@@ -283,10 +283,11 @@ class Pipeline:
                 pools[qid] = GradedPool.build(
                     question, rubric, analysis.graded, analysis.vectors, scorer
                 )
-            anchored = self._anchors.reading(question, rubric, grades[i])
+            anchored = self._anchored(question, rubric, scorer, True)
             grades[i] = calibrated(
                 grades[i], submission, question, rubric, analysis, pools[qid], scorer,
-                self.settings.review, anchored if self._anchored(question, rubric, scorer) else None,
+                self.settings.review,
+                self._anchors.reading(question, rubric, grades[i]) if anchored else None,
             )  # fmt: skip
 
     def _anchor_items(
@@ -297,7 +298,7 @@ class Pipeline:
         wanted: dict[str, tuple[Question, Rubric]] = {}
         for item in asked:
             question = self._questions[item.submission.question_id]
-            if self._anchored(question, rubrics[question.id], scorer, item.signals):
+            if self._anchored(question, rubrics[question.id], scorer, item.signals is not None):
                 wanted[question.id] = (question, rubrics[question.id])
         k = self.settings.signals.anchors_k
         return self._anchors.to_read(
@@ -306,10 +307,10 @@ class Pipeline:
         )
 
     def _anchored(
-        self, question: Question, rubric: Rubric, scorer: ScorerSet | None, signals: object = True
+        self, question: Question, rubric: Rubric, scorer: ScorerSet | None, analysed: bool
     ) -> bool:
         """Whether this question's answers get the judge's anchored reading (``anchored``)."""
-        return anchors_judge(self.settings.judge, scorer, rubric, question.language, bool(signals))
+        return anchors_judge(self.settings.judge, scorer, rubric, question.language, analysed)
 
     @property
     def _embed_model(self) -> str | None:
