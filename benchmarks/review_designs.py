@@ -50,11 +50,6 @@ def _nearest_spread(a: Answer) -> float:
     return float(np.std(shares)) if len(shares) > 1 else 0.0
 
 
-def _mean_gap(a: Answer) -> float:
-    shares = _scored(a).nearest
-    return abs(a.share - float(np.mean(shares))) if shares else 0.0
-
-
 def _judge_gap(a: Answer) -> float:
     judge = _scored(a).features.get("judge_share")
     return abs(a.share - float(judge)) if judge is not None else 0.0
@@ -73,12 +68,12 @@ CANDIDATES: dict[str, Callable[[Answer], float]] = {
     "share_var": lambda a: a.share * (1.0 - a.share),
     "knn_spread": _feature("knn_spread"),
     "nearest_spread": _nearest_spread,
-    "mean_gap": _mean_gap,
+    "mean_gap": lambda a: _scored(a).signals(a.share)["mean_gap"],
     "distance": _distance,
     "topic_margin": _feature("topic_margin"),
     "length_log_ratio": _feature("length_log_ratio"),
     "abs_length": lambda a: abs(_feature("length_log_ratio")(a)),
-    "copy": lambda a: float(_scored(a).decided == "copy"),
+    "copy": lambda a: _scored(a).signals(a.share)["copy"],
     "judge_gap": _judge_gap,
     "share": lambda a: a.share,
 }

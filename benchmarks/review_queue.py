@@ -5,9 +5,12 @@ development parts for every choice made here, the test parts reported once (``--
 
 (a) Expected error: out-of-fold development grades (production's procedure: per fold of
     questions the shipped design fit on the other questions, every graded-answer setting),
-    |grade − human| as a share of the points by least squares on the signals a grade records
-    (``engine.review_queue.error_signals_of``: 1 − confidence, the gap to the nearest graded
-    answers' scores, the coverage gap); ``--fit`` writes ``engine/review_error.json``.
+    replayed as production gives them (``review_replay``), those the ranking orders (model
+    scored, no hard reason): |grade − human| as a share of the points by least squares on the
+    signals a grade records (``engine.review_queue.error_signals_of``: 1 − confidence, the
+    gaps to the nearest graded answers' scores and to their mean, the coverage gap, the copy
+    rule); ``--fit`` writes ``engine/review_error.json``. The designs tried:
+    ``review_designs``.
 (b) Answers to grade first: per question, K answers are the instructor's (their human scores
     become the graded neighbours, as ``grader grade --graded`` reads them), chosen by
     ``engine.suggest.choose`` (greedy k-medoids over the e5 cosines, as ``grader suggest``),
@@ -16,11 +19,15 @@ development parts for every choice made here, the test parts reported once (``--
     production grades them (judge reading, neighbours, copy rule; rule zeros count as 0):
     Pearson and MAE on the rest, in points. On development the scorer of each fold is fit on
     the other questions; on test it is the shipped one (fit on development).
-(c) The queue: with those K chosen graded, each question's grades ranked by expected error
-    (on development each fold by the line fit on the other folds; on test the shipped one)
-    and by the confidence alone; the share of the large errors (≥ 25 % of the points) among
-    the top 10, 20, 30 % of each question's answers, against a random queue of the same size
-    (its expectation).
+(c) The queue, as production fills it (``review_replay``: the graded-neighbour rescue of
+    off-topic zeros, the substance and conclusion rules, the hard reasons on top of the
+    budget; what it leaves out is said there): with those K chosen graded, per question the
+    hard answers plus the top 10, 20, 30 % of the question's answers by expected error (on
+    development each fold by the line fit on the other folds; on test the shipped one) or by
+    the confidence alone; the share of all large errors (≥ 25 % of the points, rule zeros
+    included) it holds, against a random queue of the same size (its expectation) and the
+    best any ranking could do. Pearson and MAE in (b) still grade as before: rule zeros 0,
+    no rescue, no substance or conclusion rule.
 
     python -m benchmarks.review_queue --fit --out benchmarks/results/review_queue.json
     python -m benchmarks.review_queue --test --out benchmarks/results/review_queue_test.json

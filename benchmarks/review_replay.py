@@ -46,6 +46,7 @@ from grader.engine.coverage import pastes_rubric
 from grader.engine.injected import flag
 from grader.engine.review_queue import budget, error_signals_of
 from grader.engine.rubrics import rubric_for
+from grader.engine.scorer_core.rules import COPY
 from grader.engine.scorer_model import ScorerSet
 from grader.engine.signals import among_classmates
 from grader.engine.substance import assess, capped
@@ -67,7 +68,7 @@ class Scored:
 
     def signals(self, share: float) -> dict[str, float]:
         """``error_signals_of`` for the final ``share``, as the shipped ranking reads them."""
-        return error_signals_of(share, self.sure, self.features, self.nearest)
+        return error_signals_of(share, self.sure, self.features, self.nearest, self.decided == COPY)
 
 
 @dataclass(frozen=True)

@@ -144,6 +144,19 @@ def test_a_score_between_its_graded_neighbours_ranks_above_one_that_agrees_with_
     assert queued(ranked) == {"risky"}
 
 
+def test_neighbours_that_disagree_and_the_copy_rule_move_the_expected_error():
+    # both 5 of 10, both next to a graded 5: one among graded 5s (it agrees with all), one
+    # between a 0 and a 10 (the same nearest gap, its neighbours disagree)
+    agreed = grade("agreed", 0.6, score=5.0, scorer=explained(0.5, 0.5, 5.0, 5.0, 5.0))
+    torn = grade("torn", 0.6, score=5.0, scorer=explained(0.5, 0.5, 5.0, 0.0, 0.0))
+    assert error_signals(agreed)["mean_gap"] == 0.0
+    assert error_signals(torn)["mean_gap"] == pytest.approx(1 / 3, abs=1e-3)
+    copied = explained(0.5, 0.5, 5.0, 0.0, 0.0) | {"decided_by": "copy"}
+    copy = grade("copy", 0.6, score=5.0, scorer=copied)
+    assert error_signals(copy)["copy"] == 1.0 and error_signals(torn)["copy"] == 0.0
+    assert expected_error(copy) < expected_error(torn)
+
+
 def test_the_expected_error_is_stored_in_the_record():
     graded = grade("a", 0.7, score=4.0, scorer=explained(0.5, 0.3, 6.0))
     stored = rank_grades([graded], 1.0)[0].details.review
@@ -152,8 +165,13 @@ def test_the_expected_error_is_stored_in_the_record():
     assert stored.rank == 1 and stored.ranked == 1
 
 
-def test_the_shipped_line_weighs_every_signal_upwards(tmp_path):
-    assert set(ERROR_WEIGHTS) == set(SIGNALS) and all(w >= 0 for w in ERROR_WEIGHTS.values())
+def test_the_shipped_line_weighs_each_signal_the_documented_way(tmp_path):
+    # doubt, the gap to the nearest graded score and the coverage gap raise the expected error;
+    # the gap to the neighbours' mean (given the nearest gap) and a copy's grade lower it
+    assert set(ERROR_WEIGHTS) == set(SIGNALS)
+    up = ("doubt", "neighbour_gap", "coverage_gap")
+    assert all(ERROR_WEIGHTS[s] > 0 for s in up)
+    assert ERROR_WEIGHTS["mean_gap"] < 0 and ERROR_WEIGHTS["copy"] < 0
     partial = tmp_path / "line.json"
     partial.write_text('{"base": 0.1, "weights": {"doubt": 0.4}}')
     with pytest.raises(KeyError):
