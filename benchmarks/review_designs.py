@@ -81,8 +81,8 @@ CANDIDATES: dict[str, Callable[[Answer], float]] = {
 BASE = ("doubt", "neighbour_gap", "coverage_gap")
 DESIGNS: dict[str, tuple[tuple[str, ...], str]] = {
     "confidence alone": (("doubt",), "abs"),
-    "shipped: doubt, neighbour gap, coverage gap": (BASE, "abs"),
-    "shipped signals, logistic": (BASE, "large"),
+    "the line before this pass: doubt, neighbour gap, coverage gap": (BASE, "abs"),
+    "the same signals, logistic": (BASE, "large"),
     "+ share·(1−share)": ((*BASE, "share_var"), "abs"),
     "+ share·(1−share), logistic": ((*BASE, "share_var"), "large"),
     "+ knn spread": ((*BASE, "knn_spread"), "abs"),
@@ -96,7 +96,7 @@ DESIGNS: dict[str, tuple[tuple[str, ...], str]] = {
     "+ judge gap": ((*BASE, "judge_gap"), "abs"),
     "+ share": ((*BASE, "share"), "abs"),
     # second round: the first round's gainers together (written after reading the first)
-    "+ mean gap, copy": ((*BASE, "mean_gap", "copy"), "abs"),
+    "+ mean gap, copy (shipped)": ((*BASE, "mean_gap", "copy"), "abs"),
     "+ mean gap, copy, logistic": ((*BASE, "mean_gap", "copy"), "large"),
     "+ mean gap, share·(1−share)": ((*BASE, "mean_gap", "share_var"), "abs"),
     "+ mean gap, share·(1−share), copy": ((*BASE, "mean_gap", "share_var", "copy"), "abs"),

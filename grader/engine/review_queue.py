@@ -76,9 +76,10 @@ def error_signals_of(
     (a graded answer with its very text). The benchmark's fit calls this too.
 
     ``neighbour_gap`` is the distance to the nearest of the three scores, ``mean_gap`` to
-    their mean: together (the second weighs negatively) they mark a grade near one graded
-    answer but among neighbours that disagree, where the instructor's marks are least
-    predictable; a copy's grade is the instructor's own for the same text (a negative weight)."""
+    their mean: together (the second weighs negatively) they rank highest a grade between its
+    neighbours' scores, far from each but near their mean (a 5 between a 0 and a 10), above
+    one beyond them all on one side; a copy's grade is the instructor's own for the same text
+    (a negative weight)."""
     sure = UNKNOWN_CONFIDENCE if confidence is None else confidence
     coverage = (features.get("semantic_coverage") or 0.0) - (features.get("ngram_coverage") or 0.0)
     near = nearest_shares[:3]

@@ -144,17 +144,19 @@ def test_a_score_between_its_graded_neighbours_ranks_above_one_that_agrees_with_
     assert queued(ranked) == {"risky"}
 
 
-def test_neighbours_that_disagree_and_the_copy_rule_move_the_expected_error():
-    # both 5 of 10, both next to a graded 5: one among graded 5s (it agrees with all), one
-    # between a 0 and a 10 (the same nearest gap, its neighbours disagree)
-    agreed = grade("agreed", 0.6, score=5.0, scorer=explained(0.5, 0.5, 5.0, 5.0, 5.0))
-    torn = grade("torn", 0.6, score=5.0, scorer=explained(0.5, 0.5, 5.0, 0.0, 0.0))
-    assert error_signals(agreed)["mean_gap"] == 0.0
-    assert error_signals(torn)["mean_gap"] == pytest.approx(1 / 3, abs=1e-3)
-    copied = explained(0.5, 0.5, 5.0, 0.0, 0.0) | {"decided_by": "copy"}
+def test_a_grade_between_its_neighbours_ranks_above_one_beyond_them_and_a_copy_below():
+    # both 5 of 10, both half the points from their nearest graded answer: one between a 0
+    # and a 10 (near their mean), one below three 10s (far from their mean too)
+    between = grade("between", 0.6, score=5.0, scorer=explained(0.5, 0.5, 0.0, 10.0, 0.0))
+    beyond = grade("beyond", 0.6, score=5.0, scorer=explained(0.5, 0.5, 10.0, 10.0, 10.0))
+    assert error_signals(between)["neighbour_gap"] == error_signals(beyond)["neighbour_gap"]
+    assert error_signals(between)["mean_gap"] == pytest.approx(1 / 6, abs=1e-3)
+    assert error_signals(beyond)["mean_gap"] == pytest.approx(0.5)
+    assert expected_error(between) > expected_error(beyond)
+    copied = explained(0.5, 0.5, 0.0, 10.0, 0.0) | {"decided_by": "copy"}
     copy = grade("copy", 0.6, score=5.0, scorer=copied)
-    assert error_signals(copy)["copy"] == 1.0 and error_signals(torn)["copy"] == 0.0
-    assert expected_error(copy) < expected_error(torn)
+    assert error_signals(copy)["copy"] == 1.0 and error_signals(between)["copy"] == 0.0
+    assert expected_error(copy) < expected_error(between)
 
 
 def test_the_expected_error_is_stored_in_the_record():
