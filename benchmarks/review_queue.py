@@ -5,9 +5,12 @@ development parts for every choice made here, the test parts reported once (``--
 
 (a) Expected error: out-of-fold development grades (production's procedure: per fold of
     questions the shipped design fit on the other questions, every graded-answer setting),
-    |grade − human| as a share of the points by least squares on the signals a grade records
-    (``engine.review_queue.error_signals_of``: 1 − confidence, the gap to the nearest graded
-    answers' scores, the coverage gap); ``--fit`` writes ``engine/review_error.json``.
+    replayed as production gives them (``review_replay``), those the ranking orders (model
+    scored, no hard reason): |grade − human| as a share of the points by least squares on the
+    signals a grade records (``engine.review_queue.error_signals_of``: 1 − confidence, the
+    gaps to the nearest graded answers' scores and to their mean, the coverage gap, the copy
+    rule); ``--fit`` writes ``engine/review_error.json``. The designs tried:
+    ``review_designs``.
 (b) Answers to grade first: per question, K answers are the instructor's (their human scores
     become the graded neighbours, as ``grader grade --graded`` reads them), chosen by
     ``engine.suggest.choose`` (greedy k-medoids over the e5 cosines, as ``grader suggest``),
@@ -16,11 +19,15 @@ development parts for every choice made here, the test parts reported once (``--
     production grades them (judge reading, neighbours, copy rule; rule zeros count as 0):
     Pearson and MAE on the rest, in points. On development the scorer of each fold is fit on
     the other questions; on test it is the shipped one (fit on development).
-(c) The queue: with those K chosen graded, each question's grades ranked by expected error
-    (on development each fold by the line fit on the other folds; on test the shipped one)
-    and by the confidence alone; the share of the large errors (≥ 25 % of the points) among
-    the top 10, 20, 30 % of each question's answers, against a random queue of the same size
-    (its expectation).
+(c) The queue, as production fills it (``review_replay``: the graded-neighbour rescue of
+    off-topic zeros, the substance and conclusion rules, the hard reasons on top of the
+    budget; what it leaves out is said there): with those K chosen graded, per question the
+    hard answers plus the top 10, 20, 30 % of the question's answers by expected error (on
+    development each fold by the line fit on the other folds; on test the shipped one) or by
+    the confidence alone; the share of all large errors (≥ 25 % of the points, rule zeros
+    included) it holds, against a random queue of the same size (its expectation) and the
+    best any ranking could do. Pearson and MAE in (b) still grade as before: rule zeros 0,
+    no rescue, no substance or conclusion rule.
 
     python -m benchmarks.review_queue --fit --out benchmarks/results/review_queue.json
     python -m benchmarks.review_queue --test --out benchmarks/results/review_queue_test.json
@@ -40,17 +47,17 @@ import numpy as np
 from scipy.stats import pearsonr
 
 from benchmarks.common import code_version
+from benchmarks.review_replay import LARGE, Answer, Ranker, catch, production
 from benchmarks.scorer_data import load_table
 from grader.calibrate.scorer_cv import Graded, grade_rows, question_split
 from grader.calibrate.scorer_fit import SETTINGS, SHIPPED, fit_stages
-from grader.calibrate.scorer_rows import GradedSetting, Neighbours, ScorerRow
-from grader.engine.calibrated_grade import scorer_confidence, to_points
-from grader.engine.review_queue import ERROR_MODEL, SIGNALS, budget, error_share, error_signals_of
+from grader.calibrate.scorer_rows import Neighbours, ScorerRow
+from grader.engine.calibrated_grade import scorer_confidence
+from grader.engine.review_queue import ERROR_MODEL, SIGNALS, error_share
 from grader.engine.scorer_model import ScorerSet, load_scorer
 from grader.engine.suggest import choose
 
 RATES = (0.1, 0.2, 0.3)
-LARGE = 0.25
 CHOSEN = "chosen"  # the setting whose graded answers are a selection
 
 
@@ -84,25 +91,10 @@ def with_graded(rows: Sequence[ScorerRow], graded: set[str]) -> list[ScorerRow]:
 
 @dataclass(frozen=True)
 class Item:
-    """One out-of-fold grade: its fold and the signals of its expected error."""
+    """One out-of-fold grade by the scorer and its fold (the Pearson figures)."""
 
     graded: Graded
     fold: int
-    signals: dict[str, float]
-
-    @property
-    def error(self) -> float:
-        """|grade − human| as a share of the points (what the expected error predicts)."""
-        return abs(self.graded.share - self.graded.row.share)
-
-
-def signals(g: Graded, sure: float | None, shares: dict[str, float]) -> dict[str, float]:
-    """What ``engine.review_queue.error_signals`` reads from the grade's record: its score
-    in half points, its confidence, its features, its three nearest graded answers."""
-    row = g.row
-    nearest = [] if g.setting == GradedSetting.NONE else row.neighbours[g.setting].ids[:3]
-    share = to_points(g.share, row.points) / row.points
-    return error_signals_of(share, sure, g.features.model_dump(), [shares[i] for i in nearest])
 
 
 class Folds:
@@ -122,14 +114,11 @@ class Folds:
 
     def grade(self, rows: list[ScorerRow], settings: Sequence[str], dataset: str | None = None):
         """``grade_rows`` per fold over ``rows`` (the same rows as built, changed settings),
-        of one data set when given: each grade with its fold and its expected-error signals."""
-        shares = {r.id: r.share for r in rows}
+        of one data set when given: each grade with its fold."""
         out = []
         for fold, (scorer, members) in enumerate(self.groups):
             mine = [rows[i] for i in members if dataset in (None, rows[i].dataset)]
-            for g in grade_rows(mine, scorer, settings):
-                sure = scorer_confidence(g.share, g.features, scorer)
-                out.append(Item(g, fold, signals(g, sure, shares)))
+            out += [Item(g, fold) for g in grade_rows(mine, scorer, settings)]
         return out
 
     def predict(self) -> dict[str, tuple[float, float]]:
@@ -193,7 +182,6 @@ def randomly(seed: int) -> Selector:
 
 
 Line = dict  # {"base": float, "weights": {signal: float}}: engine.review_queue's model
-CONFIDENCE_ONLY: Line = {"base": 0.0, "weights": {"doubt": 1.0}}  # the ranking before issue 27
 
 
 def evaluate(folds: Folds, dataset: str, graded: set[str], lines: dict[int, Line]) -> dict:
@@ -207,46 +195,42 @@ def evaluate(folds: Folds, dataset: str, graded: set[str], lines: dict[int, Line
         "n": len(human),
         "pearson": round(float(pearsonr(human, got).statistic), 4),
         "mae": round(float(np.mean(np.abs(human - got))), 4),
-        "queue": queue_catch(items, lines),
+        "queue": catch(
+            production().replay(folds.groups, rows, CHOSEN, dataset), rankers(lines), RATES
+        ),
     }
 
 
-def queue_catch(items: list[Item], lines: dict[int, Line]) -> dict:
-    """Per rate: the share of large errors in the top of each question's ranking by the
-    expected error (``lines``: each fold's line), by the confidence alone (the ranking before
-    this model), and a random queue's expectation."""
-    rankers = {
-        "ranked": lambda i: error_share(i.signals, lines[i.fold]["base"], lines[i.fold]["weights"]),
-        "confidence_only": lambda i: i.signals["doubt"],
-    }
-    per_q: dict[str, list[Item]] = defaultdict(list)
-    for i in items:
-        per_q[i.graded.row.question].append(i)
-    total = sum(i.error >= LARGE for i in items)
-    out: dict = {"large_errors": int(total)}
-    for rate in RATES:
-        caught = dict.fromkeys(rankers, 0.0)
-        expected = reviewed = 0.0
-        for members in per_q.values():
-            take = budget(len(members), rate)
-            for name, rank in rankers.items():
-                top = sorted(members, key=lambda i: -rank(i))[:take]
-                caught[name] += sum(i.error >= LARGE for i in top)
-            expected += take / len(members) * sum(i.error >= LARGE for i in members)
-            reviewed += take
-        cell = {"reviewed": round(reviewed / len(items), 3)}
-        cell |= {name: round(c / total, 3) for name, c in caught.items()}
-        out[f"{rate:.0%}"] = cell | {"random": round(expected / total, 3)}
-    return out
+def rankers(lines: dict[int, Line]) -> dict[str, Ranker]:
+    """The expected error (each fold's line) and the confidence alone (the ranking before
+    issue 27)."""
+
+    def ranked(a: Answer) -> float:
+        assert a.scored is not None
+        line = lines[a.fold]
+        return error_share(a.scored.signals(a.share), line["base"], line["weights"])
+
+    def doubt(a: Answer) -> float:
+        assert a.scored is not None
+        return a.scored.signals(a.share)["doubt"]
+
+    return {"ranked": ranked, "confidence_only": doubt}
 
 
-def fit_line(items: Sequence[Item]) -> Line:
+def fit_line(answers: Sequence[Answer]) -> Line:
     """|grade − human| (share) = base + Σ weight · signal, least squares."""
-    x = np.array([[i.signals[n] for n in SIGNALS] for i in items])
-    y = np.array([i.error for i in items])
+    x = np.array([[a.scored.signals(a.share)[n] for n in SIGNALS] for a in answers if a.scored])
+    y = np.array([a.error for a in answers])
     coef, *_ = np.linalg.lstsq(np.column_stack([np.ones(len(y)), x]), y, rcond=None)
     weights = {n: round(float(w), 4) for n, w in zip(SIGNALS, coef[1:], strict=True)}
     return {"base": round(float(coef[0]), 4), "weights": weights}
+
+
+def training(folds: Folds) -> list[Answer]:
+    """The grades the line learns from: every graded-answer setting, replayed as production
+    grades them, those the ranking orders (model-scored, no hard reason)."""
+    found = [a for s in SETTINGS for a in production().replay(folds.groups, folds.rows, s)]
+    return [a for a in found if a.scored is not None and not a.hard]
 
 
 def fold_lines(folds: Folds, test: bool) -> tuple[dict[int, Line], dict]:
@@ -254,12 +238,11 @@ def fold_lines(folds: Folds, test: bool) -> tuple[dict[int, Line], dict]:
     setting), so the dev queue figures are out of fold; on test the shipped file's."""
     if test:
         return {0: json.loads(ERROR_MODEL.read_text(encoding="utf-8"))}, {}
-    training = folds.grade(folds.rows, SETTINGS)
-    lines = {f: fit_line([i for i in training if i.fold != f]) for f in range(len(folds.groups))}
-    whole = fit_line(training)
-    errors = np.array([i.error for i in training])
-    fit = {"grades": len(training), "mean_abs_error_share": round(float(errors.mean()), 4)}
-    return lines, fit | whole
+    learned = training(folds)
+    lines = {f: fit_line([a for a in learned if a.fold != f]) for f in range(len(folds.groups))}
+    errors = np.array([a.error for a in learned])
+    fit = {"grades": len(learned), "mean_abs_error_share": round(float(errors.mean()), 4)}
+    return lines, fit | fit_line(learned)
 
 
 def compare(folds: Folds, dataset: str, ks: Sequence[int], lines: dict[int, Line]) -> dict:

@@ -1,11 +1,13 @@
 """The review queue: a question's grades ranked by expected error, reviewed within a budget.
 
 A queue that holds most answers points at none. So every model-scored grade gets an expected
-error in points, a line over three signals its record already holds (``error_signals``): the
+error in points, a line over five signals its record already holds (``error_signals``): the
 scorer's doubt (1 − its confidence, the chance it is within a quarter of the points), how far
-its score sits from the nearest graded answers' scores, and how far the two coverage signals
-disagree; fit on out-of-fold development grades (``benchmarks/review_queue.py --fit``, which
-writes ``review_error.json``). Review is:
+its score sits from the nearest of its three nearest graded answers' scores and from their
+mean, how far the two coverage signals disagree, and whether the copy rule decided it; fit on
+out-of-fold development grades as production gives them (``benchmarks/review_queue.py
+--fit``, which writes ``review_error.json``; the designs tried: ``benchmarks/
+review_designs.py``). Review is:
 
 - every grade with a *hard* reason, one a person must settle whatever the ranking says
   (suspected injection, unscored, judge failure, an undecidable conclusion, …: any code that
@@ -31,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from grader.engine.scorer_core.rules import COPY
 from grader.models import Grade, GradeStatus, Method, ReviewCode, ReviewRanking, ReviewReason
 
 SOFT = frozenset(
@@ -47,7 +50,7 @@ RANKING = SOFT | INTEGRITY | {ReviewCode.EXPECTED_ERROR}  # codes this pass deci
 # out-of-fold development grades, ADS and Mohler dev, every graded-answer setting; written by
 # ``python -m benchmarks.review_queue --fit`` (docs/research/benchmarks-log.md, "Expected error").
 ERROR_MODEL = Path(__file__).with_name("review_error.json")
-SIGNALS = ("doubt", "neighbour_gap", "coverage_gap")
+SIGNALS = ("doubt", "neighbour_gap", "coverage_gap", "mean_gap", "copy")
 UNKNOWN_CONFIDENCE = 0.5  # a model grade without a confidence ranks in the middle
 
 
@@ -65,16 +68,27 @@ def error_signals_of(
     confidence: float | None,
     features: Mapping[str, Any],
     nearest_shares: Sequence[float],
+    copied: bool = False,
 ) -> dict[str, float]:
     """The signals of the expected error, from a grade's share of the points, confidence,
-    scorer features and its nearest graded answers' shares (nearest first, at most three, as
-    the grade shows them; none without graded answers). The benchmark's fit calls this too."""
+    scorer features, its nearest graded answers' shares (nearest first, at most three, as
+    the grade shows them; none without graded answers) and whether the copy rule decided it
+    (a graded answer with its very text). The benchmark's fit calls this too.
+
+    ``neighbour_gap`` is the distance to the nearest of the three scores, ``mean_gap`` to
+    their mean: together (the second weighs negatively) they rank highest a grade between its
+    neighbours' scores, far from each but near their mean (a 5 between a 0 and a 10), above
+    one beyond them all on one side; a copy's grade is the instructor's own for the same text
+    (a negative weight)."""
     sure = UNKNOWN_CONFIDENCE if confidence is None else confidence
     coverage = (features.get("semantic_coverage") or 0.0) - (features.get("ngram_coverage") or 0.0)
+    near = nearest_shares[:3]
     return {
         "doubt": 1.0 - sure,
-        "neighbour_gap": min((abs(share - s) for s in nearest_shares[:3]), default=0.0),
+        "neighbour_gap": min((abs(share - s) for s in near), default=0.0),
         "coverage_gap": abs(coverage),
+        "mean_gap": abs(share - sum(near) / len(near)) if near else 0.0,
+        "copy": 1.0 if copied else 0.0,
     }
 
 
@@ -86,7 +100,9 @@ def error_signals(grade: Grade) -> dict[str, float]:
     scorer = grade.details.scorer
     nearest = [min(1.0, n.score / points) for n in scorer.neighbours] if scorer else []
     features = scorer.features if scorer else {}
-    return error_signals_of((grade.score or 0.0) / points, grade.confidence, features, nearest)
+    copied = scorer is not None and scorer.decided_by == COPY
+    share = (grade.score or 0.0) / points
+    return error_signals_of(share, grade.confidence, features, nearest, copied)
 
 
 def error_share(

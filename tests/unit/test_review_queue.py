@@ -144,6 +144,21 @@ def test_a_score_between_its_graded_neighbours_ranks_above_one_that_agrees_with_
     assert queued(ranked) == {"risky"}
 
 
+def test_a_grade_between_its_neighbours_ranks_above_one_beyond_them_and_a_copy_below():
+    # both 5 of 10, both half the points from their nearest graded answer: one between a 0
+    # and a 10 (near their mean), one below three 10s (far from their mean too)
+    between = grade("between", 0.6, score=5.0, scorer=explained(0.5, 0.5, 0.0, 10.0, 0.0))
+    beyond = grade("beyond", 0.6, score=5.0, scorer=explained(0.5, 0.5, 10.0, 10.0, 10.0))
+    assert error_signals(between)["neighbour_gap"] == error_signals(beyond)["neighbour_gap"]
+    assert error_signals(between)["mean_gap"] == pytest.approx(1 / 6, abs=1e-3)
+    assert error_signals(beyond)["mean_gap"] == pytest.approx(0.5)
+    assert expected_error(between) > expected_error(beyond)
+    copied = explained(0.5, 0.5, 0.0, 10.0, 0.0) | {"decided_by": "copy"}
+    copy = grade("copy", 0.6, score=5.0, scorer=copied)
+    assert error_signals(copy)["copy"] == 1.0 and error_signals(between)["copy"] == 0.0
+    assert expected_error(copy) < expected_error(between)
+
+
 def test_the_expected_error_is_stored_in_the_record():
     graded = grade("a", 0.7, score=4.0, scorer=explained(0.5, 0.3, 6.0))
     stored = rank_grades([graded], 1.0)[0].details.review
@@ -152,8 +167,13 @@ def test_the_expected_error_is_stored_in_the_record():
     assert stored.rank == 1 and stored.ranked == 1
 
 
-def test_the_shipped_line_weighs_every_signal_upwards(tmp_path):
-    assert set(ERROR_WEIGHTS) == set(SIGNALS) and all(w >= 0 for w in ERROR_WEIGHTS.values())
+def test_the_shipped_line_weighs_each_signal_the_documented_way(tmp_path):
+    # doubt, the gap to the nearest graded score and the coverage gap raise the expected error;
+    # the gap to the neighbours' mean (given the nearest gap) and a copy's grade lower it
+    assert set(ERROR_WEIGHTS) == set(SIGNALS)
+    up = ("doubt", "neighbour_gap", "coverage_gap")
+    assert all(ERROR_WEIGHTS[s] > 0 for s in up)
+    assert ERROR_WEIGHTS["mean_gap"] < 0 and ERROR_WEIGHTS["copy"] < 0
     partial = tmp_path / "line.json"
     partial.write_text('{"base": 0.1, "weights": {"doubt": 0.4}}')
     with pytest.raises(KeyError):

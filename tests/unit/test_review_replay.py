@@ -1,0 +1,36 @@
+"""The review-queue benchmark counts the queue as production fills it (``benchmarks.review_replay``):
+the hard answers on top of the budget, every answer's large error in the denominator (rule
+zeros included), and the best recall any ranking could reach."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.review_replay import Answer, Scored, catch
+from grader.calibrate.scorer_rows import ScorerRow
+from grader.engine.scorer_model import AnswerFeatures
+
+
+def answer(i: int, human: float, grade: float, hard: str | None = None, scored: bool = True):
+    row = ScorerRow(id=f"a{i}", question="q", share=human, points=10, features=AnswerFeatures())
+    record = Scored(0.5, {}, "default", [], []) if scored else None
+    return Answer(row, 0, grade, hard, record)
+
+
+def test_hard_answers_enter_beyond_the_budget_and_rule_zeros_count_as_errors():
+    answers = [
+        answer(0, 0.8, 0.0, hard="zero by rule", scored=False),  # off topic, 0: a large error
+        answer(1, 0.6, 0.0, scored=False),  # a blank the course paid: large, never queued
+        answer(2, 0.9, 0.2),  # the ranking's
+        answer(3, 0.5, 0.6),
+        *(answer(i, 0.5, 0.5) for i in range(4, 10)),
+    ]
+    by_error = {"errors": lambda a: a.error}
+    cell = catch(answers, by_error, (0.1,))
+    assert cell["large_errors"] == 3 and cell["hard"] == 1 and cell["hard_large_errors"] == 1
+    # budget 1 of 10: the hard zero plus the largest ranked error, 2 of the 3 large errors
+    assert cell["10%"]["errors"] == pytest.approx(2 / 3, abs=1e-3)
+    assert cell["10%"]["best"] == pytest.approx(2 / 3, abs=1e-3)
+    assert cell["10%"]["reviewed"] == pytest.approx(0.2)
+    worst_first = {"wrong": lambda a: -a.error}
+    assert catch(answers, worst_first, (0.1,))["10%"]["wrong"] == pytest.approx(1 / 3, abs=1e-3)
