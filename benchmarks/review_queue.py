@@ -13,7 +13,8 @@ development parts for every choice made here, the test parts reported once (``--
     ``review_designs``.
 (b) Answers to grade first: per question, K answers are the instructor's (their human scores
     become the graded neighbours, as ``grader grade --graded`` reads them), chosen by
-    ``engine.suggest.choose`` (greedy k-medoids over the e5 cosines, as ``grader suggest``),
+    ``engine.suggest.choose`` (greedy experimental design over the e5 cosines, as ``grader
+    suggest``; the designs compared: ``benchmarks/suggest_designs.py``),
     against K random answers (five seeded draws) and against strata of the scorer's predicted
     share without the judge (each stratum's most typical answer). The rest are graded as
     production grades them (judge reading, neighbours, copy rule; rule zeros count as 0):
@@ -154,7 +155,7 @@ def selected(questions: dict[str, list[ScorerRow]], k: int, pick: Selector) -> s
 
 
 def chosen(rows: list[ScorerRow], k: int) -> list[str]:
-    """``engine.suggest.choose`` (shipped): greedy k-medoids over e5 cosine distance."""
+    """``engine.suggest.choose`` (shipped): greedy experimental design over e5 cosines."""
     return [rows[i].id for i in choose(similarity(rows), k)]
 
 

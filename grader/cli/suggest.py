@@ -34,9 +34,10 @@ def suggest(
         typer.Option(help="Packaged embedding model or sentence-transformers folder."),
     ] = None,
 ) -> None:
-    """Write the K answers per question whose scores would help the rest most: the centres
-    of the question's answer groups (greedy k-medoids over e5), never two near-copies. Fill
-    in every score (or delete a row), then run `grader grade --graded` with the file."""
+    """Write the K answers per question whose scores would help the rest most: each lowers
+    most what a regression over the e5 vectors cannot yet tell about the others (greedy
+    experimental design), so they span the answer groups, never two near-copies. Fill in
+    every score (or delete a row), then run `grader grade --graded` with the file."""
     from grader.cli.cohort import load_exam
     from grader.engine.suggest import suggest as choose_answers
 

@@ -1,11 +1,13 @@
 """The answers to grade first: per question, the few whose instructor scores help the rest most.
 
-The scorer leans on a question's graded answers as neighbours, so a graded answer helps the
-answers near it in meaning. ``choose`` is a greedy k-medoids over the answers' e5 cosine
-distance: each pick is the answer that most reduces the distance from every answer to its
-nearest pick, so the picks are the centres of the question's answer groups, large groups
-first, and never two near-copies. On ADS and Mohler development data it was compared with
-random samples and with strata of the scorer's predicted share (``benchmarks/review_queue.py``,
+The scorer leans on a question's graded answers: the residual (human − first-stage share) of
+the nearest ones in e5 meaning, their mean, and a ridge over their wording, so a graded
+answer teaches the scorer about the answers like it. ``choose`` is a greedy transductive
+experimental design (Yu, Bi and Tresp, 2006) over the answers' e5 cosines: each pick is the
+answer whose score most lowers a ridge regression's summed predictive variance over every
+answer, so the picks span the question's answer groups and their directions of variation,
+large groups first, never two near-copies. On ADS and Mohler development data it beat random
+samples and the greedy k-medoids it replaced (``benchmarks/suggest_designs.py``,
 docs/research/benchmarks-log.md "Answers to grade first"); it needs no judge and no scorer.
 """
 
@@ -24,22 +26,30 @@ if TYPE_CHECKING:
     from grader.embed import Embedder
 
 
-def choose(similarity: np.ndarray, k: int) -> list[int]:
-    """Indices of ``k`` answers (in the order picked) covering the others: greedy k-medoids
-    over cosine distance (``similarity``: the answers' cosines). Each pick is the answer that
-    most reduces the distance from every answer to its nearest pick; a near-copy of a pick
-    reduces almost nothing, so copies are not picked twice."""
+RIDGE = 0.01  # the design's ridge on e5 cosines, chosen on development (0.001–0.03 alike)
+
+
+def choose(similarity: np.ndarray, k: int, ridge: float = RIDGE) -> list[int]:
+    """Indices of ``k`` answers (in the order picked): greedy experimental design over the
+    cosine kernel ``similarity``. Each pick lowers most the summed variance left after a
+    ridge regression (penalty ``ridge``) on the picks so far; ``left`` is the kernel of what
+    the picks cannot yet explain, so a near-copy of a pick has almost nothing left to teach.
+    Cosines read from rounded or stored values need not form a kernel: their negative
+    eigenvalues are dropped first (one eigendecomposition per question), else a pick could
+    leave a negative variance and the update diverge."""
     n = len(similarity)
     if k >= n:
         return list(range(n))
-    distance = np.maximum(1 - np.asarray(similarity, dtype=float), 0.0)
-    nearest = np.full(n, distance.max() + 1.0)  # before any pick: farther than anything
+    sym = np.asarray(similarity, dtype=float)
+    values, vectors = np.linalg.eigh((sym + sym.T) / 2)
+    left = (vectors * np.maximum(values, 0.0)) @ vectors.T
     picked: list[int] = []
     for _ in range(k):
-        gain = np.maximum(nearest[:, None] - distance, 0.0).sum(axis=0)
-        gain[picked] = -1.0
+        gain = (left**2).sum(axis=0) / (np.maximum(np.diag(left), 0.0) + ridge)
+        gain[picked] = -np.inf
         picked.append(int(np.argmax(gain)))
-        nearest = np.minimum(nearest, distance[:, picked[-1]])
+        column = left[:, picked[-1]].copy()
+        left -= np.outer(column, column) / (max(column[picked[-1]], 0.0) + ridge)
     return picked
 
 

@@ -1,6 +1,7 @@
-"""`grader suggest`: the answers to grade first cover the answers, skip near-copies, and the
-filled-in file feeds `grader grade --graded` (end to end on the CLI runner, the 126 seed
-answers of grad_accum_engineer, the CountingEmbedder standing in for e5)."""
+"""`grader suggest`: the answers to grade first cover the answers, skip near-copies, each
+lowers most the ridge variance left on the others, and the filled-in file feeds `grader grade
+--graded` (end to end on the CLI runner, the 126 seed answers of grad_accum_engineer, the
+CountingEmbedder standing in for e5)."""
 
 import csv
 import json
@@ -9,7 +10,7 @@ from collections import Counter
 
 import numpy as np
 
-from grader.engine.suggest import choose
+from grader.engine.suggest import RIDGE, choose
 from grader.files.grades import read_grades
 from tests.conftest import RUBRICS
 from tests.unit.test_refit_cli import EXAM, counting, invoke, seed_answers
@@ -29,6 +30,30 @@ def test_choose_covers_the_answer_groups_largest_first_and_skips_near_copies():
     assert {group[i] for i in choose(sim, 3)} == {0, 1, 2}  # every group, the lone one too
     assert not {0, 1} <= set(choose(sim, 4))  # a near-copy of a pick gains nothing
     assert sorted(choose(sim, 9)) == list(range(7))
+
+
+def _variance_left(sim: np.ndarray, picked: list[int], ridge: float) -> float:
+    """The summed predictive variance of a kernel ridge regression fit on ``picked``."""
+    across = sim[:, picked]
+    inner = sim[np.ix_(picked, picked)] + ridge * np.eye(len(picked))
+    return float(np.trace(sim - across @ np.linalg.solve(inner, across.T)))
+
+
+def test_each_pick_most_lowers_the_ridge_variance_left_on_the_answers():
+    # 40 answers in four groups of unequal size and spread, as e5 cosines (all positive)
+    rng = np.random.default_rng(7)
+    centres = rng.normal(size=(4, 16)) + 4.0
+    vectors = np.vstack(
+        [c + rng.normal(scale=s, size=(m, 16)) for c, m, s in
+         zip(centres, (18, 10, 8, 4), (0.3, 0.8, 1.5, 0.5), strict=True)]
+    )  # fmt: skip
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    sim = vectors @ vectors.T
+    picked: list[int] = []
+    for _ in range(8):  # the explicit design: try every answer as the next pick
+        rest = [i for i in range(len(sim)) if i not in picked]
+        picked.append(min(rest, key=lambda i: _variance_left(sim, [*picked, i], RIDGE)))
+    assert choose(sim, 8) == picked
 
 
 def test_suggest_writes_the_calibration_csv_and_grade_uses_it(tmp_path, monkeypatch):
