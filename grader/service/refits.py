@@ -60,6 +60,22 @@ def base_scorer(settings: Settings, store: Store, exam: Exam) -> ScorerSet:
     return chosen
 
 
+def current_scorer(settings: Settings, store: Store, exam: Exam) -> ScorerSet:
+    """The scorer the workers grade ``exam`` with now, chosen as they choose it
+    (``GRADER_SCORER`` first, then the refit applied last, the exam's file, the shipped one);
+    a CalibrationError when they grade it without one."""
+    from grader.engine.scorer_choice import choose_scorer, scorer_setting
+
+    setting = scorer_setting(settings.scorer.choice)
+    chosen = choose_scorer(setting, exam.path, applied=store.scorers.applied(exam.name)).scorer
+    if chosen is None:
+        raise CalibrationError(
+            "GRADER_SCORER is none: the service grades without a scorer, so there is no "
+            "scorer to re-score the grades with."
+        )
+    return chosen
+
+
 def propose(
     settings: Settings,
     store: Store,
@@ -151,7 +167,7 @@ def regrade(
     instructors' scores now in as graded neighbours: what "grade these first" leads to, from
     the features the grades recorded, the judge never called. Stored and ranked again in one
     transaction; an override stays beside the re-scored grade and still wins."""
-    scorer = base_scorer(settings, store, exam)
+    scorer = current_scorer(settings, store, exam)
     rows = store.reviews.answers(exam.name, question_id)
     rescored, applied = rescore(settings, exam, scorer, rows, embedder)
     store.scorers.rescore(exam.name, rescored, f"{instructor} (regrade)", settings.review.share)

@@ -4,12 +4,18 @@ back to it, then the question's stored grades re-scored with those scores as gra
 neighbours by the exam's scorer as it stands. The app has no judge at all and a dispatcher
 that fails the test on any enqueue: a regrade that needed the judge could not pass."""
 
+import dataclasses
 import re
 
 import pytest
 
+from grader.config import ScorerSettings, ServiceSettings, Settings
 from grader.engine.suggest import suggest
+from grader.errors import CalibrationError
 from grader.models import Submission
+from grader.service import refits
+from grader.service.exams import load_exams
+from tests.conftest import RUBRICS
 from tests.embedders import CountingEmbedder
 from tests.refit_exam import BASE, CHOICE, EXAM, QUESTIONS, scored_exam
 from tests.unit.test_instructor_refit import csrf_of, login, service  # noqa: F401 (fixture)
@@ -166,3 +172,32 @@ def test_the_regrade_form_keeps_a_bounded_k(service, k, kept):  # noqa: F811
         follow_redirects=False,
     )  # fmt: skip
     assert response.headers["location"].startswith(f"{URL}?k={kept}&done=regraded&")
+
+
+def test_regrade_uses_the_scorer_the_workers_grade_with(service, tmp_path):  # noqa: F811
+    client, store, keys, acme, ids = service
+    scored_exam(store, acme, ids["li"])
+    settings = Settings(service=ServiceSettings(database_url=f"sqlite:///{tmp_path / 'grader.db'}"))
+    exam = load_exams([RUBRICS / f"{EXAM}.yaml"])[EXAM]
+    proposal = refits.propose(settings, store, exam, "li", None, bootstrap=0)
+    refits.apply(settings, store, exam, proposal, "li", None)
+    assert refits.current_scorer(settings, store, exam).version == proposal.version
+    pinned = settings.model_copy(update={"scorer": ScorerSettings(choice="default")})
+    assert refits.current_scorer(pinned, store, exam).version == BASE.version  # GRADER_SCORER
+    done = refits.regrade(pinned, store, exam, QUESTION, "li", None)
+    assert done.rescored == 22
+    assert {g.provenance.scorer_version for g in _grades(store, QUESTION).values()} == {
+        BASE.version
+    }
+    before = _grades(store)
+    off = settings.model_copy(update={"scorer": ScorerSettings(choice="none")})
+    with pytest.raises(CalibrationError, match="GRADER_SCORER is none"):
+        refits.regrade(off, store, exam, QUESTION, "li", None)
+    pages = client.app.state.instructor_pages
+    client.app.state.instructor_pages = dataclasses.replace(pages, settings=off)
+    _embedder(client)
+    login(client, keys["li"])
+    response = client.post(f"{QUESTION_URL}/regrade", data={"csrf": csrf_of(client, URL)})
+    assert response.status_code == 422 and "GRADER_SCORER is none" in response.text
+    assert _listed(response.text)  # the page again, with the refusal
+    assert _grades(store) == before
