@@ -71,10 +71,9 @@ async def regrade(request: Request, exam: str, question_id: str, who: Who, ctx: 
         )
     except GraderError as exc:
         error = getattr(exc, "message", str(exc))
-        page = await run_in_threadpool(
+        return await run_in_threadpool(
             lambda: _page(request, ctx, who, found, question, k, error=error)
         )
-        return page
     url = f"{_question_url(found, question)}/first?k={k}&done=regraded&rescored={done.rescored}"
     return RedirectResponse(f"{url}&changed={done.changed}", status_code=303)
 
