@@ -1,5 +1,7 @@
 """An exam's scorer refit from its instructors' scores, and its stored grades re-scored by the
-refit: what the instructor pages' refit forms do, with the judge never called.
+refit, or a question's by the scorer as it stands once instructors have scored more of its
+answers (``regrade``, the "grade these first" page): what the instructor pages' forms do, with
+the judge never called.
 
 Both read the exam from the store as grading reads it. An answer's graded neighbours come from
 its own platform's instructor-scored answers to the same question (``store.queue.graded``):
@@ -55,6 +57,22 @@ def base_scorer(settings: Settings, store: Store, exam: Exam) -> ScorerSet:
         )
     chosen = choose_scorer(None, exam.path, applied=store.scorers.applied(exam.name)).scorer
     assert chosen is not None  # only an explicit "none", or no embeddings, chooses no scorer
+    return chosen
+
+
+def current_scorer(settings: Settings, store: Store, exam: Exam) -> ScorerSet:
+    """The scorer the workers grade ``exam`` with now, chosen as they choose it
+    (``GRADER_SCORER`` first, then the refit applied last, the exam's file, the shipped one);
+    a CalibrationError when they grade it without one."""
+    from grader.engine.scorer_choice import choose_scorer, scorer_setting
+
+    setting = scorer_setting(settings.scorer.choice)
+    chosen = choose_scorer(setting, exam.path, applied=store.scorers.applied(exam.name)).scorer
+    if chosen is None:
+        raise CalibrationError(
+            "GRADER_SCORER is none: the service grades without a scorer, so there is no "
+            "scorer to re-score the grades with."
+        )
     return chosen
 
 
@@ -130,20 +148,52 @@ def apply(
 
     base_scorer(settings, store, exam)  # refused the same way as a proposal
     scorer = from_json(proposal.text, f"refit {proposal.version} of {exam.name}")
+    rescored, applied = rescore(settings, exam, scorer, store.reviews.answers(exam.name), embedder)
+    store.scorers.apply(proposal, instructor, rescored)
+    # the scorer re-decided its own review reasons: rank each question's queue again
+    store.ranking.rerank(exam.name, {r.grade.question_id for r in rescored}, settings.review.share)
+    return applied
+
+
+def regrade(
+    settings: Settings,
+    store: Store,
+    exam: Exam,
+    question_id: str,
+    instructor: str,
+    embedder: Embedder | None,
+) -> Applied:
+    """The question's stored grades re-scored by the exam's scorer as it stands, the
+    instructors' scores now in as graded neighbours: what "grade these first" leads to, from
+    the features the grades recorded, the judge never called. Stored and ranked again in one
+    transaction; an override stays beside the re-scored grade and still wins."""
+    scorer = current_scorer(settings, store, exam)
+    rows = store.reviews.answers(exam.name, question_id)
+    rescored, applied = rescore(settings, exam, scorer, rows, embedder)
+    store.scorers.rescore(exam.name, rescored, f"{instructor} (regrade)", settings.review.share)
+    return applied
+
+
+def rescore(
+    settings: Settings,
+    exam: Exam,
+    scorer: ScorerSet,
+    rows: Sequence[AnswerRow],
+    embedder: Embedder | None,
+) -> tuple[list[Rescored], Applied]:
+    """The graded ``rows`` re-scored by ``scorer``, each platform's own scored answers among
+    them the neighbours; only the grades that changed are returned to store."""
     by_platform: dict[int, list[AnswerRow]] = defaultdict(list)
-    for row in store.reviews.answers(exam.name):
+    for row in rows:
         if row.submission.grade is not None:
             by_platform[row.submission.platform_id].append(row)
     rescored: list[Rescored] = []
     changed = kept = 0
-    for rows in by_platform.values():
-        done, result = _rescore_platform(settings, exam, scorer, rows, embedder)
+    for mine in by_platform.values():
+        done, result = _rescore_platform(settings, exam, scorer, mine, embedder)
         rescored += done
         changed, kept = changed + result.changed, kept + result.kept
-    store.scorers.apply(proposal, instructor, rescored)
-    # the scorer re-decided its own review reasons: rank each question's queue again
-    store.ranking.rerank(exam.name, {r.grade.question_id for r in rescored}, settings.review.share)
-    return Applied(len(rescored), changed, kept)
+    return rescored, Applied(len(rescored), changed, kept)
 
 
 def _rescore_platform(

@@ -10,6 +10,7 @@ platforms. Every template autoescapes: answers are untrusted text.
 - ``pages``: what instructors read; ``actions``: the forms they post; ``forms``: their fields;
 - ``rubric_edits``: a known wrong claim from an answer, the conclusion's gate on or off;
 - ``refit``: the exam's scorer refit, proposed, compared before/after, applied;
+- ``first``: a question's answers to grade first, and its grades re-scored once they are in;
 - ``views``: points, summaries and the question page both use.
 """
 
@@ -21,7 +22,7 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from grader.api.instructor import actions, auth, pages, refit, rubric_edits
+from grader.api.instructor import actions, auth, first, pages, refit, rubric_edits
 from grader.api.instructor.context import LoginRequired, Pages
 from grader.api.instructor.session import new_secret
 
@@ -49,7 +50,7 @@ def install(app: FastAPI) -> None:
         secret = store.accounts.secret("session_key", new_secret)
     app.state.instructor_pages = Pages.build(settings, store, services.exams, secret)
     # each under /instructor, none in the OpenAPI docs
-    for module in (auth, pages, actions, refit, rubric_edits):
+    for module in (auth, pages, actions, refit, rubric_edits, first):
         app.include_router(module.router)
 
     @app.exception_handler(LoginRequired)

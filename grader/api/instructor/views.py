@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from fastapi import HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -191,9 +192,16 @@ def claim_choices(answer: str) -> list[str]:
 
 
 def back_to(row: AnswerRow, form: dict[str, str], done: str) -> RedirectResponse:
-    """After a form: back to the review queue's page or to the answer on its question page."""
+    """After a form: back to the review queue's page, to the question's answers to grade first
+    (``first``, its ``k`` kept) or to the answer on its question page."""
     s = row.submission
-    if form.get("back") == "review":
+    if form.get("back") == "first":
+        k = form.get("k", "")
+        url = f"/instructor/exams/{quote(s.exam, safe='')}/questions/"
+        url += f"{quote(s.question_id, safe='')}/first?done={done}"
+        url += f"&k={k}" if k.isascii() and k.isdigit() and len(k) < 4 else ""
+        url += f"#a{s.id}"
+    elif form.get("back") == "review":
         page = form.get("page", "")
         url = f"/instructor/exams/{s.exam}/review?done={done}"
         url += f"&page={page}" if page.isascii() and page.isdigit() and len(page) < 10 else ""

@@ -19,7 +19,7 @@ from grader.engine.review_queue import rank_question
 from grader.models import Grade
 from grader.service.store.engine import insert_ignore
 from grader.service.store.records import utcnow
-from grader.service.store.rows import newest_grade_id
+from grader.service.store.rows import newest_grade_id, newest_override
 from grader.service.store.schema import grades, review_queue, submissions
 
 RANKED_OUT = "(ranking)"  # resolved_by of a review closed because others rank above it
@@ -64,7 +64,8 @@ def _rerank_question(conn: Connection, exam: str, question_id: str, share: float
 
 
 def _sync_review(conn: Connection, submission_id: int, version: str, grade: Grade, now) -> None:
-    """The grade's review row as its new place in the ranking says."""
+    """The grade's review row as its new place in the ranking says; an overridden grade is
+    never reopened (the instructor settled it: their score is the one the platform reads)."""
     mine = (review_queue.c.submission_id == submission_id) & (
         review_queue.c.rubric_version == version
     )
@@ -74,6 +75,8 @@ def _sync_review(conn: Connection, submission_id: int, version: str, grade: Grad
             .where(mine, review_queue.c.resolved_at.is_(None))
             .values(resolved_at=now, resolved_by=RANKED_OUT)
         )
+        return
+    if newest_override(conn, submission_id) is not None:
         return
     reasons = [r.model_dump(mode="json") for r in grade.review_reasons]
     open_ = mine & (

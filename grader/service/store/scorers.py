@@ -7,7 +7,8 @@ so that every worker sees the applied one on its next task. The exam's scorer is
 applied last; applying an earlier row again goes back to it.
 
 Applying re-scores the exam's grades in the same transaction that marks the row applied: a
-reader never sees grades from one scorer beside a store that names another.
+reader never sees grades from one scorer beside a store that names another. A regrade
+(``rescore``: the scorer as it is, more instructor scores in) replaces grades the same way.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from sqlalchemy.engine import Connection, Engine
 from grader.models import Grade
 from grader.service.store.engine import insert_ignore
 from grader.service.store.records import utcnow
+from grader.service.store.review_rank import rerank_in
+from grader.service.store.rows import newest_override
 from grader.service.store.schema import exam_scorers, grades, review_queue
 
 
@@ -107,7 +110,8 @@ class Scorers:
         Each grade replaces the stored record of its submission and rubric version (the grade
         it was computed from). Reviews follow the new grade: one that needs review and has no
         row gets one, an open one gets the new reasons, or is closed when nothing is left to
-        review; a review an instructor already closed stays closed.
+        review; a review an instructor already closed stays closed, and an overridden grade
+        gets none (the override stays beside it and wins).
         """
         now = utcnow()
         with self.engine.begin() as conn:
@@ -118,6 +122,16 @@ class Scorers:
                 .where(exam_scorers.c.id == scorer.id)
                 .values(applied_at=now, applied_by=instructor)
             )
+
+    def rescore(self, exam: str, rescored: Sequence[Rescored], by: str, share: float) -> None:
+        """Replace re-scored grades as ``apply`` does, the exam's scorer unchanged (a regrade
+        after new instructor scores), and rank their questions' queues again, in one
+        transaction: no reader sees a re-scored grade unranked."""
+        now = utcnow()
+        with self.engine.begin() as conn:
+            for item in rescored:
+                _replace(conn, item, by, now)
+            rerank_in(conn, exam, {r.grade.question_id for r in rescored}, share)
 
 
 def _replace(conn: Connection, item: Rescored, resolver: str, now: datetime) -> None:
@@ -139,6 +153,8 @@ def _replace(conn: Connection, item: Rescored, resolver: str, now: datetime) -> 
     )
     open_ = mine & review_queue.c.resolved_at.is_(None)
     if grade.needs_review:
+        if newest_override(conn, item.submission_id) is not None:
+            return  # the instructor settled it: their score is the one the platform reads
         conn.execute(review_queue.update().where(open_).values(reasons=reasons))
         insert_ignore(
             conn,
