@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,15 @@ def command() -> str:
     if script.parent == ROOT / "benchmarks":
         return " ".join([f"python -m benchmarks.{script.stem}", *sys.argv[1:]])
     return " ".join(["python", *sys.argv])
+
+
+def write_result(result: dict, out: Path | None) -> None:
+    """A run's result as indented JSON: to ``out`` when given, else on the terminal."""
+    text = json.dumps(result, indent=1, ensure_ascii=False)
+    if out:
+        out.write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
 
 
 def fmt(value: object) -> str:

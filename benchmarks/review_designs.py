@@ -18,13 +18,12 @@ development.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import code_version
+from benchmarks.common import code_version, write_result
 from benchmarks.review_queue import CHOSEN, RATES, Folds, by_question, chosen, selected, with_graded
 from benchmarks.review_replay import LARGE, Answer, catch, production
 from benchmarks.scorer_data import load_table
@@ -180,11 +179,7 @@ def main() -> None:
         result["designs"][name] = found
         print(f"{name:46}", " ".join(f"{key} {found[key]['20%']['design']:.3f}" for key in queues),
               f"mean {found['mean_recall']:.3f}", flush=True)  # fmt: skip
-    text = json.dumps(result, indent=1, ensure_ascii=False)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
-    else:
-        print(text)
+    write_result(result, args.out)
 
 
 if __name__ == "__main__":

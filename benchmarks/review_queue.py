@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import pearsonr
 
-from benchmarks.common import code_version
+from benchmarks.common import code_version, write_result
 from benchmarks.review_replay import LARGE, Answer, Ranker, catch, production
 from benchmarks.scorer_data import load_table
 from grader.calibrate.scorer_cv import Graded, grade_rows, question_split
@@ -298,11 +298,7 @@ def main() -> None:
         ERROR_MODEL.write_text(json.dumps(model, indent=1) + "\n", encoding="utf-8")
     for dataset in args.datasets.split(","):
         result[dataset] = compare(folds, dataset, (5, 10), lines)
-    text = json.dumps(result, indent=1, ensure_ascii=False)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
-    else:
-        print(text)
+    write_result(result, args.out)
 
 
 if __name__ == "__main__":

@@ -20,14 +20,13 @@ Three Pearson figures per design, in points, all answers of the data set's quest
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from scipy.stats import pearsonr
 
-from benchmarks.common import code_version
+from benchmarks.common import code_version, write_result
 from benchmarks.review_queue import (
     CHOSEN,
     Folds,
@@ -301,11 +300,7 @@ def main() -> None:
     }
     for dataset in args.datasets.split(","):
         result[dataset] = compare(folds, dataset, (5, 10), args.design)
-    text = json.dumps(result, indent=1, ensure_ascii=False)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
-    else:
-        print(text)
+    write_result(result, args.out)
 
 
 if __name__ == "__main__":

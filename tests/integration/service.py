@@ -38,6 +38,17 @@ def chromium() -> Path:
     return CHROMIUM
 
 
+def browser_page(playwright, browser_path: Path):
+    """A new 1280×900 page of headless Chromium (``chromium()``'s binary; no sandbox as root),
+    from a running ``sync_playwright()``."""
+    browser = playwright.chromium.launch(
+        executable_path=str(browser_path),
+        headless=True,
+        args=["--no-sandbox"] if os.geteuid() == 0 else [],
+    )
+    return browser.new_page(viewport={"width": 1280, "height": 900})
+
+
 def grader_cli(env: dict, cwd: Path, *args: str) -> str:
     """``python -m grader ARGS`` in a subprocess; its stdout, or the test fails with stderr."""
     done = subprocess.run(
@@ -51,6 +62,29 @@ def grader_cli(env: dict, cwd: Path, *args: str) -> str:
 def printed_value(stdout: str, name: str) -> str:
     """``NAME=value`` printed once by a command (keys shown at creation)."""
     return next(x for x in stdout.splitlines() if x.startswith(f"{name}="))[len(name) + 1 :]
+
+
+def pages_service(tmp_path: Path, bank: Path, exam: str, embed_model: str) -> tuple[dict, str, str]:
+    """A `serve --inline` environment for the instructor pages on one exam (SQLite under
+    ``tmp_path``, the scripted judge, no Redis, the embedding model given) with a platform
+    "acme" and an instructor "li" on it: (env, the platform's API key, the instructor's key)."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "GRADER_DATABASE_URL": f"sqlite:///{tmp_path / 'grader.db'}",
+        "GRADER_BANKS": json.dumps([str(bank)]),
+        "GRADER_JUDGE": "scripted",
+        "GRADER_EMBED_MODEL": embed_model,
+        "GRADER_REDIS_URL": "redis://127.0.0.1:1/0",
+    }
+    env.pop("GRADER_SCORER", None)
+    api_key = printed_value(
+        grader_cli(env, tmp_path, "platform", "add", "acme", "--exam", exam), "api_key"
+    )
+    key = printed_value(
+        grader_cli(env, tmp_path, "instructor", "add", "li", "--exam", exam), "instructor_key"
+    )
+    return env, api_key, key
 
 
 # The grading-service tests: slow, and they need a redis-server (or GRADER_TEST_REDIS_URL).

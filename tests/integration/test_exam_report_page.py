@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.service import ROOT, chromium
+from tests.integration.service import ROOT, browser_page, chromium
 
 pytestmark = pytest.mark.slow
 
@@ -44,12 +44,7 @@ def test_the_exam_report_opens_in_a_browser(tmp_path):
     _grader(tmp_path, "report", grades, "--bank", BANK, "--submissions", EXAMPLE, "--out", folder)
     figures = json.loads((folder / "report.json").read_text())
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(browser_path),
-            headless=True,
-            args=["--no-sandbox"] if os.geteuid() == 0 else [],
-        )
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page = browser_page(p, browser_path)
         fetched, errors = [], []
         page.on("request", lambda r: fetched.append(r.url))
         page.on("console", lambda m: m.type == "error" and errors.append(m.text))
@@ -76,6 +71,6 @@ def test_the_exam_report_opens_in_a_browser(tmp_path):
         out.mkdir(exist_ok=True)
         page.goto((folder / "index.html").as_uri())
         page.screenshot(path=str(out / "exam-report.png"), full_page=True)
-        browser.close()
+        page.context.browser.close()
     assert all(url.startswith(("file:", "data:")) for url in fetched), fetched
     assert errors == []

@@ -10,8 +10,6 @@ scores as neighbours. A screenshot is saved to test-artifacts/instructor-first.p
 
 from __future__ import annotations
 
-import json
-import os
 import re
 
 import httpx
@@ -19,7 +17,7 @@ import pytest
 
 from grader.service.store import Store
 from tests.conftest import RUBRICS
-from tests.integration.service import ROOT, chromium, grader_cli, inline_server, printed_value
+from tests.integration.service import ROOT, browser_page, chromium, inline_server, pages_service
 from tests.refit_exam import EXAM, QUESTIONS, scored_exam
 
 pytestmark = pytest.mark.slow
@@ -32,36 +30,17 @@ def test_an_instructor_grades_the_chosen_answers_first_and_regrades_the_rest(tmp
     browser_path = chromium()
     from playwright.sync_api import expect, sync_playwright
 
-    database = f"sqlite:///{tmp_path / 'grader.db'}"
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "GRADER_DATABASE_URL": database,
-        "GRADER_BANKS": json.dumps([str(RUBRICS / f"{EXAM}.yaml")]),
-        "GRADER_JUDGE": "scripted",
-        "GRADER_EMBED_MODEL": "multilingual-e5-small",
-        "GRADER_REDIS_URL": "redis://127.0.0.1:1/0",
-    }
-    env.pop("GRADER_SCORER", None)
-    api_key = printed_value(
-        grader_cli(env, tmp_path, "platform", "add", "acme", "--exam", EXAM), "api_key"
+    env, api_key, key = pages_service(
+        tmp_path, RUBRICS / f"{EXAM}.yaml", EXAM, "multilingual-e5-small"
     )
-    key = printed_value(
-        grader_cli(env, tmp_path, "instructor", "add", "li", "--exam", EXAM), "instructor_key"
-    )
-    store = Store(database)
+    store = Store(env["GRADER_DATABASE_URL"])
     platform = store.accounts.platform_by_name("acme")
     ids = scored_exam(store, platform.id, None, per_question=0, unscored=22)
     external = {sid: ext for ext, sid in ids.items()}
     headers = {"Authorization": f"Bearer {api_key}"}
     with inline_server(env, tmp_path) as base:
         with sync_playwright() as p:
-            browser = p.chromium.launch(
-                executable_path=str(browser_path),
-                headless=True,
-                args=["--no-sandbox"] if os.geteuid() == 0 else [],
-            )
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page = browser_page(p, browser_path)
             page.set_default_timeout(60_000)  # the first choice loads the embedding model
             page.goto(f"{base}/instructor/login")
             page.fill("#key", key)
@@ -93,7 +72,7 @@ def test_an_instructor_grades_the_chosen_answers_first_and_regrades_the_rest(tmp
             )
             page.click("nav a:has-text('review queue')")
             expect(page.locator("h1")).to_contain_text("Review queue")
-            browser.close()
+            page.context.browser.close()
 
         scored = {external[i] for i in picks[: len(SCORES)]}
         unscored = next(e for e in (f"r0-{a}" for a in range(22)) if e not in scored)

@@ -19,6 +19,7 @@ from grader.bank.files import load_bank
 from grader.engine.rubrics import load_rubrics
 from tests.integration.service import (
     ROOT,
+    browser_page,
     chromium,
     grader_cli,
     inline_server,
@@ -77,12 +78,7 @@ def test_instructor_scores_promotes_and_overrides_in_a_browser(tmp_path):
         version_before = judged["e1"]["provenance"]["rubric_version"]
 
         with sync_playwright() as p:
-            browser = p.chromium.launch(
-                executable_path=str(browser_path),
-                headless=True,
-                args=["--no-sandbox"] if os.geteuid() == 0 else [],
-            )
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page = browser_page(p, browser_path)
             page.goto(f"{base}/instructor")
             expect(page).to_have_url(f"{base}/instructor/login")
             page.fill("#key", key)
@@ -147,7 +143,7 @@ def test_instructor_scores_promotes_and_overrides_in_a_browser(tmp_path):
                 expect(page.locator(".notice.ok")).to_have_text("Judge's grade accepted.")
             page.reload()
             expect(page.locator("table")).to_contain_text("Nothing to review.")
-            browser.close()
+            page.context.browser.close()
 
         grade = httpx.get(f"{base}/v1/submissions/e2", headers=headers).json()["grade"]
         assert grade["score"] == 2 and grade["method"] == "instructor"

@@ -9,8 +9,6 @@ test-artifacts/instructor-refit.png.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 
 import httpx
@@ -19,7 +17,7 @@ import pytest
 from grader.api.keys import INSTRUCTOR_PREFIX, key_id_of
 from grader.service.store import Store
 from tests.conftest import RUBRICS
-from tests.integration.service import ROOT, chromium, grader_cli, inline_server, printed_value
+from tests.integration.service import ROOT, browser_page, chromium, inline_server, pages_service
 from tests.refit_exam import BASE, EXAM, scored_exam
 
 pytestmark = pytest.mark.slow
@@ -29,24 +27,8 @@ def test_an_instructor_proposes_and_applies_a_refit_in_a_browser(tmp_path):
     browser_path = chromium()
     from playwright.sync_api import expect, sync_playwright
 
-    database = f"sqlite:///{tmp_path / 'grader.db'}"
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "GRADER_DATABASE_URL": database,
-        "GRADER_BANKS": json.dumps([str(RUBRICS / f"{EXAM}.yaml")]),
-        "GRADER_JUDGE": "scripted",
-        "GRADER_EMBED_MODEL": "none",
-        "GRADER_REDIS_URL": "redis://127.0.0.1:1/0",
-    }
-    env.pop("GRADER_SCORER", None)
-    api_key = printed_value(
-        grader_cli(env, tmp_path, "platform", "add", "acme", "--exam", EXAM), "api_key"
-    )
-    key = printed_value(
-        grader_cli(env, tmp_path, "instructor", "add", "li", "--exam", EXAM), "instructor_key"
-    )
-    store = Store(database)
+    env, api_key, key = pages_service(tmp_path, RUBRICS / f"{EXAM}.yaml", EXAM, "none")
+    store = Store(env["GRADER_DATABASE_URL"])
     instructor = store.accounts.instructor(key_id=key_id_of(key, INSTRUCTOR_PREFIX))
     platform = store.accounts.platform_by_name("acme")
     scored_exam(store, platform.id, instructor.id)  # 60 scored answers on 3 questions, 66 graded
@@ -55,12 +37,7 @@ def test_an_instructor_proposes_and_applies_a_refit_in_a_browser(tmp_path):
         before = httpx.get(f"{base}/v1/submissions/r1-3", headers=headers).json()["grade"]
 
         with sync_playwright() as p:
-            browser = p.chromium.launch(
-                executable_path=str(browser_path),
-                headless=True,
-                args=["--no-sandbox"] if os.geteuid() == 0 else [],
-            )
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page = browser_page(p, browser_path)
             page.goto(f"{base}/instructor/login")
             page.fill("#key", key)
             page.click("button:has-text('Log in')")
@@ -89,7 +66,7 @@ def test_an_instructor_proposes_and_applies_a_refit_in_a_browser(tmp_path):
             expect(page.locator("main")).to_contain_text("grading now")
             page.click("a:has-text('scorer')")
             expect(page.locator("table")).to_contain_text("grading now")
-            browser.close()
+            page.context.browser.close()
 
         grade = httpx.get(f"{base}/v1/submissions/r1-3", headers=headers).json()["grade"]
         assert grade["provenance"]["scorer_version"] == proposal.version != BASE.version
