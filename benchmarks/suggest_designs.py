@@ -42,7 +42,7 @@ from benchmarks.scorer_data import load_table
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.engine.scorer_model import load_scorer
 from grader.engine.suggest import choose
-from grader.engine.wording import _NGRAMS, _flat
+from grader.engine.wording import flat, wording_vectoriser
 
 DRAWS = 5
 Outcome = dict[str, tuple[float, float]]  # answer id -> (human points, grade points)
@@ -128,10 +128,7 @@ def weighted_design(kernel: np.ndarray, k: int, ridge: float, weights: np.ndarra
 
 def wording_kernel(texts: list[str], language: str | None) -> np.ndarray:
     """Cosines of the wording model's TF-IDF character n-grams (the graded answers' model)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    vectoriser = TfidfVectorizer(sublinear_tf=True, **_NGRAMS.get(language or "zh", _NGRAMS["zh"]))
-    x = vectoriser.fit_transform([_flat(t) for t in texts])
+    x = wording_vectoriser(language).fit_transform([flat(t) for t in texts])
     return (x @ x.T).toarray()
 
 

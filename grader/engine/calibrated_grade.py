@@ -20,7 +20,7 @@ from grader.engine.judge_plan import split_by_coverage
 from grader.engine.review_rules import confidence, uncertainty_signals
 from grader.engine.scorer_core.pool import GradedPool, read_answer
 from grader.engine.scorer_core.reading import Reading
-from grader.engine.scorer_core.rules import decide
+from grader.engine.scorer_core.rules import decide, readable
 from grader.engine.scorer_model import AnswerFeatures, ScorerSet, contributions
 from grader.engine.signals import QuestionAnalysis
 from grader.models import (
@@ -56,8 +56,7 @@ def calibrated(
     """A judged grade re-scored from its features and the question's graded answers (and,
     under plan ``anchored``, the judge's anchored reading: ``engine.anchored``)."""
     reading = answer_evidence(submission, question, rubric, analysis, pool, judge_reading(grade))
-    usable = scorer.usable(reading.features)
-    if not any(s.serves(usable) for s in scorer.first_stage):
+    if not readable(scorer, reading.features):
         return grade  # no model has its features (a question without a reference): as judged
     return scored_grade(
         grade, submission.answer, rubric, reading, scorer, review.below_confidence, anchored

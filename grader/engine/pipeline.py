@@ -283,7 +283,7 @@ class Pipeline:
                 pools[qid] = GradedPool.build(
                     question, rubric, analysis.graded, analysis.vectors, scorer
                 )
-            anchored = self._anchored(question, rubric, scorer, True)
+            anchored = self._anchored(question, rubric, scorer, analysed=True)
             grades[i] = calibrated(
                 grades[i], submission, question, rubric, analysis, pools[qid], scorer,
                 self.settings.review,

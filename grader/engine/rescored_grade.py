@@ -24,7 +24,7 @@ from grader.engine.calibrated_grade import scored_grade
 from grader.engine.conclusion import apply_conclusion
 from grader.engine.scorer_core.pool import GradedPool, read_answer
 from grader.engine.scorer_core.reading import Copy, Reading
-from grader.engine.scorer_core.rules import copy_share
+from grader.engine.scorer_core.rules import copy_share, readable
 from grader.engine.scorer_model import FEATURE_NAMES, NEIGHBOUR_FEATURES, AnswerFeatures, ScorerSet
 from grader.models import (
     Criterion,
@@ -55,11 +55,6 @@ def stored_features(grade: Grade) -> AnswerFeatures | None:
         return None
     own = {k: v for k, v in explained.features.items() if k in OWN_FEATURES}
     return AnswerFeatures.model_validate(own)
-
-
-def readable(scorer: ScorerSet, features: AnswerFeatures) -> bool:
-    """Whether one of the scorer's first-stage models has every feature it needs."""
-    return any(s.serves(features) for s in scorer.first_stage)
 
 
 def rescored(

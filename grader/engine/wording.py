@@ -42,16 +42,13 @@ class WordingModel:
         cls, answers: Sequence[str], residuals: Sequence[float], language: str | None
     ) -> WordingModel | None:
         """None with fewer than ``MIN_GRADED`` answers or no n-gram among them."""
-        from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import Ridge
 
         if len(answers) < MIN_GRADED or len(answers) != len(residuals):
             return None
-        vectoriser = TfidfVectorizer(
-            sublinear_tf=True, **_NGRAMS.get(language or "zh", _NGRAMS["zh"])
-        )
+        vectoriser = wording_vectoriser(language)
         try:
-            x = vectoriser.fit_transform([_flat(a) for a in answers])
+            x = vectoriser.fit_transform([flat(a) for a in answers])
         except ValueError:  # every answer blank or punctuation: an empty vocabulary
             return None
         return cls(vectoriser, Ridge(alpha=ALPHA).fit(x, list(residuals)))
@@ -59,7 +56,7 @@ class WordingModel:
     def predict(self, answers: Sequence[str]) -> np.ndarray:
         """The residual each answer's wording predicts (human − first stage, as a share)."""
         residuals: np.ndarray = self.ridge.predict(
-            self.vectoriser.transform([_flat(a) for a in answers])
+            self.vectoriser.transform([flat(a) for a in answers])
         )
         return residuals
 
@@ -72,6 +69,13 @@ def wording_residual(
     return None if model is None else float(model.predict([answer])[0])
 
 
-def _flat(text: str) -> str:
+def wording_vectoriser(language: str | None) -> Any:
+    """An unfitted TF-IDF over the language's character n-grams: how the model reads wording."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(sublinear_tf=True, **_NGRAMS.get(language or "zh", _NGRAMS["zh"]))
+
+
+def flat(text: str) -> str:
     """Whitespace runs as one space: line breaks and indentation are not wording."""
     return " ".join(text.split())

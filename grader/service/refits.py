@@ -48,16 +48,12 @@ def base_scorer(settings: Settings, store: Store, exam: Exam) -> ScorerSet:
     last on the pages, else the exam's ``scorer.json``, else the shipped one), with the
     embeddings a refit reads. Refused while ``GRADER_SCORER`` is set: the workers grade with
     it, and would ignore an applied refit."""
-    from grader.engine.scorer_choice import choose_scorer
-
     if settings.scorer.choice is not None:
         raise CalibrationError(
             f"GRADER_SCORER is set ({settings.scorer.choice!r}): the service grades every exam "
             "with it and would not use a refit applied here. Unset it to refit on these pages."
         )
-    chosen = choose_scorer(None, exam.path, applied=store.scorers.applied(exam.name)).scorer
-    assert chosen is not None  # only an explicit "none", or no embeddings, chooses no scorer
-    return chosen
+    return current_scorer(settings, store, exam)
 
 
 def current_scorer(settings: Settings, store: Store, exam: Exam) -> ScorerSet:
@@ -149,9 +145,8 @@ def apply(
     base_scorer(settings, store, exam)  # refused the same way as a proposal
     scorer = from_json(proposal.text, f"refit {proposal.version} of {exam.name}")
     rescored, applied = rescore(settings, exam, scorer, store.reviews.answers(exam.name), embedder)
-    store.scorers.apply(proposal, instructor, rescored)
-    # the scorer re-decided its own review reasons: rank each question's queue again
-    store.ranking.rerank(exam.name, {r.grade.question_id for r in rescored}, settings.review.share)
+    # the scorer re-decided its own review reasons: their queues are ranked again with them
+    store.scorers.apply(proposal, instructor, rescored, settings.review.share)
     return applied
 
 

@@ -49,6 +49,13 @@ def browser_page(playwright, browser_path: Path):
     return browser.new_page(viewport={"width": 1280, "height": 900})
 
 
+def screenshot(page, name: str) -> None:
+    """The whole page saved as test-artifacts/NAME.png, for a person to look at after a run."""
+    out = ROOT / "test-artifacts"
+    out.mkdir(exist_ok=True)
+    page.screenshot(path=str(out / f"{name}.png"), full_page=True)
+
+
 def grader_cli(env: dict, cwd: Path, *args: str) -> str:
     """``python -m grader ARGS`` in a subprocess; its stdout, or the test fails with stderr."""
     done = subprocess.run(

@@ -17,7 +17,13 @@ import pytest
 
 from grader.service.store import Store
 from tests.conftest import RUBRICS
-from tests.integration.service import ROOT, browser_page, chromium, inline_server, pages_service
+from tests.integration.service import (
+    browser_page,
+    chromium,
+    inline_server,
+    pages_service,
+    screenshot,
+)
 from tests.refit_exam import EXAM, QUESTIONS, scored_exam
 
 pytestmark = pytest.mark.slow
@@ -62,9 +68,7 @@ def test_an_instructor_grades_the_chosen_answers_first_and_regrades_the_rest(tmp
                 expect(page.locator(f"#a{sid} .human-score")).to_contain_text(f"scored {score}")
             expect(page.locator("#first-progress")).to_have_text("3 of 10 scored.")
             assert [int(c.get_attribute("id")[1:]) for c in cards.all()] == picks  # same picks
-            out = ROOT / "test-artifacts"
-            out.mkdir(exist_ok=True)
-            page.screenshot(path=str(out / "instructor-first.png"), full_page=True)
+            screenshot(page, "instructor-first")
 
             page.click("button:has-text('Regrade the rest with these scores')")
             expect(page.locator(".notice.ok")).to_have_text(

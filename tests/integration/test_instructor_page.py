@@ -24,6 +24,7 @@ from tests.integration.service import (
     grader_cli,
     inline_server,
     printed_value,
+    screenshot,
     wait_for,
 )
 
@@ -124,9 +125,7 @@ def test_instructor_scores_promotes_and_overrides_in_a_browser(tmp_path):
             expect(card("e2").locator(".override")).to_contain_text("override 2 · li")
             expect(card("e2").locator(".override-detail")).to_contain_text("步骤意思对，表述不全")
             expect(page.locator("#agreement")).to_contain_text("n1")
-            out = ROOT / "test-artifacts"
-            out.mkdir(exist_ok=True)
-            page.screenshot(path=str(out / "instructor-page.png"), full_page=True)
+            screenshot(page, "instructor-page")
 
             # the review queue: the injection attempt is listed; accepting the judge closes it
             page.goto(f"{base}/instructor/exams/{EXAM}/review")

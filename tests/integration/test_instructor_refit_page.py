@@ -17,7 +17,13 @@ import pytest
 from grader.api.keys import INSTRUCTOR_PREFIX, key_id_of
 from grader.service.store import Store
 from tests.conftest import RUBRICS
-from tests.integration.service import ROOT, browser_page, chromium, inline_server, pages_service
+from tests.integration.service import (
+    browser_page,
+    chromium,
+    inline_server,
+    pages_service,
+    screenshot,
+)
 from tests.refit_exam import BASE, EXAM, scored_exam
 
 pytestmark = pytest.mark.slow
@@ -55,9 +61,7 @@ def test_an_instructor_proposes_and_applies_a_refit_in_a_browser(tmp_path):
                 )
             expect(page.locator("h1")).to_have_text(f"Refit {proposal.version}")
             expect(page.locator("body")).to_contain_text("whole questions held out")
-            out = ROOT / "test-artifacts"
-            out.mkdir(exist_ok=True)
-            page.screenshot(path=str(out / "instructor-refit.png"), full_page=True)
+            screenshot(page, "instructor-refit")
 
             page.click("button:has-text('Apply this refit')")
             expect(page.locator(".notice.ok")).to_have_text(

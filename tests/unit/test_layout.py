@@ -300,6 +300,7 @@ SCORER_RULES = {
     "copy_share": "grader/engine/scorer_core/rules.py",
     "copied_share": "grader/engine/scorer_core/rules.py",  # the copy rule
     "decide": "grader/engine/scorer_core/rules.py",
+    "readable": "grader/engine/scorer_core/rules.py",  # which answers a scorer can score
     "read_answer": "grader/engine/scorer_core/pool.py",
     "question_split": "grader/calibrate/scorer_cv.py",  # the one fold split
     "fit_model": "grader/calibrate/scorer_fit.py",  # the one fitter

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from grader.engine.scorer_core.reading import Copy, Reading
-from grader.engine.scorer_model import ScorerSet
+from grader.engine.scorer_model import AnswerFeatures, ScorerSet
 
 COPY = "copy"  # who decided a grade the copy rule gave
 # The anchored reading's weight beside the scorer's share: picked from 0.25 and 0.5 on the
@@ -45,6 +45,14 @@ def copy_share(score: float, points: float) -> float:
 def copied_share(copies: Sequence[Copy]) -> float:
     """The copy rule's share: the mean human share of the graded copies (at least one)."""
     return sum(c.share for c in copies) / len(copies)
+
+
+def readable(scorer: ScorerSet, features: AnswerFeatures) -> bool:
+    """Whether one of the scorer's first-stage models has every feature it needs, read as
+    ``ScorerSet.base`` reads them (``usable``); an answer to a question without a reference
+    has none that does, and keeps the judge's points."""
+    usable = scorer.usable(features)
+    return any(s.serves(usable) for s in scorer.first_stage)
 
 
 def decide(reading: Reading, scorer: ScorerSet) -> tuple[str, float]:

@@ -104,8 +104,11 @@ class Scorers:
             ).first()
         return _scorer(row) if row else None
 
-    def apply(self, scorer: ExamScorer, instructor: str, rescored: Sequence[Rescored]) -> None:
-        """Mark ``scorer`` the exam's and replace the grades it re-scored, in one transaction.
+    def apply(
+        self, scorer: ExamScorer, instructor: str, rescored: Sequence[Rescored], share: float
+    ) -> None:
+        """Mark ``scorer`` the exam's, replace the grades it re-scored and rank their questions'
+        queues again (``share``: the review budget), in one transaction.
 
         Each grade replaces the stored record of its submission and rubric version (the grade
         it was computed from). Reviews follow the new grade: one that needs review and has no
@@ -115,8 +118,8 @@ class Scorers:
         """
         now = utcnow()
         with self.engine.begin() as conn:
-            for item in rescored:
-                _replace(conn, item, f"{instructor} (scorer {scorer.version})", now)
+            _replace_all(conn, scorer.exam, rescored, f"{instructor} (scorer {scorer.version})",
+                         now, share)  # fmt: skip
             conn.execute(
                 exam_scorers.update()
                 .where(exam_scorers.c.id == scorer.id)
@@ -127,11 +130,22 @@ class Scorers:
         """Replace re-scored grades as ``apply`` does, the exam's scorer unchanged (a regrade
         after new instructor scores), and rank their questions' queues again, in one
         transaction: no reader sees a re-scored grade unranked."""
-        now = utcnow()
         with self.engine.begin() as conn:
-            for item in rescored:
-                _replace(conn, item, by, now)
-            rerank_in(conn, exam, {r.grade.question_id for r in rescored}, share)
+            _replace_all(conn, exam, rescored, by, utcnow(), share)
+
+
+def _replace_all(
+    conn: Connection,
+    exam: str,
+    rescored: Sequence[Rescored],
+    resolver: str,
+    now: datetime,
+    share: float,
+) -> None:
+    """Every re-scored grade in place of the one it came from, then their questions ranked."""
+    for item in rescored:
+        _replace(conn, item, resolver, now)
+    rerank_in(conn, exam, {r.grade.question_id for r in rescored}, share)
 
 
 def _replace(conn: Connection, item: Rescored, resolver: str, now: datetime) -> None:
