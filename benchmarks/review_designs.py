@@ -18,6 +18,7 @@ development.
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -59,7 +60,29 @@ def _distance(a: Answer) -> float:
     return 1.0 - sims[0] if sims else 0.0
 
 
-# every candidate signal, from what a grade's record holds
+def _graded_gap(a: Answer) -> float:
+    """Mean distance from the share to every graded answer's share: high where the
+    question's marks sit far from this grade (between modes, or beyond them)."""
+    graded = _scored(a).graded
+    return float(np.mean(np.abs(a.share - np.array(graded)))) if graded else 0.0
+
+
+def _graded_spread(a: Answer) -> float:
+    graded = _scored(a).graded
+    return float(np.std(graded)) if len(graded) > 1 else 0.0
+
+
+def _between_modes(a: Answer) -> float:
+    """The mean distance to the graded shares beyond the distance to their mean: zero when
+    the marks are one cluster, large for a grade between two clusters of marks."""
+    graded = np.array(_scored(a).graded)
+    if not len(graded):
+        return 0.0
+    return float(np.mean(np.abs(a.share - graded)) - abs(a.share - graded.mean()))
+
+
+# every candidate signal, from what a grade's record holds (the last three: from every graded
+# answer of the question, which the store holds, not the record)
 CANDIDATES: dict[str, Callable[[Answer], float]] = {
     "doubt": lambda a: _scored(a).signals(a.share)["doubt"],
     "neighbour_gap": lambda a: _scored(a).signals(a.share)["neighbour_gap"],
@@ -75,9 +98,13 @@ CANDIDATES: dict[str, Callable[[Answer], float]] = {
     "copy": lambda a: _scored(a).signals(a.share)["copy"],
     "judge_gap": _judge_gap,
     "share": lambda a: a.share,
+    "graded_gap": _graded_gap,
+    "graded_spread": _graded_spread,
+    "between_modes": _between_modes,
 }
 
 BASE = ("doubt", "neighbour_gap", "coverage_gap")
+SHIPPED = (*BASE, "mean_gap", "copy")
 DESIGNS: dict[str, tuple[tuple[str, ...], str]] = {
     "confidence alone": (("doubt",), "abs"),
     "the line before this pass: doubt, neighbour gap, coverage gap": (BASE, "abs"),
@@ -95,7 +122,7 @@ DESIGNS: dict[str, tuple[tuple[str, ...], str]] = {
     "+ judge gap": ((*BASE, "judge_gap"), "abs"),
     "+ share": ((*BASE, "share"), "abs"),
     # second round: the first round's gainers together (written after reading the first)
-    "+ mean gap, copy (shipped)": ((*BASE, "mean_gap", "copy"), "abs"),
+    "+ mean gap, copy (shipped)": (SHIPPED, "abs"),
     "+ mean gap, copy, logistic": ((*BASE, "mean_gap", "copy"), "large"),
     "+ mean gap, share·(1−share)": ((*BASE, "mean_gap", "share_var"), "abs"),
     "+ mean gap, share·(1−share), copy": ((*BASE, "mean_gap", "share_var", "copy"), "abs"),
@@ -108,6 +135,13 @@ DESIGNS: dict[str, tuple[tuple[str, ...], str]] = {
     "+ mean gap, judge gap, copy, logistic": ((*BASE, "mean_gap", "judge_gap", "copy"), "large"),
     "doubt, mean gap, coverage gap": (("doubt", "mean_gap", "coverage_gap"), "abs"),
     "doubt, mean gap, coverage gap, copy": (("doubt", "mean_gap", "coverage_gap", "copy"), "abs"),
+    # third round (session 14): the question's marks as a whole, beside the shipped line
+    "shipped + graded gap": ((*SHIPPED, "graded_gap"), "abs"),
+    "shipped + graded spread": ((*SHIPPED, "graded_spread"), "abs"),
+    "shipped + between modes": ((*SHIPPED, "between_modes"), "abs"),
+    "shipped + graded gap, spread": ((*SHIPPED, "graded_gap", "graded_spread"), "abs"),
+    "shipped + graded gap, logistic": ((*SHIPPED, "graded_gap"), "large"),
+    "doubt, graded gap, copy": (("doubt", "graded_gap", "copy"), "abs"),
     "all candidates": (tuple(CANDIDATES), "abs"),
     "all candidates, logistic": (tuple(CANDIDATES), "large"),
 }
@@ -138,6 +172,22 @@ def score(coef: np.ndarray, signals: Sequence[str], a: Answer) -> float:
     )
 
 
+def anatomy(answers: Sequence[Answer]) -> dict:
+    """Where a queue's large errors are: their human shares (to a quarter), and the grades
+    of all answers and of the large errors in fifths of the points."""
+    large = [a for a in answers if a.error >= LARGE]
+    bins = np.linspace(0.0, 1.0, 6)
+    return {
+        "answers": len(answers),
+        "full_marks": sum(a.row.share >= 1.0 for a in answers),
+        "large_errors": len(large),
+        "large_by_human_share": dict(sorted(Counter(str(round(a.row.share * 4) / 4) for a in large).items())),
+        "large_graded_above_human": sum(a.share > a.row.share for a in large),
+        "grades_by_fifth": np.histogram([a.share for a in answers], bins)[0].tolist(),
+        "large_grades_by_fifth": np.histogram([a.share for a in large], bins)[0].tolist(),
+    }  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="JSON results")
@@ -161,6 +211,7 @@ def main() -> None:
         "code": code_version("grader", "benchmarks/*.py"),
         "split": "dev parts (benchmarks/splits.py), out of fold",
         "training_grades": len(learned),
+        "anatomy": {key: anatomy(answers) for key, answers in queues.items()},
         "designs": {},
     }
     for name, (signals, target) in DESIGNS.items():

@@ -58,13 +58,16 @@ LARGE = 0.25  # a large error: |grade − human| at least this share of the poin
 @dataclass(frozen=True)
 class Scored:
     """What a model-scored grade records for its expected error: the scorer's confidence,
-    its features, who decided, and its nearest graded answers' shares and cosines."""
+    its features, who decided, and its nearest graded answers' shares and cosines; ``graded``
+    the shares of all the question's graded answers it may lean on (nearest first), which a
+    record does not hold but the store could (the designs' per-question signals)."""
 
     sure: float | None
     features: dict[str, Any]
     decided: str
     nearest: list[float]
     sims: list[float]
+    graded: list[float]
 
     def signals(self, share: float) -> dict[str, float]:
         """``error_signals_of`` for the final ``share``, as the shipped ranking reads them."""
@@ -137,8 +140,9 @@ class Production:
                 if row.id in rescued:
                     hard = hard or "off_topic (graded rescue)"
                 near = Neighbours() if setting == GradedSetting.NONE else row.neighbours[setting]
+                near_shares = [shares[i] for i in near.ids]
                 record = Scored(sure, g.features.model_dump(), g.decided,
-                                [shares[i] for i in near.ids[:3]], near.sims[:3])  # fmt: skip
+                                near_shares[:3], near.sims[:3], near_shares)  # fmt: skip
                 out.append(Answer(row, fold, share, hard, record))
         return out
 

@@ -13,7 +13,7 @@ from grader.engine.scorer_model import AnswerFeatures
 
 def answer(i: int, human: float, grade: float, hard: str | None = None, scored: bool = True):
     row = ScorerRow(id=f"a{i}", question="q", share=human, points=10, features=AnswerFeatures())
-    record = Scored(0.5, {}, "default", [], []) if scored else None
+    record = Scored(0.5, {}, "default", [], [], []) if scored else None
     return Answer(row, 0, grade, hard, record)
 
 

@@ -1,0 +1,73 @@
+"""The stage-2 designs the ADS bars were tried with (``benchmarks.graded_designs``) compute
+what their names say, and the queue signals that read every graded mark
+(``benchmarks.review_designs``) rank a grade between two clusters of marks highest."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmarks.graded_designs import Block, e5_gp, graph, isotonic, kernel_ridge, linear_map
+from benchmarks.review_designs import _between_modes, _graded_gap
+from benchmarks.review_replay import Answer, Scored
+from grader.calibrate.scorer_rows import ScorerRow
+from grader.engine.scorer_model import AnswerFeatures
+
+
+def row(i: int) -> ScorerRow:
+    return ScorerRow(id=f"a{i}", question="q", share=0.5, points=10, features=AnswerFeatures())
+
+
+def block(sims: np.ndarray, graded_base, graded_share, rest_base) -> Block:
+    n = len(graded_base)
+    return Block(
+        graded=[row(i) for i in range(n)],
+        rest=[row(n + i) for i in range(len(rest_base))],
+        graded_base=np.array(graded_base, dtype=float),
+        graded_share=np.array(graded_share, dtype=float),
+        rest_base=np.array(rest_base, dtype=float),
+        sims=sims,
+        shipped=np.zeros(len(rest_base)),
+        language="zh",
+    )
+
+
+def two_groups() -> np.ndarray:
+    """Answers 0, 2 (graded) and 4 (not) alike; 1, 3 (graded) and 5 (not) alike."""
+    group = np.array([0, 1, 0, 1, 0, 1])
+    return np.where(group[:, None] == group[None, :], 0.98, 0.80)
+
+
+def test_kernel_ridge_interpolates_its_targets_as_the_ridge_vanishes():
+    k = np.array([[1.0, 0.3], [0.3, 1.0]])
+    y = np.array([0.2, 0.8])
+    assert kernel_ridge(k, k, y, 1e-9) == pytest.approx(y, abs=1e-6)
+    assert kernel_ridge(k, k, y, 1e9) == pytest.approx([0.5, 0.5], abs=1e-6)  # the mean
+
+
+@pytest.mark.parametrize("design", [e5_gp(0.05, 0.03), graph(2, 1.0)])
+def test_residual_designs_carry_each_groups_residual_to_its_members(design):
+    # group 0's graded answers sit 0.3 above the first stage, group 1's 0.3 below
+    b = block(two_groups(), [0.5] * 4, [0.8, 0.2, 0.8, 0.2], [0.5, 0.5])
+    got = design(b)
+    assert got[0] > 0.6 and got[1] < 0.4
+
+
+def test_the_linear_map_shrinks_its_slope_towards_one():
+    b = block(two_groups(), [0.4, 0.6, 0.4, 0.6], [0.0, 1.0, 0.0, 1.0], [0.5, 0.7])
+    free = linear_map(b, b.rest_base, 0.0)  # slope 5 through the graded answers
+    assert free == pytest.approx([0.5, 1.5])
+    shrunk = linear_map(b, b.rest_base, 1e6)
+    assert shrunk == pytest.approx([0.5, 0.7], abs=1e-3)  # slope 1 around their means
+    assert isotonic(b) == pytest.approx([0.5, 1.0])  # monotone, clipped to the graded range
+
+
+def graded_answer(share: float, marks: list[float]) -> Answer:
+    return Answer(row(0), 0, share, None, Scored(0.5, {}, "default", marks[:3], [], marks))
+
+
+def test_a_grade_between_two_clusters_of_marks_ranks_above_one_inside_a_cluster():
+    marks = [0.0, 0.0, 1.0, 1.0]
+    between, inside = graded_answer(0.5, marks), graded_answer(1.0, marks)
+    assert _between_modes(between) == pytest.approx(0.5) and _between_modes(inside) == 0.0
+    assert _graded_gap(between) == pytest.approx(0.5) == _graded_gap(inside)
