@@ -56,7 +56,7 @@ from grader.calibrate.scorer_rows import Neighbours, ScorerRow
 from grader.engine.calibrated_grade import scorer_confidence
 from grader.engine.review_queue import ERROR_MODEL, SIGNALS, error_share
 from grader.engine.scorer_model import ScorerSet, load_scorer
-from grader.engine.suggest import choose
+from grader.engine.suggest import as_kernel, choose
 
 RATES = (0.1, 0.2, 0.3)
 CHOSEN = "chosen"  # the setting whose graded answers are a selection
@@ -155,8 +155,9 @@ def selected(questions: dict[str, list[ScorerRow]], k: int, pick: Selector) -> s
 
 
 def chosen(rows: list[ScorerRow], k: int) -> list[str]:
-    """``engine.suggest.choose`` (shipped): greedy experimental design over e5 cosines."""
-    return [rows[i].id for i in choose(similarity(rows), k)]
+    """``engine.suggest.choose`` (shipped): greedy experimental design over e5 cosines (read
+    from the table, so made a kernel first)."""
+    return [rows[i].id for i in choose(as_kernel(similarity(rows)), k)]
 
 
 def stratified(predicted: dict) -> Selector:

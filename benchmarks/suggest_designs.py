@@ -41,7 +41,7 @@ from benchmarks.review_queue import (
 from benchmarks.scorer_data import load_table
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.engine.scorer_model import load_scorer
-from grader.engine.suggest import choose
+from grader.engine.suggest import as_kernel, choose
 from grader.engine.wording import flat, wording_vectoriser
 
 DRAWS = 5
@@ -165,7 +165,7 @@ def ted(kernel: Callable[[list[ScorerRow]], np.ndarray], ridge: float) -> Select
     ridge regression's summed predictive variance on every answer."""
 
     def pick(rows: list[ScorerRow], k: int) -> list[str]:
-        return _ids(rows, choose(kernel(rows), k, ridge))
+        return _ids(rows, choose(as_kernel(kernel(rows)), k, ridge))
 
     return pick
 

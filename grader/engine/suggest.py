@@ -29,20 +29,18 @@ if TYPE_CHECKING:
 RIDGE = 0.01  # the design's ridge on e5 cosines, chosen on development (0.001–0.03 alike)
 
 
-def choose(similarity: np.ndarray, k: int, ridge: float = RIDGE) -> list[int]:
-    """Indices of ``k`` answers (in the order picked): greedy experimental design over the
-    cosine kernel ``similarity``. Each pick lowers most the summed variance left after a
-    ridge regression (penalty ``ridge``) on the picks so far; ``left`` is the kernel of what
-    the picks cannot yet explain, so a near-copy of a pick has almost nothing left to teach.
-    Cosines read from rounded or stored values need not form a kernel: their negative
-    eigenvalues are dropped first (one eigendecomposition per question), else a pick could
-    leave a negative variance and the update diverge."""
-    n = len(similarity)
+def choose(kernel: np.ndarray, k: int, ridge: float = RIDGE) -> list[int]:
+    """Indices of ``k`` answers (in the order picked): greedy experimental design over
+    ``kernel``, a positive semi-definite matrix such as the answers' unit vectors' cosines
+    (``as_kernel`` makes one of cosines read from a table). Each pick lowers most the summed
+    variance left after a ridge regression (penalty ``ridge``) on the picks so far; ``left``
+    is the kernel of what the picks cannot yet explain, so a near-copy of a pick has almost
+    nothing left to teach. k passes over an n×n matrix: no decomposition, so a question of
+    thousands of answers is chosen in a fraction of a second (``benchmarks/suggest_cost.py``)."""
+    n = len(kernel)
     if k >= n:
         return list(range(n))
-    sym = np.asarray(similarity, dtype=float)
-    values, vectors = np.linalg.eigh((sym + sym.T) / 2)
-    left = (vectors * np.maximum(values, 0.0)) @ vectors.T
+    left = np.array(kernel, dtype=float)  # a copy: the caller's matrix stays as it was
     picked: list[int] = []
     for _ in range(k):
         gain = (left**2).sum(axis=0) / (np.maximum(np.diag(left), 0.0) + ridge)
@@ -51,6 +49,17 @@ def choose(similarity: np.ndarray, k: int, ridge: float = RIDGE) -> list[int]:
         column = left[:, picked[-1]].copy()
         left -= np.outer(column, column) / (max(column[picked[-1]], 0.0) + ridge)
     return picked
+
+
+def as_kernel(similarity: np.ndarray) -> np.ndarray:
+    """The nearest positive semi-definite matrix to ``similarity``: cosines read from rounded
+    or stored values need not form a kernel, and on one that is not a pick could leave a
+    negative variance and ``choose``'s update diverge. Negative eigenvalues are dropped (one
+    n³ eigendecomposition); the cosines of the vectors themselves need none of this."""
+    sym = np.asarray(similarity, dtype=float)
+    values, vectors = np.linalg.eigh((sym + sym.T) / 2)
+    kernel: np.ndarray = (vectors * np.maximum(values, 0.0)) @ vectors.T
+    return kernel
 
 
 def suggest(

@@ -9,8 +9,9 @@ import shutil
 from collections import Counter
 
 import numpy as np
+import pytest
 
-from grader.engine.suggest import RIDGE, choose
+from grader.engine.suggest import RIDGE, as_kernel, choose
 from grader.files.grades import read_grades
 from tests.conftest import RUBRICS
 from tests.unit.test_refit_cli import EXAM, counting, invoke, seed_answers
@@ -54,6 +55,22 @@ def test_each_pick_most_lowers_the_ridge_variance_left_on_the_answers():
         rest = [i for i in range(len(sim)) if i not in picked]
         picked.append(min(rest, key=lambda i: _variance_left(sim, [*picked, i], RIDGE)))
     assert choose(sim, 8) == picked
+
+
+def test_cosines_read_from_a_table_are_made_a_kernel_and_the_vectors_own_need_nothing():
+    vectors = np.random.default_rng(3).normal(size=(30, 8)) + 2.0
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    sim = vectors @ vectors.T
+    assert as_kernel(sim) == pytest.approx(sim, abs=1e-9)  # already one
+    assert choose(as_kernel(sim), 5) == choose(sim, 5)
+    kept = sim.copy()
+    choose(sim, 5)
+    assert np.array_equal(sim, kept)  # the caller's matrix is not consumed
+    # cosines rounded to one decimal, as a store may keep them, are not a kernel
+    rounded = np.round(sim, 1)
+    assert np.linalg.eigvalsh(rounded).min() < -1e-6
+    assert np.linalg.eigvalsh(as_kernel(rounded)).min() > -1e-9
+    assert len(set(choose(as_kernel(rounded), 10))) == 10
 
 
 def test_suggest_writes_the_calibration_csv_and_grade_uses_it(tmp_path, monkeypatch):
