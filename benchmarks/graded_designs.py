@@ -24,6 +24,11 @@ The designs (``DESIGNS``), none of which reads the run (one answer, one grade):
 - ``linear + e5 GP``: the linear map, then the e5 GP of what it leaves;
 - ``½ shipped + ½ X``: blends with the shipped stage.
 
+Two bounds read the marks of the very answers they are scored on (``BOUNDS``): the shipped
+grades shifted to each question's true mean, and moved by each question's best straight line.
+They say how much a better reading of a question's level or scale could give at most; what
+remains is the order of the answers inside a question.
+
     python -m benchmarks.graded_designs --out benchmarks/results/graded_designs.json
 """
 
@@ -212,6 +217,29 @@ DESIGNS: dict[str, Design] = {
 }  # fmt: skip
 
 
+def true_level(b: Block) -> np.ndarray:
+    """A bound, not a design: the shipped grades moved by the rest's true mean residual."""
+    truth = np.array([r.share for r in b.rest])
+    return b.shipped + (truth - b.shipped).mean()
+
+
+def true_line(b: Block) -> np.ndarray:
+    """A bound, not a design: the best straight line from the shipped grade to the rest's
+    true marks, per question (least squares on the very answers it is scored on)."""
+    truth = np.array([r.share for r in b.rest])
+    x = np.column_stack([np.ones(len(b.shipped)), b.shipped])
+    coef, *_ = np.linalg.lstsq(x, truth, rcond=None)
+    line: np.ndarray = x @ coef
+    return line
+
+
+# what no design reading the graded answers could beat by fixing a question's level or scale
+BOUNDS: dict[str, Design] = {
+    "bound: the rest's true level per question": true_level,
+    "bound: the best line per question (fit on the rest's marks)": true_line,
+}
+
+
 def agreement(found: list[Block], shipped: dict, design: Design, zeros: dict) -> tuple:
     """(Pearson, MAE in points) on the answers not graded: the copy rule's and the rules'
     grades as production gives them, the design's share for the others."""
@@ -244,7 +272,7 @@ def main() -> None:
         "code": code_version("grader", "benchmarks/*.py"),
         "split": "dev parts (benchmarks/splits.py), each fold's scorer fit on the others",
         "k": args.k,
-        "designs": {name: {} for name in DESIGNS},
+        "designs": {name: {} for name in DESIGNS | BOUNDS},
     }
     for dataset in ("ads", "mohler"):
         questions = by_question(rows, dataset)
@@ -254,7 +282,7 @@ def main() -> None:
             zeros = {
                 r.id: r for r in rows if r.dataset == dataset and r.rule and r.id not in graded
             }
-            for name, design in DESIGNS.items():
+            for name, design in (DESIGNS | BOUNDS).items():
                 r, mae = agreement(found, shipped, design, zeros)
                 result["designs"][name].setdefault(dataset, {})[pick_name] = {
                     "pearson": round(r, 4), "mae": round(mae, 4)}  # fmt: skip
