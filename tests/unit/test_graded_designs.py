@@ -1,6 +1,7 @@
 """The stage-2 designs the ADS bars were tried with (``benchmarks.graded_designs``) compute
-what their names say, and the queue signals that read every graded mark
-(``benchmarks.review_designs``) rank a grade between two clusters of marks highest."""
+what their names say, the queue signals that read every graded mark
+(``benchmarks.review_designs``) rank a grade between two clusters of marks highest, and the
+seed sets' queue figures (``benchmarks.seed_grade_first``) count as the replay's do."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ import pytest
 from benchmarks.graded_designs import Block, e5_gp, graph, isotonic, kernel_ridge, linear_map
 from benchmarks.review_designs import _between_modes, _graded_gap
 from benchmarks.review_replay import Answer, Scored
+from benchmarks.seed_grade_first import queue
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.engine.scorer_model import AnswerFeatures
+from grader.models import ReviewCode
+from tests.unit.test_review_queue import grade
 
 
 def row(i: int) -> ScorerRow:
@@ -71,3 +75,22 @@ def test_a_grade_between_two_clusters_of_marks_ranks_above_one_inside_a_cluster(
     between, inside = graded_answer(0.5, marks), graded_answer(1.0, marks)
     assert _between_modes(between) == pytest.approx(0.5) and _between_modes(inside) == 0.0
     assert _graded_gap(between) == pytest.approx(0.5) == _graded_gap(inside)
+
+
+def test_the_seed_queue_counts_hard_answers_beyond_the_budget_against_random_and_best():
+    # one question, five answers graded 5 of 10: the least sure is off by 5 (large), one
+    # injection is off by 3 (large, hard), one sure answer is off by 3 (large, never queued)
+    graded = [
+        (grade("unsure", 0.1), 0.0),
+        (grade("injected", 0.9, ReviewCode.SUSPECTED_INJECTION), 8.0),
+        (grade("sure", 0.95), 8.0),
+        (grade("a", 0.8), 5.0),
+        (grade("b", 0.8), 5.5),
+    ]
+    found = queue(graded)
+    assert found["large_errors"] == 3
+    at_20 = found["20%"]  # budget: 1 of 5, on top of the hard one
+    assert at_20["ranked"] == pytest.approx(2 / 3, abs=1e-3)
+    assert at_20["random"] == pytest.approx((1 + 1 * 2 / 4) / 3, abs=1e-3)
+    assert at_20["best"] == pytest.approx(2 / 3, abs=1e-3)
+    assert at_20["reviewed"] == pytest.approx(2 / 5)
