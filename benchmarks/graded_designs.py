@@ -55,12 +55,11 @@ from benchmarks.review_queue import (
     with_graded,
 )
 from benchmarks.scorer_data import load_table
+from benchmarks.suggest_designs import DRAWS
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.engine.scorer_core.rules import COPY
 from grader.engine.scorer_model import load_scorer
 from grader.engine.wording import flat, wording_vectoriser
-
-DRAWS = 5
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,9 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.common import ROOT, code_version, command, write_result
+from benchmarks.review_queue import RATES
+from benchmarks.review_replay import LARGE
+from benchmarks.suggest_designs import DRAWS
 from grader.bank.files import load_bank
 from grader.config import JudgeSettings, Settings
 from grader.embed import make_embedder
@@ -49,9 +52,6 @@ from grader.models import Grade, GradedAnswer, Submission
 DEV = ("seed_answers.jsonl", "seed_answers_3.jsonl")
 HELD_OUT = ("seed_answers_2.jsonl",)
 KS = (5, 10)
-DRAWS = 5
-RATES = (0.1, 0.2, 0.3)
-LARGE = 0.25  # a large error, as a share of the points (benchmarks.review_replay)
 
 Picker = Callable[[list[Submission], int], list[Submission]]
 
