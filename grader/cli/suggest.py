@@ -14,7 +14,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from grader.cli.app import app, console
+from grader.cli.app import app, console, err
+from grader.cli.display import ProgressMode, make_display
 
 HEADER = ("submission_id", "question_id", "score", "student", "answer")
 
@@ -33,16 +34,26 @@ def suggest(
         str | None,
         typer.Option(help="Packaged embedding model or sentence-transformers folder."),
     ] = None,
+    progress: Annotated[
+        ProgressMode,
+        typer.Option(help="auto: live on a terminal, a line per question otherwise; rich; plain."),
+    ] = ProgressMode.AUTO,
 ) -> None:
     """Write the K answers per question whose scores would help the rest most: each lowers
     most what a regression over the e5 vectors cannot yet tell about the others (greedy
     experimental design), so they span the answer groups, never two near-copies. Fill in
     every score (or delete a row), then run `grader grade --graded` with the file."""
     from grader.cli.cohort import load_exam
+    from grader.engine.suggest import candidates
     from grader.engine.suggest import suggest as choose_answers
 
     bank, pending, settings, embedder = load_exam(bank_path, submissions, embed_model)
-    picked = choose_answers(bank, pending, embedder, settings.rules, per_question)
+    total = sum(map(len, candidates(bank, pending, settings.rules).values()))
+    with make_display(progress, err, verbose=False) as display:
+        read = display.counter("answers read", total, "answers")
+        picked = choose_answers(
+            bank, pending, embedder, settings.rules, per_question, progress=read.advance
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)

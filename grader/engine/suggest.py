@@ -13,7 +13,7 @@ docs/research/benchmarks-log.md "Answers to grade first"); it needs no judge and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -62,15 +62,11 @@ def as_kernel(similarity: np.ndarray) -> np.ndarray:
     return kernel
 
 
-def suggest(
-    bank: Bank,
-    submissions: Sequence[Submission],
-    embedder: Embedder,
-    rules: RuleSettings,
-    per_question: int,
-) -> list[Submission]:
-    """Per subjective question, the ``per_question`` answers to grade first (blank answers
-    are scored by rule, never suggested), questions in bank order."""
+def candidates(
+    bank: Bank, submissions: Sequence[Submission], rules: RuleSettings
+) -> dict[str, list[Submission]]:
+    """The answers that may be suggested, by subjective question: blank answers are scored
+    by rule, never suggested."""
     by_question: dict[str, list[Submission]] = {}
     for s in submissions:
         question = bank.get(s.question_id)
@@ -78,6 +74,21 @@ def suggest(
             continue
         if blank_reason(s.answer, rules.min_answer_chars) is None:
             by_question.setdefault(s.question_id, []).append(s)
+    return by_question
+
+
+def suggest(
+    bank: Bank,
+    submissions: Sequence[Submission],
+    embedder: Embedder,
+    rules: RuleSettings,
+    per_question: int,
+    progress: Callable[[int], None] | None = None,
+) -> list[Submission]:
+    """Per subjective question, the ``per_question`` answers to grade first (``candidates``),
+    questions in bank order; ``progress`` is told each question's count of answers once
+    they are read (embedding is where the time goes)."""
+    by_question = candidates(bank, submissions, rules)
     out: list[Submission] = []
     for question in bank.questions:
         answers = by_question.get(question.id, [])
@@ -86,4 +97,6 @@ def suggest(
         vectors = embedder.encode([s.answer for s in answers])
         picked = choose(vectors @ vectors.T, per_question)
         out += [answers[i] for i in picked]
+        if progress is not None:
+            progress(len(answers))
     return out

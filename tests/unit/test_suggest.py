@@ -5,6 +5,7 @@ CountingEmbedder standing in for e5)."""
 
 import csv
 import json
+import re
 import shutil
 from collections import Counter
 
@@ -88,8 +89,13 @@ def test_suggest_writes_the_calibration_csv_and_grade_uses_it(tmp_path, monkeypa
         encoding="utf-8",
     )
     to_grade = tmp_path / "to_grade.csv"
-    result = invoke("suggest", subs, "--bank", bank, "--per-question", 3, "--out", to_grade)
+    result = invoke(
+        "suggest", subs, "--bank", bank, "--per-question", 3, "--out", to_grade,
+        "--progress", "plain",
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
+    read = re.findall(r"answers read: (\d+)/(\d+) answers", result.output)
+    assert len(read) == 6 and read[-1][0] == read[-1][1]  # a line per question, then all
     with to_grade.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert list(rows[0])[:3] == ["submission_id", "question_id", "score"]
