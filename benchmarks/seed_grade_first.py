@@ -9,8 +9,9 @@ judge's default budget plan with the scripted judge: the plan asks no criterion 
 Chinese answer, so those grades are production's). Then:
 
 - Pearson and MAE (points) on the rest;
-- the ranked review queue (``engine.review_queue.rank_grades``) at 10, 20 and 30 % of each
-  question's graded-by-the-engine answers plus the hard ones: the share of the large errors
+- the review queue at 10, 20 and 30 % of each question's answers plus the hard ones, ranked
+  by expected error as ``engine.review_queue.rank_grades`` ranks them and counted as the
+  ADS and Mohler queues are (``review_replay.catch``): the share of the large errors
   (|grade − hand score| ≥ 25 % of the points) it holds, against a random queue of the same
   size (its expectation) and the best any ranking could do.
 
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -37,14 +37,16 @@ import numpy as np
 
 from benchmarks.common import ROOT, code_version, command, write_result
 from benchmarks.review_queue import RATES
-from benchmarks.review_replay import LARGE
+from benchmarks.review_replay import Answer, Scored, catch
 from benchmarks.suggest_designs import DRAWS
 from grader.bank.files import load_bank
+from grader.calibrate.scorer_rows import ScorerRow
 from grader.config import JudgeSettings, Settings
 from grader.embed import make_embedder
 from grader.engine.pipeline import Pipeline
-from grader.engine.review_queue import is_hard, rank_grades, unranked
+from grader.engine.review_queue import RANKING, expected_error, is_hard, unranked
 from grader.engine.rubrics import load_rubrics
+from grader.engine.scorer_model import AnswerFeatures
 from grader.engine.suggest import suggest
 from grader.judge import make_judge
 from grader.models import Grade, GradedAnswer, Submission
@@ -122,35 +124,26 @@ def agreement(graded: list[tuple[Grade, float]]) -> dict:
     }
 
 
-def large(grade: Grade, human: float) -> bool:
-    return abs((grade.score or 0.0) - human) >= LARGE * (grade.max_score or 1.0) - 1e-9
+def as_answer(grade: Grade, human: float) -> Answer:
+    """A ranked grade as the replay's queue count reads it: its hard reason, and whether the
+    ranking orders it (a model-scored grade: ``expected_error`` is not None)."""
+    points = grade.max_score or 1.0
+    row = ScorerRow(id=grade.submission_id, question=grade.question_id, share=human / points,
+                    points=points, features=AnswerFeatures())  # fmt: skip
+    reasons = [r.code.value for r in grade.review_reasons if r.code not in RANKING]
+    hard = reasons[0] if is_hard(grade) else None
+    ranked = None if expected_error(grade) is None else Scored(grade.confidence, {}, "", [], [], [])
+    return Answer(row, 0, (grade.score or 0.0) / points, hard, ranked)
 
 
 def queue(graded: list[tuple[Grade, float]]) -> dict:
-    """Per rate: the share of the large errors the ranked queue holds, a random queue's
-    (expected) and the best any ranking could reach, with the same hard answers and budget."""
-    total = sum(large(g, h) for g, h in graded) or 1
-    out: dict = {"large_errors": sum(large(g, h) for g, h in graded)}
-    for rate in RATES:
-        ranked = rank_grades([unranked(g) for g, _ in graded], rate)
-        caught = expected = best = 0.0
-        by_question: dict[str, list[int]] = defaultdict(list)
-        for i, (g, _) in enumerate(graded):
-            by_question[g.question_id].append(i)
-        for members in by_question.values():
-            hard = [i for i in members if is_hard(ranked[i])]
-            others = [i for i in members if i not in hard]
-            budget = min(len(others), math.floor(len(members) * rate + 1e-9))
-            errors = [large(*graded[i]) for i in others]
-            hard_large = sum(large(*graded[i]) for i in hard)
-            caught += hard_large + sum(large(*graded[i]) for i in others if ranked[i].needs_review)
-            expected += hard_large + (budget * sum(errors) / len(others) if others else 0.0)
-            best += hard_large + min(budget, sum(errors))
-        out[f"{rate:.0%}"] = {"ranked": round(caught / total, 4),
-                              "random": round(expected / total, 4),
-                              "best": round(best / total, 4),
-                              "reviewed": round(sum(g.needs_review for g in ranked) / len(ranked), 4)}  # fmt: skip
-    return out
+    """``review_replay.catch`` over the grades as production ranks them: the hard ones plus
+    the budget's top by expected error, against a random queue of the same size and the best
+    any ranking could reach."""
+    grades = [unranked(g) for g, _ in graded]
+    answers = [as_answer(g, h) for g, (_, h) in zip(grades, graded, strict=True)]
+    error = {g.submission_id: expected_error(g) or 0.0 for g in grades}
+    return catch(answers, {"ranked": lambda a: error[a.row.id]}, RATES)
 
 
 def main() -> None:

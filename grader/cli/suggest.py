@@ -44,16 +44,13 @@ def suggest(
     experimental design), so they span the answer groups, never two near-copies. Fill in
     every score (or delete a row), then run `grader grade --graded` with the file."""
     from grader.cli.cohort import load_exam
-    from grader.engine.suggest import candidates
-    from grader.engine.suggest import suggest as choose_answers
+    from grader.engine.suggest import candidates, first_of
 
     bank, pending, settings, embedder = load_exam(bank_path, submissions, embed_model)
-    total = sum(map(len, candidates(bank, pending, settings.rules).values()))
+    by_question = candidates(bank, pending, settings.rules)
     with make_display(progress, err, verbose=False) as display:
-        read = display.counter("answers read", total, "answers")
-        picked = choose_answers(
-            bank, pending, embedder, settings.rules, per_question, progress=read.advance
-        )
+        read = display.counter("answers read", sum(map(len, by_question.values())), "answers")
+        picked = first_of(bank, by_question, embedder, per_question, progress=read.advance)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)

@@ -83,12 +83,22 @@ def suggest(
     embedder: Embedder,
     rules: RuleSettings,
     per_question: int,
+) -> list[Submission]:
+    """Per subjective question, the ``per_question`` answers to grade first among its
+    ``candidates``, questions in bank order."""
+    return first_of(bank, candidates(bank, submissions, rules), embedder, per_question)
+
+
+def first_of(
+    bank: Bank,
+    by_question: dict[str, list[Submission]],
+    embedder: Embedder,
+    per_question: int,
     progress: Callable[[int], None] | None = None,
 ) -> list[Submission]:
-    """Per subjective question, the ``per_question`` answers to grade first (``candidates``),
-    questions in bank order; ``progress`` is told each question's count of answers once
-    they are read (embedding is where the time goes)."""
-    by_question = candidates(bank, submissions, rules)
+    """``choose`` over each question's answers (``candidates``), questions in bank order;
+    ``progress`` is told each question's count of answers once they are read (embedding is
+    where the time goes)."""
     out: list[Submission] = []
     for question in bank.questions:
         answers = by_question.get(question.id, [])

@@ -14,7 +14,7 @@ from benchmarks.review_replay import Answer, Scored
 from benchmarks.seed_grade_first import queue
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.engine.scorer_model import AnswerFeatures
-from grader.models import ReviewCode
+from grader.models import Method, ReviewCode
 from tests.unit.test_review_queue import grade
 
 
@@ -78,19 +78,22 @@ def test_a_grade_between_two_clusters_of_marks_ranks_above_one_inside_a_cluster(
 
 
 def test_the_seed_queue_counts_hard_answers_beyond_the_budget_against_random_and_best():
-    # one question, five answers graded 5 of 10: the least sure is off by 5 (large), one
-    # injection is off by 3 (large, hard), one sure answer is off by 3 (large, never queued)
+    # one question, six answers graded 5 of 10: the least sure is off by 5 (large), one
+    # injection is off by 3 (large, hard), one sure answer is off by 3 (large, ranked low),
+    # and a blank the rule scored 0 was worth 6 (large, never ranked)
     graded = [
         (grade("unsure", 0.1), 0.0),
         (grade("injected", 0.9, ReviewCode.SUSPECTED_INJECTION), 8.0),
         (grade("sure", 0.95), 8.0),
         (grade("a", 0.8), 5.0),
         (grade("b", 0.8), 5.5),
+        (grade("blank", 1.0, ReviewCode.BLANK, method=Method.RULE, score=0.0, needs=False), 6.0),
     ]
     found = queue(graded)
-    assert found["large_errors"] == 3
-    at_20 = found["20%"]  # budget: 1 of 5, on top of the hard one
-    assert at_20["ranked"] == pytest.approx(2 / 3, abs=1e-3)
-    assert at_20["random"] == pytest.approx((1 + 1 * 2 / 4) / 3, abs=1e-3)
-    assert at_20["best"] == pytest.approx(2 / 3, abs=1e-3)
-    assert at_20["reviewed"] == pytest.approx(2 / 5)
+    assert found["large_errors"] == 4 and found["hard"] == 1
+    assert found["hard_reasons"] == {"suspected_injection": 1}
+    at_20 = found["20%"]  # budget: 1 of 6, on top of the hard one: the least sure
+    assert at_20["ranked"] == pytest.approx(2 / 4, abs=1e-3)
+    assert at_20["random"] == pytest.approx(2 / 6 * 4 / 4, abs=1e-3)  # 2 of 6 reviewed
+    assert at_20["best"] == pytest.approx(2 / 4, abs=1e-3)
+    assert at_20["reviewed"] == pytest.approx(2 / 6, abs=1e-3)
