@@ -73,6 +73,7 @@ class Block:
     rest_base: np.ndarray  # first-stage share as production gives it (judge where weighed)
     sims: np.ndarray  # e5 cosines, graded first then rest
     shipped: np.ndarray  # production's share for each rest answer
+    copied: np.ndarray  # the copy rule decided it: its grade stands whatever the design
     language: str | None
 
     @property
@@ -87,9 +88,8 @@ class Block:
 Design = Callable[[Block], np.ndarray]
 
 
-def blocks(folds: Folds, dataset: str, graded: set[str]) -> tuple[list[Block], dict]:
-    """The questions of ``dataset`` with ``graded`` graded, and the shipped grades by id
-    (share, who decided)."""
+def blocks(folds: Folds, dataset: str, graded: set[str]) -> list[Block]:
+    """The questions of ``dataset`` with ``graded`` graded."""
     rows = with_graded(folds.rows, graded)
     shipped = {
         i.graded.row.id: (i.graded.share, i.graded.decided)
@@ -111,9 +111,10 @@ def blocks(folds: Folds, dataset: str, graded: set[str]) -> tuple[list[Block], d
             rest_base=np.array([scorer.base(r.own_features())[1] for r in rest]),
             sims=similarity(g + rest),
             shipped=np.array([shipped[r.id][0] for r in rest]),
+            copied=np.array([shipped[r.id][1] == COPY for r in rest]),
             language=scored[0].features.language,
         ))  # fmt: skip
-    return out, shipped
+    return out
 
 
 def kernel_ridge(k_graded: np.ndarray, k_rest: np.ndarray, y: np.ndarray, ridge: float):
@@ -239,15 +240,15 @@ BOUNDS: dict[str, Design] = {
 }
 
 
-def agreement(found: list[Block], shipped: dict, design: Design, zeros: dict) -> tuple:
+def agreement(found: list[Block], design: Design, zeros: dict) -> tuple:
     """(Pearson, MAE in points) on the answers not graded: the copy rule's and the rules'
     grades as production gives them, the design's share for the others."""
     human, got = [], []
     for b in found:
-        for row, share in zip(b.rest, np.clip(design(b), 0.0, 1.0), strict=True):
-            kept, decided = shipped[row.id]
+        shares = np.where(b.copied, b.shipped, np.clip(design(b), 0.0, 1.0))
+        for row, share in zip(b.rest, shares, strict=True):
             human.append(row.share * row.points)
-            got.append((kept if decided == COPY else share) * row.points)
+            got.append(share * row.points)
     for row in zeros.values():
         human.append(row.share * row.points)
         got.append(0.0)
@@ -277,12 +278,12 @@ def main() -> None:
         questions = by_question(rows, dataset)
         for pick_name, pick in pickers.items():
             graded = selected(questions, args.k, pick)
-            found, shipped = blocks(folds, dataset, graded)
+            found = blocks(folds, dataset, graded)
             zeros = {
                 r.id: r for r in rows if r.dataset == dataset and r.rule and r.id not in graded
             }
             for name, design in (DESIGNS | BOUNDS).items():
-                r, mae = agreement(found, shipped, design, zeros)
+                r, mae = agreement(found, design, zeros)
                 result["designs"][name].setdefault(dataset, {})[pick_name] = {
                     "pearson": round(r, 4), "mae": round(mae, 4)}  # fmt: skip
         print(dataset, "done", flush=True)

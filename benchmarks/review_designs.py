@@ -123,7 +123,7 @@ DESIGNS: dict[str, tuple[tuple[str, ...], str]] = {
     "+ share": ((*BASE, "share"), "abs"),
     # second round: the first round's gainers together (written after reading the first)
     "+ mean gap, copy (shipped)": (SHIPPED, "abs"),
-    "+ mean gap, copy, logistic": ((*BASE, "mean_gap", "copy"), "large"),
+    "+ mean gap, copy, logistic": (SHIPPED, "large"),
     "+ mean gap, share·(1−share)": ((*BASE, "mean_gap", "share_var"), "abs"),
     "+ mean gap, share·(1−share), copy": ((*BASE, "mean_gap", "share_var", "copy"), "abs"),
     "+ mean gap, share·(1−share), copy, logistic": (

@@ -32,6 +32,7 @@ def block(sims: np.ndarray, graded_base, graded_share, rest_base) -> Block:
         rest_base=np.array(rest_base, dtype=float),
         sims=sims,
         shipped=np.zeros(len(rest_base)),
+        copied=np.zeros(len(rest_base), dtype=bool),
         language="zh",
     )
 
