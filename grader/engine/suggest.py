@@ -7,8 +7,8 @@ experimental design (Yu, Bi and Tresp, 2006) over the answers' e5 cosines: each 
 answer whose score most lowers a ridge regression's summed predictive variance over every
 answer, so the picks span the question's answer groups and their directions of variation,
 large groups first, never two near-copies. On ADS and Mohler development data it beat random
-samples and the greedy k-medoids it replaced (``suggest_designs``,
-docs/research/explorations.md, and the log's "Answers to grade first"); it needs no judge and no scorer.
+samples and the greedy k-medoids it replaced (``suggest_designs``, docs/research/explorations.md,
+and the log's "Answers to grade first"); it needs no judge and no scorer.
 """
 
 from __future__ import annotations
