@@ -31,7 +31,7 @@ submissions to the questions in ``--questions`` (instructor rubrics, long Chines
 ``--data mohler`` takes Mohler answers (short English prompts, enough answers for GPU batch
 sizes). On CUDA, ``--model`` is any local model folder; with ``--load-format dummy`` vLLM gives
 it random weights (a folder with config.json and a tokenizer is enough: see
-``benchmarks/dummy_model.py``), for throughput when no weights are at hand.
+``benchmarks/lib/dummy_model.py``), for throughput when no weights are at hand.
 
     python -m benchmarks.judge_throughput --plans budget,full --answers 4 --repeats 2
     python -m benchmarks.judge_throughput --modes verdict,probability --answers 20
