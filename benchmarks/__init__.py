@@ -1,8 +1,7 @@
-"""The benchmarks: scripts that measure the grader on public and seed data, run from the
-repository root as ``python -m benchmarks.<name>`` (``benchmarks/README.md`` has the figures).
+"""The benchmarks: how good the grades are, how fast, on what (``benchmarks/README.md``).
 
-A package so its scripts share one small library by absolute imports (``benchmarks.common``:
-code version, results folder, metrics with intervals; ``benchmarks.splits``: the data sets and
-their fixed splits; ``benchmarks.datasets``: the data sets as banks) instead of patching
+Each top-level module is one maintained entry point, run from the repository root as
+``python -m benchmarks.<name>`` (``--help`` names its options; importing one loads no model).
+They share the library in ``benchmarks.lib`` by absolute imports instead of patching
 ``sys.path``. Not part of the installed wheel.
 """

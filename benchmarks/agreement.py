@@ -1,455 +1,346 @@
-"""How far the grading engine agrees with human graders on public data (Mohler et al. 2011).
+"""How good the grades are: agreement with human graders on the public and seed sets.
 
-``../shared/data/mohler/mohler_2011.csv`` holds 2,273 answers to 81 computer-science questions,
-each scored 0–5 by two graders. Every question becomes a ``short_answer`` question (English,
-5 points, reference = the instructor's desired answer) in a bank built here, and the answers go
-through ``Pipeline.grade_many`` exactly as production grades them. Judge, key-point coverage
-and their mean are compared with the graders' mean and with each grader (Pearson, quadratic
-weighted kappa on scores rounded to integers, RMSE, MAE, exact agreement), next to the
-human–human figures and the embedding baseline.
+The shipped scorer's grades on the test parts, graded as a user's exam is. For every question
+of the Mohler test half, the ADS test part and the seed-question sets (``lib/exams.py``:
+settings none / 5 graded / 10 graded / development answers as graded), the production path: ``blanks.blank_reason`` (0 by rule), ``signals.analyze_question`` over
+the exam's answers with the graded answers, off-topic answers 0 by rule, then for every other
+answer ``calibrated_grade.answer_evidence`` (``answer_features`` and the ``GradedPool`` neighbours),
+``scorer_core.rules.decide`` (copy rule, then ``load_scorer("default")``), ``calibrated_grade.to_points`` (half
+points) and ``calibrated_grade.scorer_confidence``. The judge's reading, where the judge ran
+(``python -m benchmarks.feature_table --judge vllm``, ``lib/readings.py``), is what
+``grade_many`` would hand the scorer. What follows the scorer in production — the substance
+rules, the conclusion cap, the injection bound — is measured on its own
+(``conclusion_gate``, ``injection_binding``, ``seed_zeros``).
 
-The rubric, derived from the 0–5 scale. A small judge does badly with one holistic 0–5 score
-and well with a few small criteria whose points are summed in code, but Mohler references are
-mostly one sentence, so cutting them into key points leaves one 5-point criterion. Every
-question therefore gets the same two criteria, filled with its reference:
+Figures (``grader.calibrate.metrics.agreement``, 95 % bootstrap intervals over answers):
+Pearson, QWK, MAE, exact and ±1, on grades rounded to the data set's step (Mohler 0.5, ADS 1,
+seeds 0.5). Beside the scorer: the e5 reference cosine alone (correlations only), the judge
+alone, the similarity-weighted share of the 5 nearest graded answers alone, and, on Mohler,
+grader 1 against grader 2 on the same answers. Test parts are reported once per design.
+Prints one table per data set; ``--out`` keeps the whole result.
 
-- ``C1`` correctness (3 points, levels 3/2/1/0): the answer's central claim means what the
-  reference says, in any words, and nothing it states is wrong (its one key point is the whole
-  reference, so the model-free coverage measures it against the reference too);
-- ``C2`` completeness (2 points, levels 2/1/0): it covers the reference's key points (the
-  reference's statements, listed as key points, which the model-free coverage also uses).
-
-Two criteria, not three, because the evidence check lets one quote carry at most two criteria
-and most Mohler answers are a single sentence. ``--rubric derived`` uses the engine's own
-rubric derivation instead (what grading without an instructor rubric does), for comparison.
-
-``--limit N`` draws a deterministic sample, seeded and stratified across questions (round
-robin over the questions, each question's answers shuffled with ``--seed``); ``--questions``
-keeps only the listed question ids. The nine answers a spreadsheet corrupted to ``#NAME?`` are
-graded (an engine must cope) but reported apart from the metrics.
-
-    python -m benchmarks.agreement --limit 240 --out benchmarks/results/agreement_1.5b.json
+    python -m benchmarks.agreement --datasets mohler ads --out benchmarks/results/agreement.json
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import math
-import random
 import time
-from collections import Counter, defaultdict
+from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from benchmarks.common import ROOT, code_version, fmt
-from grader.config import JudgeSettings, OpenAISettings, Settings
-from grader.engine.pipeline import Pipeline
-from grader.engine.rubrics import derive_rubric, key_points_of
-from grader.judge import make_judge
-from grader.models import (
-    Bank,
-    Criterion,
-    Grade,
-    GradeStatus,
-    Level,
-    Question,
-    QuestionType,
-    Rubric,
-    Submission,
-)
+import numpy as np
 
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "mohler" / "mohler_2011.csv"
-CORRUPT = "#NAME?"
-MAX_POINTS = 5.0
-SCORERS = ("judge", "coverage", "mean")
-HUMANS = ("score_avg", "score_me", "score_other")
+from benchmarks.lib.common import code_version, command, write_result
+from benchmarks.lib.datasets import load_table, settings_for_table
+from benchmarks.lib.exams import Dataset, Exam, public_dataset, seed_datasets
+from benchmarks.lib.readings import production_readings
+from benchmarks.lib.splits import add_data_dir, use_data_dir
+from grader.calibrate.metrics import agreement
+from grader.calibrate.scorer_rows import ScorerRow
+from grader.config import Settings
+from grader.engine.blanks import blank_reason
+from grader.engine.calibrated_grade import answer_evidence, scorer_confidence, to_points
+from grader.engine.features import JudgeReading
+from grader.engine.review_rules import caught
+from grader.engine.rubrics import rubric_for
+from grader.engine.rule_grades import nearest_scored, zero_off_topic
+from grader.engine.scorer_core.pool import GradedPool
+from grader.engine.scorer_core.rules import decide
+from grader.engine.scorer_model import AnswerFeatures, ScorerSet, load_scorer
+from grader.engine.signals import analyze_question
+from grader.models import GradedAnswer, Submission
 
-# Published with the data (shared/data/mohler/README.md), computed over all 2,273 rows.
-HUMAN_HUMAN_FULL_FILE = {"pearson": 0.597, "exact_rounded": 0.556, "qwk": 0.49, "mae": 0.75}
-# cosine(reference, answer) vs the graders' mean, whole file. e5: from benchmarks/embeddings.py.
-EMBEDDING_BASELINES = {
-    "all-MiniLM-L6-v2": {"pearson": 0.49, "source": "shared/docs/RUNTIME-NOTES.md"},
-    "multilingual-e5-small": {"pearson": 0.485, "source": "benchmarks/embeddings.py"},
-}
+RATES = (0.1, 0.2, 0.3)
+DATASETS = ("mohler", "ads", "seed_dev", "seed_2")
 
 
-# --- the data --------------------------------------------------------------------------------
+@dataclass
+class Answer:
+    """One scored answer of one exam: the human score and every contender's."""
+
+    id: str
+    human: float
+    points: float
+    score: float | None  # production's grade; None: the judge left it unscored
+    decided: str  # a rule, "copy", or the scorer that decided
+    without_rule: float  # the scorer's grade had off-topic answers been scored
+    cosine: float | None
+    knn: float | None  # the neighbours' weighted share times the points
+    judge: float | None  # the judge's own grade, where the judge ran
+    confidence: float | None
+    without_judge: float | None  # the scorer's grade from the signals alone
+    features: dict | None = None  # what answer_features gave (without the judge's)
 
 
-def read_rows(path: Path) -> list[dict]:
-    """Rows with the three human scores as floats; a bad row fails naming its line."""
-    if not path.is_file():
-        raise SystemExit(f"{path}: no such file (the Mohler data lives in shared/data/mohler)")
-    rows = []
-    with path.open(encoding="utf-8", newline="") as handle:
-        for line, row in enumerate(csv.DictReader(handle), start=2):
-            try:
-                for key in HUMANS:
-                    row[key] = float(row[key])
-            except (KeyError, TypeError, ValueError) as exc:
-                raise SystemExit(f"{path}, line {line}: bad score ({exc})") from exc
-            row["line"] = line
-            rows.append(row)
-    return rows
-
-
-def sample(
-    rows: list[dict], questions: list[str] | None, limit: int | None, seed: int
-) -> list[dict]:
-    """The rows to grade: all, or ``limit`` of them spread evenly over the questions."""
-    if questions:
-        known = {r["id"] for r in rows}
-        missing = [q for q in questions if q not in known]
-        if missing:
-            raise SystemExit(f"unknown question ids: {', '.join(missing)}")
-        rows = [r for r in rows if r["id"] in questions]
-    if not limit or limit >= len(rows):
-        return rows
-    by_question: dict[str, list[dict]] = defaultdict(list)
-    for row in rows:
-        by_question[row["id"]].append(row)
-    rng = random.Random(seed)
-    queues = []
-    for qid in sorted(by_question, key=_question_order):
-        group = list(by_question[qid])
-        rng.shuffle(group)
-        queues.append(group)
-    picked: list[dict] = []
-    while len(picked) < limit:
-        for group in queues:
-            if group and len(picked) < limit:
-                picked.append(group.pop())
-    return sorted(picked, key=lambda r: r["line"])
-
-
-def _question_order(qid: str) -> tuple:
-    return tuple(int(p) if p.isdigit() else p for p in qid.split("."))
-
-
-def build_bank(rows: list[dict]) -> Bank:
-    questions = {}
-    for row in rows:
-        questions.setdefault(
-            row["id"],
-            Question(
-                id=row["id"],
-                number=row["id"],
-                section="Mohler 2011",
-                type=QuestionType.SHORT_ANSWER,
-                stem=row["question"].strip(),
-                answer=row["desired_answer"].strip(),
-                points=MAX_POINTS,
-                language="en",
-            ),
-        )
-    return Bank(name="mohler_2011", papers=["mohler_2011.csv"], questions=list(questions.values()))
-
-
-def scale_rubric(question: Question) -> Rubric:
-    """Correctness (3) + completeness (2): the 0–5 scale in two small criteria (module docstring)."""
-    reference = str(question.answer)
-    key_points = key_points_of(reference) or [reference]
-    return Rubric(
-        question_id=question.id,
-        points=MAX_POINTS,
-        criteria=[
-            Criterion(
-                id="C1",
-                description="Correctness: the answer's main claim means what the reference "
-                "answer says (other words are fine) and nothing it states is wrong",
-                points=3,
-                key_points=[reference],
-                levels=[
-                    Level(points=3, descriptor="same meaning as the reference, no errors"),
-                    Level(points=2, descriptor="mostly right; a minor error or vague wording"),
-                    Level(points=1, descriptor="related to the topic but largely wrong"),
-                    Level(points=0, descriptor="wrong, off topic or no answer"),
-                ],
-            ),
-            Criterion(
-                id="C2",
-                description="Completeness: covers the reference answer's key points",
-                points=2,
-                key_points=key_points,
-                levels=[
-                    Level(points=2, descriptor="all key points"),
-                    Level(points=1, descriptor="some key points"),
-                    Level(points=0, descriptor="none of them"),
-                ],
-            ),
-        ],
-        reviewed=False,
-        notes="benchmark rubric: correctness + completeness against the reference",
-    )
-
-
-def rubrics_for(bank: Bank, design: str) -> dict[str, Rubric]:
-    make = scale_rubric if design == "scale" else derive_rubric
-    return {q.id: make(q) for q in bank.questions}
-
-
-def submissions_of(rows: list[dict]) -> list[Submission]:
-    return [
-        Submission(id=f"L{r['line']}", question_id=r["id"], answer=r["student_answer"])
-        for r in rows
-    ]
-
-
-# --- grading ---------------------------------------------------------------------------------
-
-
-def grade_in_chunks(pipeline: Pipeline, submissions: list[Submission], chunk: int, on_chunk):
-    """Grades by submission id, in batches of ``chunk`` kept together by question.
-
-    Chunks rather than one call so progress shows and a partial report survives an interrupted
-    run; answers to one question stay in one chunk where they fit, for the prefix cache.
-    """
-    ordered = sorted(submissions, key=lambda s: (_question_order(s.question_id), s.id))
-    grades: dict[str, Grade] = {}
-    for start in range(0, len(ordered), chunk):
-        batch = ordered[start : start + chunk]
-        started = time.monotonic()
-        grades.update({g.submission_id: g for g in pipeline.grade_many(batch)})
-        on_chunk(grades, time.monotonic() - started)
-    return grades
-
-
-# --- statistics ------------------------------------------------------------------------------
-
-
-def round_half_up(value: float) -> int:
-    return math.floor(value + 0.5)
-
-
-def compare(predicted: list[float], human: list[float]) -> dict:
-    """Agreement of one scorer with one human column; None where a figure is undefined."""
-    from scipy.stats import pearsonr, spearmanr
-    from sklearn.metrics import cohen_kappa_score
-
-    n = len(predicted)
-    if n == 0:
-        return {"n": 0}
-    errors = [p - h for p, h in zip(predicted, human, strict=True)]
-    p_int = [round_half_up(p) for p in predicted]
-    h_int = [round_half_up(h) for h in human]
-    constant = len(set(predicted)) < 2 or len(set(human)) < 2
-    qwk = None
-    if len(set(p_int) | set(h_int)) > 1:
-        qwk = float(cohen_kappa_score(p_int, h_int, weights="quadratic"))
-    return {
-        "n": n,
-        "pearson": None if constant or n < 3 else _r(float(pearsonr(predicted, human)[0])),
-        "spearman": None if constant or n < 3 else _r(float(spearmanr(predicted, human)[0])),
-        "qwk": _r(qwk),
-        "rmse": _r(math.sqrt(sum(e * e for e in errors) / n)),
-        "mae": _r(sum(abs(e) for e in errors) / n),
-        "mean_signed_error": _r(sum(errors) / n),
-        "exact_rounded": _r(sum(a == b for a, b in zip(p_int, h_int, strict=True)) / n),
-    }
-
-
-def _r(value: float | None) -> float | None:
-    return None if value is None or math.isnan(value) else round(value, 4)
-
-
-# --- the report ------------------------------------------------------------------------------
-
-
-def scorer_values(grade: Grade) -> dict[str, float]:
-    coverage = grade.details.coverage_points
-    if coverage is None:
-        coverage = grade.score
-    return {"judge": grade.score, "coverage": coverage, "mean": (grade.score + coverage) / 2}
-
-
-def build_report(rows: list[dict], grades: dict[str, Grade], context: dict) -> dict:
-    graded_rows = [
-        r
-        for r in rows
-        if f"L{r['line']}" in grades and grades[f"L{r['line']}"].status is GradeStatus.GRADED
-    ]
-    clean = [r for r in graded_rows if r["student_answer"].strip() != CORRUPT]
-    values = {f"L{r['line']}": scorer_values(grades[f"L{r['line']}"]) for r in graded_rows}
-
-    metrics = {
-        scorer: {
-            human: compare(
-                [values[f"L{r['line']}"][scorer] for r in clean], [r[human] for r in clean]
+def grade_exam(
+    data: Dataset, exam: Exam, scorer: ScorerSet, embedder, settings: Settings, judged: dict
+) -> list[Answer]:
+    """The production path over one exam (``Pipeline.grade_many`` before and after the judge)."""
+    question = next(q for q in data.bank.questions if q.id == exam.question_id)
+    rubric = rubric_for(question, data.rubrics)
+    subs = {i.id: Submission(id=i.id, question_id=question.id, answer=i.answer, student=i.id)
+            for i in exam.cohort}  # fmt: skip
+    blank = {i: blank_reason(s.answer, settings.rules.min_answer_chars) for i, s in subs.items()}
+    batch = [subs[i.id] for i in exam.scored if blank[i.id] is None]
+    graded = [GradedAnswer(id=g.id, question_id=question.id, answer=g.answer, score=g.score)
+              for g in exam.graded]  # fmt: skip
+    analysis = analyze_question(
+        question, rubric, batch, embedder, settings.signals,
+        cohort=[s for i, s in subs.items() if blank[i] is None], graded=graded,
+    )  # fmt: skip
+    pool = GradedPool.build(question, rubric, analysis.graded, analysis.vectors, scorer)
+    out = []
+    for item in exam.scored:
+        points, found = rubric.points, judged.get(item.id)
+        if blank[item.id] is not None:
+            out.append(Answer(item.id, item.score, points, 0.0, str(blank[item.id]), 0.0,
+                              None, None, 0.0 if found else None, None, 0.0))  # fmt: skip
+            continue
+        sub = subs[item.id]
+        reading = None
+        if found and found.get("share") is not None:
+            reading = JudgeReading(found["share"], found.get("entropy"))
+        read = answer_evidence(sub, question, rubric, analysis, pool, reading)
+        features = read.features
+        decided, share = decide(read, scorer)
+        plain = features.model_copy(update={"judge_share": None, "judge_entropy": None})
+        nearest = nearest_scored(analysis, item.id)
+        off_topic = zero_off_topic(analysis.signals[item.id], settings.signals, nearest)
+        unscored = found is not None and found["status"] != "graded" and not off_topic
+        out.append(
+            Answer(
+                id=item.id,
+                human=item.score,
+                points=points,
+                score=None if unscored else 0.0 if off_topic else to_points(share, points),
+                decided="off_topic" if off_topic else decided,
+                without_rule=to_points(share, points),
+                cosine=features.reference_cosine,
+                knn=None if features.knn_share is None else features.knn_share * points,
+                judge=None if found is None else found.get("score"),
+                confidence=None if off_topic else scorer_confidence(share, features, scorer),
+                without_judge=0.0
+                if off_topic
+                else to_points(decide(replace(read, features=plain), scorer)[1], points),
+                features=_known(plain),
             )
-            for human in HUMANS
-        }
-        for scorer in SCORERS
-    }
-    human_human = compare([r["score_me"] for r in clean], [r["score_other"] for r in clean])
+        )
+    return out
 
-    per_question: dict[str, list[float]] = defaultdict(list)
-    for r in clean:
-        per_question[r["id"]].append(values[f"L{r['line']}"]["judge"] - r["score_avg"])
-    graded_grades = [g for g in grades.values() if g.status is GradeStatus.GRADED]
-    judged = [g for g in grades.values() if g.method.value == "judge"]
-    tokens = {
-        key: sum(getattr(g.provenance, key) or 0 for g in grades.values())
-        for key in ("prompt_tokens", "completion_tokens", "cached_tokens", "attempts")
-    }
+
+def on_step(values: list[float], step: float) -> np.ndarray:
+    """Grades on the data set's steps (half up), as an instructor records them."""
+    return np.floor(np.asarray(values, dtype=float) / step + 0.5) * step
+
+
+def rows_of(data: Dataset, answers: list[Answer], bootstrap: int) -> dict[str, dict]:
+    """Every contender's figures on the answers it scored (n says how many)."""
+    contenders = {
+        "scorer": lambda a: a.score,
+        "scorer without the judge": lambda a: a.without_judge if _judged(answers) else None,
+        "scorer, off-topic answers scored too": lambda a: a.without_rule
+        if any(x.decided == "off_topic" for x in answers) else None,
+        "judge alone": lambda a: a.judge,
+        "neighbour score alone": lambda a: 0.0 if a.decided in ("blank", "non_answer")
+        else a.knn,
+    }  # fmt: skip
+    out = {}
+    for label, pick in contenders.items():
+        pairs = [(a, pick(a)) for a in answers if pick(a) is not None]
+        if label == "neighbour score alone" and all(a.knn is None for a in answers):
+            continue
+        if pairs:
+            scored, values = zip(*pairs, strict=True)
+            out[label] = _figures(_agreement(data, list(scored), values, bootstrap, True))
+    with_cosine = [a for a in answers if a.cosine is not None]
+    cosine = _agreement(data, with_cosine, [a.cosine for a in with_cosine], bootstrap, False)
+    out["e5 cosine alone"] = {"n": cosine.n, "pearson": _est(cosine.pearson),
+                              "spearman": _est(cosine.spearman)}  # fmt: skip
+    if data.graders:
+        g = [data.graders[a.id] for a in answers]
+        out["human–human (grader 1 vs 2)"] = _figures(
+            agreement([x[0] for x in g], [x[1] for x in g], answers[0].points, bootstrap=bootstrap)
+        )
+    return out
+
+
+def _agreement(data: Dataset, answers: list[Answer], values, bootstrap: int, grade: bool):
+    """Human against ``values`` (grades on the data set's step when ``grade``), on the data
+    set's points or, for the seeds, as shares of ``data.scale``."""
+    human = [a.human for a in answers]
+    values = list(values)
+    points = answers[0].points
+    if data.scale is not None:
+        human = [a.human / a.points * data.scale for a in answers]
+        values = [
+            v / a.points * data.scale if grade else v for a, v in zip(answers, values, strict=True)
+        ]
+        points = data.scale
+    predicted = list(on_step(values, data.step)) if grade else values
+    return agreement(human, predicted, points, bootstrap=bootstrap)
+
+
+def _judged(answers: list[Answer]) -> bool:
+    return any(a.judge is not None for a in answers)
+
+
+def _figures(a) -> dict:
+    names = ("pearson", "qwk", "mae", "exact", "adjacent", "spearman", "mean_difference")
+    return {"n": a.n, **{k: _est(getattr(a, k)) for k in names}}
+
+
+def _est(e) -> dict:
+    return {k: None if v is None else round(v, 4) for k, v in e.model_dump().items()}
+
+
+def review_figures(answers: list[Answer], review_below: float) -> dict:
+    """On the answers the scorer graded: large errors (a quarter of the points) caught by
+    the confidence at 10 / 20 / 30 % review and below the configured threshold."""
+    mine = [a for a in answers if a.confidence is not None and a.score is not None]
+    if not mine:
+        return {}
+    errors = np.array([abs(a.score - a.human) >= 0.25 * a.points - 1e-9 for a in mine])
+    sure = np.array([a.confidence for a in mine])
+    flagged = sure < review_below
     return {
-        "benchmark": "agreement",
-        **context,
-        "prompt_versions": sorted({g.provenance.prompt_version for g in judged}),
-        "answers": len(rows),
-        "graded_so_far": len(grades),
-        "questions": len({r["id"] for r in rows}),
-        "graded": len(graded_grades),
-        "unscored": sum(g.status is GradeStatus.UNSCORED for g in grades.values()),
-        "corrupt_answers": [
-            {
-                "line": r["line"],
-                "question_id": r["id"],
-                "score_avg": r["score_avg"],
-                "status": grades[f"L{r['line']}"].status.value,
-                "judge_score": grades[f"L{r['line']}"].score,
-            }
-            for r in rows
-            if r["student_answer"].strip() == CORRUPT and f"L{r['line']}" in grades
-        ],
-        "metrics": metrics,
-        "human_human_same_sample": human_human,
-        "human_human_full_file": HUMAN_HUMAN_FULL_FILE,
-        "embedding_baselines": EMBEDDING_BASELINES,
-        "mean_score": {
-            "judge": _r(_mean([values[f"L{r['line']}"]["judge"] for r in clean])),
-            "score_avg": _r(_mean([r["score_avg"] for r in clean])),
+        "answers": len(mine),
+        "large_errors": int(errors.sum()),
+        "caught_at_rate": {f"{r:.0%}": round(caught(errors, -sure, r), 3) for r in RATES},
+        "below_threshold": {
+            "threshold": review_below,
+            "reviewed": round(float(flagged.mean()), 3),
+            "caught": round(float(errors[flagged].sum() / max(1, errors.sum())), 3),
         },
-        "review_flags": dict(
-            Counter(rr.code for g in grades.values() for rr in g.review_reasons).most_common()
-        ),
-        "tokens": tokens,
-        "per_question_mean_signed_error": {
-            q: _r(_mean(e))
-            for q, e in sorted(per_question.items(), key=lambda x: _question_order(x[0]))
-        },
-        "per_answer": [
-            {
-                "line": r["line"],
-                "question_id": r["id"],
-                "score_avg": r["score_avg"],
-                "score_me": r["score_me"],
-                "score_other": r["score_other"],
-                "status": grades[f"L{r['line']}"].status.value,
-                **(
-                    {f"{k}_score": _r(v) for k, v in values[f"L{r['line']}"].items()}
-                    if f"L{r['line']}" in values
-                    else {}
-                ),
-                "criteria": {c.id: c.points for c in grades[f"L{r['line']}"].criteria},
-                "review_codes": [rr.code for rr in grades[f"L{r['line']}"].review_reasons],
-            }
-            for r in rows
-            if f"L{r['line']}" in grades
-        ],
     }
 
 
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+def table_check(answers: list[Answer], table: dict[str, ScorerRow]) -> dict:
+    """The live features against the feature table's (same cohort, no graded answers): the
+    table the default was fit from holds what this evaluation computes."""
+    compared = [(a.features, _known(table[a.id].features))
+                for a in answers if a.features is not None and a.id in table]  # fmt: skip
+    worst = max((abs(x[k] - y.get(k, math.inf)) for x, y in compared for k in x), default=0.0)
+    return {"answers": len(compared), "largest_difference": worst}
 
 
-def print_report(report: dict) -> None:
-    print(
-        f"\nMohler agreement — {report['model']} ({report['backend']}, rubric {report['rubric']}):"
-        f" {report['graded']} graded of {report['answers']} answers to {report['questions']}"
-        f" questions, {report['unscored']} unscored, {len(report['corrupt_answers'])} '#NAME?'"
-    )
-    columns = ("pearson", "qwk", "rmse", "mae", "exact_rounded", "mean_signed_error")
-    print(f"{'scorer':<10}{'vs':<13}" + "".join(f"{c:>18}" for c in columns))
-    for scorer in SCORERS:
-        for human in HUMANS:
-            m = report["metrics"][scorer][human]
-            print(f"{scorer:<10}{human:<13}" + "".join(f"{fmt(m.get(c)):>18}" for c in columns))
-    hh = report["human_human_same_sample"]
-    print(f"{'human':<10}{'me vs other':<13}" + "".join(f"{fmt(hh.get(c)):>18}" for c in columns))
-    full = report["human_human_full_file"]
-    print(
-        f"human–human, whole file: Pearson {full['pearson']}, QWK {full['qwk']},"
-        f" exact {full['exact_rounded']:.1%}, MAE {full['mae']}"
-    )
-    for name, base in report["embedding_baselines"].items():
-        print(f"embedding baseline {name}: Pearson {fmt(base['pearson'])} ({base['source']})")
-    t, tok = report["timing"], report["tokens"]
-    print(
-        f"timing: model load {t['model_load_s']} s, grading {t['grading_wall_s']} s,"
-        f" {fmt(t['answers_per_s'])} answers/s; tokens: prompt {tok['prompt_tokens']},"
-        f" cached {tok['cached_tokens']}, completion {tok['completion_tokens']}"
-    )
+def _known(features: AnswerFeatures) -> dict[str, float]:
+    """The numeric features the answer has."""
+    return {k: v for k, v in features.numbers().items() if v is not None}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the Mohler CSV")
-    parser.add_argument("--out", type=Path, required=True, help="where to write the JSON report")
-    parser.add_argument(
-        "--backend", choices=("vllm", "openai", "scripted"), default="vllm", help="judge backend"
-    )
-    parser.add_argument(
-        "--model",
-        default=JudgeSettings.model_fields["model"].default,
-        help="packaged model name or a local model folder (vllm); the server's model (openai)",
-    )
-    parser.add_argument("--limit", type=int, default=None, help="grade a sample of N answers")
-    parser.add_argument(
-        "--questions", default=None, help="comma-separated question ids, e.g. 1.1,2.3"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="sampling seed for --limit")
-    parser.add_argument(
-        "--rubric", choices=("scale", "derived"), default="scale", help="rubric design"
-    )
-    parser.add_argument("--chunk", type=int, default=48, help="answers per grade_many call")
-    args = parser.parse_args()
-
-    if args.backend == "openai":
-        judge = JudgeSettings(backend="openai", openai=OpenAISettings(model=args.model))
-    else:
-        judge = JudgeSettings(backend=args.backend, model=args.model)
-    settings = Settings(judge=judge)
-    questions = [q.strip() for q in args.questions.split(",")] if args.questions else None
-    rows = sample(read_rows(args.data), questions, args.limit, args.seed)
-    bank = build_bank(rows)
-    context = {
-        "model": args.model,
-        "backend": args.backend,
-        "rubric": args.rubric,
-        "data": str(args.data),
-        "limit": args.limit,
-        "seed": args.seed,
-        "code": code_version("grader", "prompts", __file__),
-        "date": time.strftime("%Y-%m-%d", time.gmtime()),
-    }
-
-    started = time.monotonic()
-    judge = make_judge(settings)
-    load_s = time.monotonic() - started
-    pipeline = Pipeline(bank, rubrics_for(bank, args.rubric), judge, settings)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    elapsed = [0.0]
-
-    def checkpoint(grades: dict[str, Grade], chunk_s: float) -> None:
-        elapsed[0] += chunk_s
-        timing = {
-            "model_load_s": round(load_s, 2),
-            "grading_wall_s": round(elapsed[0], 2),
-            "answers_per_s": round(len(grades) / elapsed[0], 4) if elapsed[0] else None,
+def evaluate(data: Dataset, scorer, embedder, settings, judged: dict, args) -> dict:
+    out: dict = {}
+    for setting in dict.fromkeys(e.setting for e in data.exams):
+        exams = [e for e in data.exams if e.setting == setting]
+        answers = [
+            a for e in exams for a in grade_exam(data, e, scorer, embedder, settings, judged)
+        ]
+        out[setting] = {
+            "answers": len(answers),
+            "questions": len(exams),
+            "graded_per_question": sorted({len(e.graded) for e in exams}),
+            "decided_by": dict(sorted(Counter(a.decided for a in answers).items())),
+            "unscored_by_the_judge": sum(a.score is None for a in answers),
+            "rows": rows_of(data, answers, args.bootstrap),
+            "review": review_figures(answers, args.review_below),
         }
-        report = build_report(rows, grades, {**context, "timing": timing})
-        args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", "utf-8")
-        print(f"[agreement] {len(grades)}/{len(rows)} graded, {elapsed[0]:.0f} s", flush=True)
+        if setting == "none" and data.name in ("mohler", "ads"):
+            out[setting]["table_check"] = table_check(answers, args.table)
+        print(f"{data.name} {setting}: {len(answers)} answers", flush=True)
+    return out
 
-    try:
-        grade_in_chunks(pipeline, submissions_of(rows), args.chunk, checkpoint)
-    finally:
-        if judge is not None:
-            judge.close()
-    print_report(json.loads(args.out.read_text(encoding="utf-8")))
-    print(f"\nwrote {args.out}")
+
+def _cell(fig: dict, interval: bool = True) -> str:
+    v = fig["value"]
+    if v is None:
+        return "—"
+    if interval and fig.get("low") is not None:
+        return f"{v:.3f} [{fig['low']:.2f}, {fig['high']:.2f}]"
+    return f"{v:.3f}"
+
+
+EVAL_METRICS = (("pearson", "Pearson"), ("qwk", "QWK"), ("mae", "MAE"), ("exact", "exact"),
+                ("adjacent", "±1"))  # fmt: skip
+
+
+def eval_tables(result: dict) -> list[str]:
+    """One table per data set: every setting, every contender, with 95 % intervals."""
+    lines = []
+    for name, settings in result["datasets"].items():
+        lines += ["", f"**{name}**", "",
+                  "| setting | answers (graded per question) | scores | n | "
+                  + " | ".join(label for _, label in EVAL_METRICS) + " |",
+                  "|---|---|---|---|" + "---|" * len(EVAL_METRICS)]  # fmt: skip
+        for setting, found in settings.items():
+            where = f"{found['answers']} ({'/'.join(map(str, found['graded_per_question']))})"
+            for label, fig in found["rows"].items():
+                cells = [_cell(fig[m]) if m in fig else "" for m, _ in EVAL_METRICS]
+                lines.append(
+                    f"| {setting} | {where} | {label} | {fig['n']} | " + " | ".join(cells) + " |"
+                )
+                where = ""
+    return lines
+
+
+def parser() -> argparse.ArgumentParser:
+    found = argparse.ArgumentParser(
+        prog="python -m benchmarks.agreement", description=__doc__.split("\n\n")[0]
+    )
+    found.add_argument("--out", type=Path, help="write the whole result here as JSON")
+    found.add_argument("--bootstrap", type=int, default=1000)
+    found.add_argument(
+        "--review-below",
+        type=float,
+        default=Settings().review.below_confidence,
+        help="the confidence threshold whose review rate is reported",
+    )
+    found.add_argument("--no-judge", action="store_true", help="ignore the judge's readings")
+    found.add_argument(
+        "--datasets",
+        nargs="+",
+        choices=DATASETS,
+        default=list(DATASETS),
+        metavar="NAME",
+        help=f"any of {', '.join(DATASETS)} (default: all)",
+    )
+    add_data_dir(found)
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    use_data_dir(args)
+
+    from grader.embed import Embedder
+
+    settings = settings_for_table()
+    embedder = Embedder(settings.embeddings.model, batch_size=settings.embeddings.batch_size)
+    scorer = load_scorer("default")
+    assert scorer is not None
+    judged = {} if args.no_judge else production_readings("vllm")
+    args.table = {r.id: r for r in load_table()}
+    started = time.perf_counter()
+    result: dict = {
+        "benchmark": "agreement",
+        "command": command(),
+        "code": code_version("grader", "benchmarks"),
+        "scorer_version": scorer.version,
+        "split": "test parts (benchmarks/lib/splits.py); seeds: both hand-graded sets",
+        "judge_readings": len(judged),
+        "review_below_confidence": args.review_below,
+        "datasets": {},
+    }
+    chosen = [public_dataset(n) for n in ("mohler", "ads") if n in args.datasets]
+    chosen += [d for d in seed_datasets() if d.name in args.datasets]
+    for data in chosen:
+        result["datasets"][data.name] = evaluate(data, scorer, embedder, settings, judged, args)
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    print("\n".join(eval_tables(result)))
+    if args.out:
+        write_result(result, args.out)
 
 
 if __name__ == "__main__":

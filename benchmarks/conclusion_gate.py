@@ -1,7 +1,8 @@
-"""Issue 26's decisive part, measured: the shipped scorer's grades with and without the gate.
+"""The decisive part: the shipped scorer's grades with and without the conclusion cap, and
+how often the rules misread a right conclusion as wrong.
 
 The cheapest faithful replay: every ADS and Mohler answer's production features are in the
-scorer's feature table (``scorer_features.py``), so the shipped default scorer grades each one
+scorer's feature table (``feature_table.py``), so the shipped default scorer grades each one
 as ``Pipeline.grade_many`` would without a judge (the judge does not count on Chinese) — 0 for
 answers a rule scored 0, ``load_scorer("default").score`` of ``setting_features`` otherwise,
 the copy rule in the graded setting, half points. Settings: ``none`` (no graded answers) and
@@ -14,7 +15,14 @@ gate (a rule with a handful of choices) is chosen on the development part and th
 is reported once. Figures: Pearson and MAE against the course's grades, and the mean grade
 of the answers the course scored 0, on the data set's points.
 
-    python -m benchmarks.conclusion_gate          # writes results/conclusion_gate.json
+``--misreads dev|test`` instead reads every ADS answer whose derived rubric has a conclusion
+by ``read_conclusion`` (the rules alone, no judge) and lists each ``mismatch`` with the
+course's grade and the sentence it was read from, candidates first (a mismatch on an answer
+the course gave half the points or more), for a person to check: the count that matters is
+the one a person confirms. Nothing is fit: the rules and the derived conclusions are shipped.
+
+    python -m benchmarks.conclusion_gate --test    # writes results/conclusion_gate.json
+    python -m benchmarks.conclusion_gate --misreads test   # results/conclusion_misreads_test.json
 """
 
 from __future__ import annotations
@@ -22,13 +30,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import RESULTS, code_version
-from benchmarks.datasets import TABLE, as_bank, load
-from benchmarks.splits import graded_sample
+from benchmarks.lib.common import RESULTS, code_version, command, write_result
+from benchmarks.lib.datasets import TABLE, as_bank, load
+from benchmarks.lib.splits import add_data_dir, graded_sample, use_data_dir
 from grader.calibrate.scorer_rows import ScorerRow, read_rows, reading
 from grader.engine.calibrated_grade import to_points
 from grader.engine.conclusion import apply_conclusion
@@ -182,16 +191,65 @@ def hand_sample(table: list[ScorerRow]) -> list[dict]:
     return [f for _, f in sorted(found, key=lambda x: x[0])[:HAND_SAMPLE]]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=RESULTS / "conclusion_gate.json")
-    parser.add_argument("--test", action="store_true", help="also the test parts (once)")
-    args = parser.parse_args()
+def misreads(part: str) -> dict:
+    """Counts of the rules' decisions on ``part`` and every mismatch, candidates first."""
+    items, parts, language = load("ads")
+    bank = as_bank("ads", items, language)
+    rubrics = {q.id: rubric_for(q, {}) for q in bank.questions}
+    decisions: Counter[str] = Counter()
+    mismatches = []
+    for item in items:
+        rubric = rubrics.get(item.question_id)
+        if parts[item.id] != part or rubric is None or rubric.conclusion is None:
+            continue
+        reading = read_conclusion(rubric.conclusion, item.answer)
+        decisions[reading.decision] += 1
+        if reading.decision == "mismatch":
+            mismatches.append(
+                {
+                    "id": item.id,
+                    "question": item.question_id,
+                    "course_grade": item.score,
+                    "points": item.max_score,
+                    "expected": rubric.conclusion.expected,
+                    "read": reading.read,
+                    "evidence": reading.evidence,
+                }
+            )
+    mismatches.sort(key=lambda m: -m["course_grade"] / m["points"])
+    candidates = [m for m in mismatches if m["course_grade"] >= m["points"] / 2]
+    return {
+        "reached": sum(decisions.values()),
+        "decisions": dict(decisions),
+        "candidates": len(candidates),
+        "mismatches": mismatches,
+    }
+
+
+def parser() -> argparse.ArgumentParser:
+    found = argparse.ArgumentParser(
+        prog="python -m benchmarks.conclusion_gate", description=__doc__.split("\n\n")[0]
+    )
+    found.add_argument("--out", type=Path, help="default: results/conclusion_gate.json, or "
+                       "results/conclusion_misreads_PART.json with --misreads")  # fmt: skip
+    found.add_argument("--test", action="store_true", help="also the test parts (once)")
+    found.add_argument("--misreads", choices=("dev", "test"), metavar="PART",
+                       help="list the rules' mismatches on ADS PART (dev or test) instead")  # fmt: skip
+    add_data_dir(found)
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    use_data_dir(args)
+    if args.misreads:
+        return main_misreads(args.misreads, args.out)
     table = read_rows(TABLE)
     scorer = load_scorer("default")
     parts = ("dev", "test") if args.test else ("dev",)
     result = {
-        "data": "ADS (sas-ads train.jsonl) and Mohler, splits.py parts; scorer_features table",
+        "data": "ADS (sas-ads train.jsonl) and Mohler, splits.py parts; the feature table",
+        "command": command(),
         "scorer": scorer.version,
         "designs": {k: list(v) for k, v in DESIGNS.items()},
         "shipped": SHIPPED,
@@ -206,12 +264,24 @@ def main() -> None:
             "grader/engine/formulas.py",
         ),
     }
-    args.out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     for key, found in result["results"].items():
         for setting in SETTINGS:
             for name, f in found[setting].items():
                 print(f"{key:12} {setting:9} {name:56} r={f['pearson']:.3f} mae={f['mae']:.2f} "
                       f"zeros={f['mean_grade_of_zero_answers']} capped={f['capped']}")  # fmt: skip
+    write_result(result, args.out or RESULTS / "conclusion_gate.json")
+
+
+def main_misreads(part: str, out: Path | None) -> None:
+    report = {
+        "benchmark": "conclusion_misreads",
+        "data": f"ADS (sas-ads train.jsonl), {part} part (splits.py), derived rubrics",
+        "command": command(),
+        "code": code_version("grader", __file__),
+        **misreads(part),
+    }
+    print(json.dumps({k: report[k] for k in ("reached", "decisions", "candidates")}))
+    write_result(report, out or RESULTS / f"conclusion_misreads_{part}.json")
 
 
 if __name__ == "__main__":

@@ -36,8 +36,8 @@ from pathlib import Path
 import httpx
 import sqlalchemy as sa
 
-from benchmarks.common import ROOT, command
-from benchmarks.fault_deployment import EXAMS, PLATFORMS, SECRET, Deployment, logs
+from benchmarks.lib.common import ROOT, command
+from benchmarks.lib.deployment import EXAMS, PLATFORMS, SECRET, Deployment, logs
 from grader.service.store.schema import grades, submissions, webhook_deliveries
 from tests.integration.service import WebhookReceiver
 
@@ -249,17 +249,23 @@ def _deliveries_pending(deployment: Deployment, receiver: WebhookReceiver, n: in
     return delivered < n or len(receiver.ids()) < n
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--answers", type=int, default=3000)
-    parser.add_argument("--fail", type=float, default=0.05, help="receiver: share of 500s")
-    parser.add_argument("--hang", type=float, default=0.01, help="receiver: share of hangs")
-    parser.add_argument("--latency", type=float, default=0.0, help="scripted judge, s/batch")
-    parser.add_argument("--window", type=int, default=WINDOW, help="answers posted ahead")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workdir", type=Path, help="keep the logs here (default: a temp dir)")
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+def parser() -> argparse.ArgumentParser:
+    found = argparse.ArgumentParser(
+        prog="python -m benchmarks.fault_soak", description=__doc__.split("\n\n")[0]
+    )
+    found.add_argument("--answers", type=int, default=3000)
+    found.add_argument("--fail", type=float, default=0.05, help="receiver: share of 500s")
+    found.add_argument("--hang", type=float, default=0.01, help="receiver: share of hangs")
+    found.add_argument("--latency", type=float, default=0.0, help="scripted judge, s/batch")
+    found.add_argument("--window", type=int, default=WINDOW, help="answers posted ahead")
+    found.add_argument("--seed", type=int, default=0)
+    found.add_argument("--workdir", type=Path, help="keep the logs here (default: a temp dir)")
+    found.add_argument("--out", type=Path)
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="fault-soak-") as tmp:
         workdir = args.workdir or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)

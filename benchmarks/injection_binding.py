@@ -1,4 +1,4 @@
-"""Issue 26, items 3 and 4: what the restatement cap and the injection binding do on data.
+"""What the restatement cap and the injection binding do on data.
 
 - **Restatement cap** (``grader.engine.substance``): on the seed answer sets (rubrics from
   ``rubrics/``), the ADS and Mohler development parts (rubrics derived, as ``grader grade``
@@ -12,6 +12,7 @@
 
     python -m benchmarks.injection_binding --test --out benchmarks/results/injection_binding.json
 
+Without ``--out`` the summary is printed and nothing is written.
 ``results/injection_binding_before.json``: the injection part run on the code before the
 binding (commit 812e609), for the comparison in benchmarks/README.md.
 """
@@ -24,10 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import ROOT
-from benchmarks.datasets import as_bank, load
-from benchmarks.scorer_data import load_table
-from benchmarks.splits import ScoredAnswer
+from benchmarks.lib.common import ROOT, code_version, command, write_result
+from benchmarks.lib.datasets import as_bank, load, load_table
+from benchmarks.lib.splits import ScoredAnswer, add_data_dir, use_data_dir
 from grader.bank.files import load_bank
 from grader.config import Settings
 from grader.engine import substance
@@ -152,13 +152,24 @@ def injection_figures() -> dict:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path)
-    parser.add_argument("--test", action="store_true", help="also the test parts (report once)")
-    args = parser.parse_args()
+def parser() -> argparse.ArgumentParser:
+    found = argparse.ArgumentParser(
+        prog="python -m benchmarks.injection_binding", description=__doc__.split("\n\n")[0]
+    )
+    found.add_argument("--out", type=Path, help="write the whole result here as JSON")
+    found.add_argument("--test", action="store_true", help="also the test parts (report once)")
+    add_data_dir(found)
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    use_data_dir(args)
     parts = ("dev", "test") if args.test else ("dev",)
     result = {
+        "benchmark": "injection_binding",
+        "command": command(),
+        "code": code_version("grader", __file__),
         "thresholds": {
             "min_content_share": substance.MIN_CONTENT_SHARE,
             "min_grams": substance.MIN_GRAMS,
@@ -170,15 +181,14 @@ def main() -> None:
         "public": {f"{n}_{p}": public_figures(n, p) for n in ("ads", "mohler") for p in parts},
         "injections": injection_figures(),
     }
-    text = json.dumps(result, ensure_ascii=False, indent=1)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
     summary = {k: {kk: vv for kk, vv in v.items() if kk != "capped_answers"}
                for k, v in result["public"].items()}  # fmt: skip
     print(json.dumps({"seeds": {k: {kk: v[kk] for kk in ("answers", "capped", "capped_human_share")}
                                 for k, v in result["seeds"].items()},
                       "public": summary, "injections": result["injections"]},
                      ensure_ascii=False, indent=1))  # fmt: skip
+    if args.out:
+        write_result(result, args.out)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,13 @@
-"""How fast the judge grades, and what batching, the prefix cache and structured output buy.
+"""How fast the judge grades: its plans and modes end to end, and what batching, the prefix
+cache and structured output buy per request.
 
-One run measures, on the same answers and with the output length fixed (``--max-tokens`` and
+``--plans budget,full[,anchored]``: the judge plans end to end (``Pipeline.grade_many``, e5,
+the shipped scorer), seconds per Chinese and English answer, each plan on the same answers
+(``lib/judge_runs.py``). ``--modes verdict,probability``: the two judge modes on one engine,
+seconds per answer and prompt tokens (no embedder, no scorer). Without either, the
+request-level configurations below.
+
+The request-level configurations: one run measures, on the same answers and with the output length fixed (``--max-tokens`` and
 ``--min-tokens``, so every configuration generates the same number of tokens):
 
 - ``cache_on/structured/bN``: the production setting — rubric-first prompts, prefix caching
@@ -24,12 +31,14 @@ submissions to the questions in ``--questions`` (instructor rubrics, long Chines
 ``--data mohler`` takes Mohler answers (short English prompts, enough answers for GPU batch
 sizes). On CUDA, ``--model`` is any local model folder; with ``--load-format dummy`` vLLM gives
 it random weights (a folder with config.json and a tokenizer is enough: see
-``benchmarks/dummy_model.py``), for throughput when no weights are at hand.
+``benchmarks/lib/dummy_model.py``), for throughput when no weights are at hand.
 
-    python -m benchmarks.judge_throughput --answers 16 --batch-sizes 1,4,16 \
-        --max-tokens 48 --min-tokens 48 --out benchmarks/results/judge_throughput_cpu.json
+    python -m benchmarks.judge_throughput --plans budget,full --answers 4 --repeats 2
+    python -m benchmarks.judge_throughput --modes verdict,probability --answers 20
+    python -m benchmarks.judge_throughput --answers 16 --batch-sizes 1,4,16
 
-``--plans budget,full`` compares the judge plans end to end instead (``judge_plans``).
+Every run prints its report, or writes it to ``--out`` (the request-level one after each
+configuration, so a run cut short by a time limit keeps what it measured).
 """
 
 from __future__ import annotations
@@ -46,9 +55,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.common import code_version, command
-from benchmarks.judge_answers import DEFAULT_QUESTIONS, ids, mohler_items, seed_items
-from benchmarks.judge_plans import main_plans, plan_arguments
+from benchmarks.lib.common import code_version, command, write_result
+from benchmarks.lib.judge_answers import DEFAULT_QUESTIONS, ids, mohler_items, seed_items
+from benchmarks.lib.judge_runs import main_modes, main_plans
+from benchmarks.lib.splits import add_data_dir, use_data_dir
 from grader.config import JudgeSettings, OpenAISettings, Settings, VllmSettings
 from grader.engine.prompts import judge_messages, judge_prompt
 from grader.engine.verdict import parse_verdict, verdict_schema
@@ -229,55 +239,73 @@ def machine() -> dict:
     return info
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True, help="where to write the JSON report")
-    parser.add_argument(
+def parser() -> argparse.ArgumentParser:
+    found = argparse.ArgumentParser(
+        prog="python -m benchmarks.judge_throughput", description=__doc__.split("\n\n")[0]
+    )
+    found.add_argument("--out", type=Path, help="write the JSON report here (else: printed)")
+    what = found.add_mutually_exclusive_group()
+    what.add_argument(
+        "--plans",
+        help="e.g. budget,full: the judge plans end to end; --answers per language (seed "
+        "--questions in Chinese, Mohler answers in English)",
+    )
+    what.add_argument(
+        "--modes", help="e.g. verdict,probability: the judge modes on one engine, in this order"
+    )
+    found.add_argument("--repeats", type=int, default=1, help="rounds of the plans (--plans)")
+    found.add_argument(
         "--backend",
         choices=("vllm", "openai", "scripted"),
         default="vllm",
         help="scripted: no model, checks the script itself in seconds",
     )
-    parser.add_argument(
+    found.add_argument(
         "--model",
         default=JudgeSettings.model_fields["model"].default,
         help="packaged model name or a local model folder (vllm); the server's model (openai)",
     )
-    parser.add_argument(
+    found.add_argument(
         "--load-format", default="auto", help='vLLM load format; "dummy" = random weights'
     )
-    parser.add_argument("--data", choices=("seed", "mohler"), default="seed")
-    parser.add_argument(
+    found.add_argument("--dtype", default="auto", help="vLLM dtype (GRADER_VLLM_DTYPE)")
+    found.add_argument("--data", choices=("seed", "mohler"), default="seed")
+    found.add_argument(
         "--questions",
         default=None,
         help=f"comma-separated question ids, or 'all' (seed default: {DEFAULT_QUESTIONS};"
         " mohler default: all)",
     )
-    parser.add_argument("--answers", type=int, default=16, help="answers graded per config")
-    parser.add_argument("--batch-sizes", default="1,4,16", help="comma-separated, e.g. 1,4,16")
-    parser.add_argument("--max-tokens", type=int, default=48, help="generated tokens, at most")
-    parser.add_argument(
+    found.add_argument("--answers", type=int, default=16, help="answers graded per config")
+    found.add_argument("--batch-sizes", default="1,4,16", help="comma-separated, e.g. 1,4,16")
+    found.add_argument("--max-tokens", type=int, default=48, help="generated tokens, at most")
+    found.add_argument(
         "--min-tokens", type=int, default=48, help="generated tokens, at least (= max: fixed)"
     )
-    parser.add_argument(
+    found.add_argument(
         "--no-cache-off", action="store_true", help="skip the second engine (prefix cache off)"
     )
-    parser.add_argument(
+    found.add_argument(
         "--enforce-eager",
         action=argparse.BooleanOptionalAction,
         default=True,
         help="no CUDA graphs / compilation: loads much faster, decodes slower on GPU",
     )
-    parser.add_argument("--max-model-len", type=int, default=4096)
-    parser.add_argument("--gpu-memory-utilization", type=float, default=0.85)
-    plan_arguments(parser)  # --plans, --repeats: the judge plans end to end instead
-    args = parser.parse_args()
+    found.add_argument("--max-model-len", type=int, default=4096)
+    found.add_argument("--gpu-memory-utilization", type=float, default=0.85)
+    add_data_dir(found)
+    return found
 
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    use_data_dir(args)
     vllm = {
         "load_format": args.load_format,
         "max_model_len": args.max_model_len,
         "enforce_eager": args.enforce_eager,
         "gpu_memory_utilization": args.gpu_memory_utilization,
+        "dtype": args.dtype,
     }
     openai = OpenAISettings(**({"model": args.model} if args.backend == "openai" else {}))
 
@@ -289,10 +317,16 @@ def main() -> None:
 
     if args.plans:
         return main_plans(args, judged(prefix_caching=True), machine())
+    if args.modes:
+        return main_modes(args, judged(prefix_caching=True), machine())
+    requests_level(args, judged)
 
+
+def requests_level(args: argparse.Namespace, judged: Callable[[bool], Settings]) -> None:
+    """The request-level configurations: batch sizes, structured or free, cache on or off."""
     sizes = sorted({int(s) for s in args.batch_sizes.split(",")})
     if args.min_tokens > args.max_tokens:
-        parser.error("--min-tokens cannot exceed --max-tokens")
+        raise SystemExit("--min-tokens cannot exceed --max-tokens")
     if args.data == "seed":
         chosen = None if args.questions == "all" else ids(args.questions or DEFAULT_QUESTIONS)
         items = seed_items(chosen)
@@ -321,10 +355,9 @@ def main() -> None:
         "max_tokens": args.max_tokens,
         "min_tokens": args.min_tokens,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
 
-    def save() -> None:
-        report = {
+    def report() -> dict:
+        return {
             **context,
             "mean_prompt_tokens": round(
                 statistics.fmean(row["prompt_tokens"] for row in results.values()) / len(requests),
@@ -334,19 +367,20 @@ def main() -> None:
             "ratios": ratios(results, smallest, largest),
             "configurations": results,
         }
-        text = json.dumps(report, ensure_ascii=False, indent=2) + "\n"
-        args.out.write_text(text, encoding="utf-8")
 
-    settings_on = judged(prefix_caching=True)
-    run_engine(settings_on, "cache_on", plan_on, requests, results, engines, save)
+    def save() -> None:
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps(report(), ensure_ascii=False, indent=2) + "\n"
+            args.out.write_text(text, encoding="utf-8")
+
+    run_engine(judged(True), "cache_on", plan_on, requests, results, engines, save)
     if args.backend == "vllm" and not args.no_cache_off:
         plan_off = [(b, True) for b in sorted({smallest, largest})]
-        settings_off = judged(prefix_caching=False)
-        run_engine(settings_off, "cache_off", plan_off, requests, results, engines, save)
-
-    report = json.loads(args.out.read_text(encoding="utf-8"))
-    print(json.dumps(report["ratios"], indent=2))
-    print(f"wrote {args.out}")
+        run_engine(judged(False), "cache_off", plan_off, requests, results, engines, save)
+    if args.out:
+        print(json.dumps(report()["ratios"], indent=2))
+    write_result(report(), args.out)
 
 
 if __name__ == "__main__":

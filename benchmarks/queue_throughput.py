@@ -39,7 +39,7 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.common import ROOT, command
+from benchmarks.lib.common import ROOT, command
 from grader.service.store import Store
 from tests.integration.service import RedisServer, Worker, free_port, wait_for
 
@@ -53,7 +53,7 @@ class TimedWorker(Worker):
 
     def __init__(self, env: dict[str, str], log: Path, concurrency: int):
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.timed_worker", "worker",
+            [sys.executable, "-m", "benchmarks.lib.timed_worker", "worker",
              "--concurrency", str(concurrency), "--pool", "prefork", "--loglevel", "INFO"],
             cwd=ROOT, env=env, stdout=log.open("a"), stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -303,24 +303,30 @@ def judged(grades: list, ids: set[str]) -> dict:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=2000)
-    parser.add_argument("--processes", type=int, nargs="+", default=[2])
-    parser.add_argument("--batch-size", type=int, nargs="+", default=[32])
-    parser.add_argument("--latency", type=float, nargs="+", default=[0.0])
-    parser.add_argument(
+def parser() -> argparse.ArgumentParser:
+    found = argparse.ArgumentParser(
+        prog="python -m benchmarks.queue_throughput", description=__doc__.splitlines()[0]
+    )
+    found.add_argument("--n", type=int, default=2000)
+    found.add_argument("--processes", type=int, nargs="+", default=[2])
+    found.add_argument("--batch-size", type=int, nargs="+", default=[32])
+    found.add_argument("--latency", type=float, nargs="+", default=[0.0])
+    found.add_argument(
         "--mix",
         nargs="+",
         choices=["example", "subjective"],
         default=["example"],
         help="example: the example exam's answers cycled; subjective: only its subjective ones",
     )
-    parser.add_argument("--rounds", type=int, default=3, help="scripted: rounds per setting")
-    parser.add_argument("--real", action="store_true", help="the embedded judge, one process")
-    parser.add_argument("--kv-cache-gib", type=int, default=2)
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+    found.add_argument("--rounds", type=int, default=3, help="scripted: rounds per setting")
+    found.add_argument("--real", action="store_true", help="the embedded judge, one process")
+    found.add_argument("--kv-cache-gib", type=int, default=2)
+    found.add_argument("--out", type=Path)
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     results = []
     if args.real:
         with tempfile.TemporaryDirectory() as tmp:

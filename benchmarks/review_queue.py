@@ -1,5 +1,9 @@
 """Which answers to grade first (``grader suggest``), and the review queue's budget.
 
+On the public data sets (below), or on the hand-graded seed answers through the whole
+production grade (``--seeds``; development sets 1 + 3, or held-out set 2 with
+``--held-out``: ``lib/seed_queue.py``).
+
 Data: the scorer's feature table (``results/scorer_features.jsonl.gz``), ADS and Mohler, their
 development parts for every choice made here, the test parts reported once (``--test``).
 
@@ -9,12 +13,13 @@ development parts for every choice made here, the test parts reported once (``--
     scored, no hard reason): |grade − human| as a share of the points by least squares on the
     signals a grade records (``engine.review_queue.error_signals_of``: 1 − confidence, the
     gaps to the nearest graded answers' scores and to their mean, the coverage gap, the copy
-    rule); ``--fit`` writes ``engine/review_error.json``. The designs tried:
-    ``review_designs``.
+    rule); ``--fit`` writes ``engine/review_error.json``. The designs tried: the research
+    log (docs/research/benchmarks-log.md, "Expected error").
 (b) Answers to grade first: per question, K answers are the instructor's (their human scores
     become the graded neighbours, as ``grader grade --graded`` reads them), chosen by
     ``engine.suggest.choose`` (greedy experimental design over the e5 cosines, as ``grader
-    suggest``; the designs compared: ``benchmarks/suggest_designs.py``),
+    suggest``; the designs compared: docs/research/benchmarks-log.md, "Answers to grade
+    first"),
     against K random answers (five seeded draws) and against strata of the scorer's predicted
     share without the judge (each stratum's most typical answer). The rest are graded as
     production grades them (judge reading, neighbours, copy rule; rule zeros count as 0):
@@ -32,6 +37,7 @@ development parts for every choice made here, the test parts reported once (``--
 
     python -m benchmarks.review_queue --fit --out benchmarks/results/review_queue.json
     python -m benchmarks.review_queue --test --out benchmarks/results/review_queue_test.json
+    python -m benchmarks.review_queue --seeds [--held-out]
 """
 
 from __future__ import annotations
@@ -47,9 +53,10 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import pearsonr
 
-from benchmarks.common import code_version, write_result
-from benchmarks.review_replay import LARGE, Answer, Ranker, catch, production
-from benchmarks.scorer_data import load_table
+from benchmarks.lib.common import code_version, write_result
+from benchmarks.lib.datasets import load_table
+from benchmarks.lib.replay import LARGE, RATES, Answer, Ranker, catch, production
+from benchmarks.lib.splits import add_data_dir, use_data_dir
 from grader.calibrate.scorer_cv import Graded, grade_rows, question_split
 from grader.calibrate.scorer_fit import SETTINGS, SHIPPED, fit_stages
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow
@@ -58,7 +65,6 @@ from grader.engine.review_queue import ERROR_MODEL, SIGNALS, error_share
 from grader.engine.scorer_model import ScorerSet, load_scorer
 from grader.engine.suggest import as_kernel, choose
 
-RATES = (0.1, 0.2, 0.3)
 CHOSEN = "chosen"  # the setting whose graded answers are a selection
 
 
@@ -271,15 +277,33 @@ def compare(folds: Folds, dataset: str, ks: Sequence[int], lines: dict[int, Line
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, help="JSON results")
-    parser.add_argument("--test", action="store_true", help="the test parts, once")
-    parser.add_argument("--fit", action="store_true", help=f"write {ERROR_MODEL.name} (dev)")
-    parser.add_argument("--datasets", default="ads,mohler")
-    args = parser.parse_args()
+def parser() -> argparse.ArgumentParser:
+    found = argparse.ArgumentParser(
+        prog="python -m benchmarks.review_queue", description=__doc__.split("\n\n")[0]
+    )
+    found.add_argument("--out", type=Path, help="write the JSON results here (else: printed)")
+    found.add_argument("--test", action="store_true", help="the test parts, once")
+    found.add_argument("--fit", action="store_true", help=f"write {ERROR_MODEL.name} (dev)")
+    found.add_argument("--datasets", default="ads,mohler")
+    found.add_argument(
+        "--seeds", action="store_true", help="the seed answers through the whole grade instead"
+    )
+    found.add_argument("--held-out", action="store_true", help="with --seeds: set 2, read once")
+    add_data_dir(found)
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    use_data_dir(args)
     if args.fit and args.test:
-        parser.error("--fit reads the development parts only")
+        raise SystemExit("--fit reads the development parts only")
+    if args.held_out and not args.seeds:
+        raise SystemExit("--held-out is for --seeds (the public data's test parts: --test)")
+    if args.seeds:
+        from benchmarks.lib.seed_queue import main_seeds
+
+        return main_seeds(args.held_out, args.out)
 
     part = "test" if args.test else "dev"
     shipped = load_scorer("default")
@@ -288,8 +312,8 @@ def main() -> None:
     lines, fit = fold_lines(folds, args.test)
     result: dict = {
         "benchmark": "review_queue",
-        "code": code_version("grader", "benchmarks/*.py"),
-        "split": f"{part} parts (benchmarks/splits.py)",
+        "code": code_version("grader", "benchmarks"),
+        "split": f"{part} parts (benchmarks/lib/splits.py)",
         "large_error": f"|grade − human| ≥ {LARGE:.0%} of the points",
     }
     if fit:

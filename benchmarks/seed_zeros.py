@@ -19,7 +19,7 @@ Seed set 1 (``tests/data/seed_answers.jsonl``) is development data; seed set 2
 (``seed_answers_3.jsonl``) is development data too, written to tune the zero gates on.
 
     python -m benchmarks.seed_zeros --set 1|2|3 [--judge vllm --plan anchored] \
-        [--out benchmarks/results/seed_zeros_1.json]
+        [--out benchmarks/results/seed_zeros_1.json]   # default: results/seed_zeros_SET.json
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import RESULTS, ROOT, code_version, command
+from benchmarks.lib.common import RESULTS, ROOT, code_version, command, write_result
 from grader.bank.files import load_bank
 from grader.config import JudgeSettings, Settings
 from grader.embed import make_embedder
@@ -100,13 +100,19 @@ def report(seeds: list[dict], shares: dict[str, tuple[float, float]]) -> dict:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", choices=sorted(SETS), default="1")
-    parser.add_argument("--judge", choices=("scripted", "vllm"), default="scripted")
-    parser.add_argument("--plan", choices=("budget", "full", "anchored"), default="budget")
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+def parser() -> argparse.ArgumentParser:
+    found = argparse.ArgumentParser(
+        prog="python -m benchmarks.seed_zeros", description=__doc__.splitlines()[0]
+    )
+    found.add_argument("--set", choices=sorted(SETS), default="1")
+    found.add_argument("--judge", choices=("scripted", "vllm"), default="scripted")
+    found.add_argument("--plan", choices=("budget", "full", "anchored"), default="budget")
+    found.add_argument("--out", type=Path, help="default: results/seed_zeros_SET.json")
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     path = ROOT / "tests" / "data" / SETS[args.set]
     seeds = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     result = {
@@ -117,11 +123,9 @@ def main() -> None:
         "code": code_version("grader", __file__),
         **report(seeds, grade_set(seeds, args.judge, args.plan)),
     }
-    out = args.out or RESULTS / f"seed_zeros_{args.set}.json"
-    out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(json.dumps({k: result[k] for k in ("answers", "pearson", "worth_0",
                                               "worth_0_at_most_10pct")}))  # fmt: skip
-    print(f"wrote {out}")
+    write_result(result, args.out or RESULTS / f"seed_zeros_{args.set}.json")
 
 
 if __name__ == "__main__":

@@ -172,7 +172,7 @@ STAGE2 = ("base_share", "knn_residual", "graded_residual")
 WORDING = (*STAGE2, "wording_residual")  # grader.engine.wording
 # Stage 2 per band of graded answers (setting that gives it its rows, fewest graded answers,
 # features); from 10 graded answers on, the wording model's residual too
-# (benchmarks/scorer_wording.py).
+# (scorer_wording, docs/research/explorations.md).
 BANDS = (
     (GradedSetting.ALL_OTHER, 20, WORDING),
     (GradedSetting.GRADED10, 10, WORDING),

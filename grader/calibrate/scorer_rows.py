@@ -81,7 +81,9 @@ class ScorerRow(BaseModel):
         None, description="whose graded answers are its neighbours; None: its question's"
     )
     dataset: str = ""
-    part: str = Field("", description="dev / test (benchmarks/splits.py); '' for an instructor's")
+    part: str = Field(
+        "", description="dev / test (benchmarks/lib/splits.py); '' for an instructor's"
+    )
     share: float = Field(ge=0, le=1, description="the human score over the points")
     points: float = Field(gt=0)
     answer: str | None = Field(None, description="the text: the graded answers' wording model")

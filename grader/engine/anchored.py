@@ -9,7 +9,7 @@ stem restated and a content-free sentence (both worth 0). An answer's reading th
 as far as it rises above what an answer with nothing in it gets:
 ``(share − zero) / (reference − zero)``, clipped to 0..1, zero the higher of the two empty
 anchors. That reading takes ``scorer_core.rules.ANCHORED_WEIGHT`` of the final share. On the
-seed answers (``benchmarks/judge_contrast.py``) it lifts Pearson from 0.50 to 0.54 on the
+seed answers (``judge_contrast``, docs/research/explorations.md) it lifts Pearson from 0.50 to 0.54 on the
 development sets and from 0.58 to 0.62 on the held-out set 2, and answers worth 0 drop from 0.55
 to 0.45 of the points; it costs the judge's reading of every such answer.
 

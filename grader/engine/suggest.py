@@ -7,8 +7,8 @@ experimental design (Yu, Bi and Tresp, 2006) over the answers' e5 cosines: each 
 answer whose score most lowers a ridge regression's summed predictive variance over every
 answer, so the picks span the question's answer groups and their directions of variation,
 large groups first, never two near-copies. On ADS and Mohler development data it beat random
-samples and the greedy k-medoids it replaced (``benchmarks/suggest_designs.py``,
-docs/research/benchmarks-log.md "Answers to grade first"); it needs no judge and no scorer.
+samples and the greedy k-medoids it replaced (``suggest_designs``, docs/research/explorations.md,
+and the log's "Answers to grade first"); it needs no judge and no scorer.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ def choose(kernel: np.ndarray, k: int, ridge: float = RIDGE) -> list[int]:
     variance left after a ridge regression (penalty ``ridge``) on the picks so far; ``left``
     is the kernel of what the picks cannot yet explain, so a near-copy of a pick has almost
     nothing left to teach. k passes over an n×n matrix: no decomposition, so a question of
-    thousands of answers is chosen in a fraction of a second (``benchmarks/suggest_cost.py``)."""
+    thousands of answers is chosen in a fraction of a second (``suggest_cost``,
+    docs/research/explorations.md)."""
     n = len(kernel)
     if k >= n:
         return list(range(n))

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 MIN_GRADED = 5  # fewer graded answers teach a ridge nothing it could be trusted with
-ALPHA = 0.1  # chosen on development data (benchmarks/scorer_wording.py)
+ALPHA = 0.1  # chosen on development data (scorer_wording, docs/research/explorations.md)
 _NGRAMS = {
     "zh": {"analyzer": "char", "ngram_range": (1, 3)},
     "en": {"analyzer": "char_wb", "ngram_range": (2, 5)},

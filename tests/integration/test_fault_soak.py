@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-from benchmarks.fault_deployment import logs
 from benchmarks.fault_soak import FAULTS, run
+from benchmarks.lib.deployment import logs
 from tests.integration.service import NEEDS_REDIS
 from tests.postgres_cluster import server_binaries
 

@@ -1,14 +1,17 @@
 """`grader calibrate` end to end: JSON figures, the HTML report, anchors, before/after, mapping,
-and the human–human agreement of the Mohler data set."""
+and the human–human agreement of the Mohler data set (one grader as the instructor, the other
+as the "judge": the command must give the published figures)."""
 
 import csv
 import json
+import os
 import statistics
+from collections import Counter
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from benchmarks.mohler_as_exam import write_exam
 from grader.bank.files import save_bank
 from grader.calibrate import agreement
 from grader.cli import app
@@ -26,7 +29,9 @@ from grader.models import (
 )
 from tests.conftest import ROOT
 
-MOHLER = ROOT.parent / "shared" / "data" / "mohler" / "mohler_2011.csv"
+# the public data sets' folder, as the benchmarks read it (benchmarks/README.md, "Data")
+DATA = Path(os.environ.get("GRADER_DATA_DIR") or ROOT.parent / "shared" / "data")
+MOHLER = DATA / "mohler" / "mohler_2011.csv"
 MOHLER_EXCERPT = ROOT / "tests" / "data" / "mohler_excerpt.csv"  # 24 rows, in the repository
 runner = CliRunner()
 
@@ -276,6 +281,47 @@ def _bank(exam):
     from grader.bank.files import load_bank
 
     return load_bank(exam["bank"])
+
+
+def write_exam(source: Path, folder: Path) -> int:
+    """Mohler as a calibration exam in ``folder``: ``human.csv`` (``score_me``),
+    ``grades.jsonl`` (``score_other`` as grades out of 5) and ``submissions.jsonl`` (the 9
+    answers a spreadsheet corrupted to ``#NAME?`` kept), ids ``<question>-<row in it>``;
+    returns the number of answers."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with source.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    seen: Counter[str] = Counter()
+    with (
+        (folder / "human.csv").open("w", encoding="utf-8", newline="") as human_file,
+        (folder / "grades.jsonl").open("w", encoding="utf-8") as grades_file,
+        (folder / "submissions.jsonl").open("w", encoding="utf-8") as submissions_file,
+    ):
+        human = csv.writer(human_file)
+        human.writerow(["submission_id", "question_id", "score"])
+        for row in rows:
+            question = row["id"]
+            seen[question] += 1
+            submission = f"{question}-{seen[question]}"
+            human.writerow([submission, question, row["score_me"]])
+            grade = Grade(
+                submission_id=submission,
+                question_id=question,
+                status=GradeStatus.GRADED,
+                score=float(row["score_other"]),
+                max_score=5.0,
+                method=Method.NONE,
+                provenance={"source": "mohler_2011 score_other (the second human grader)"},
+            )
+            grades_file.write(json.dumps(grade.model_dump(mode="json")) + "\n")
+            submissions_file.write(
+                json.dumps(
+                    {"id": submission, "question_id": question, "answer": row["student_answer"]},
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
+    return len(rows)
 
 
 def test_mohler_human_human_agreement(tmp_path):

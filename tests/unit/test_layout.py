@@ -424,14 +424,20 @@ def test_a_cycle_is_found_however_lazy():
 
 # --- benchmarks: a package, run as ``python -m benchmarks.<name>`` ----------------------------
 
+# A handful of maintained entry points at the top, their shared library in ``benchmarks/lib``
+# (benchmarks/README.md, "Layout"); explorations live in docs/research, not here.
+MAX_BENCHMARK_ENTRY_POINTS = 12
+
 
 def benchmark_imports(sources: Mapping[str, str]) -> tuple[list[str], dict[str, set[str]]]:
-    """(bare sibling imports, the import graph) of the benchmark modules ``sources`` (file
-    stem -> source): ``import common`` or ``from splits import Item`` only works with the
-    script's folder on ``sys.path``; the package imports ``benchmarks.common``."""
+    """(bare sibling imports, the import graph) of the benchmark modules ``sources`` (module
+    path under ``benchmarks``, such as ``agreement`` or ``lib.common`` -> source): ``import
+    common`` or ``from lib.splits import Item`` only works with the script's folder on
+    ``sys.path``; the package imports ``benchmarks.lib.common``."""
+    siblings = {n.split(".")[-1] for n in sources} | {n.split(".")[0] for n in sources}
     bare, edges = [], {}
-    for stem, source in sorted(sources.items()):
-        edges[f"benchmarks.{stem}"] = targets = set()
+    for name, source in sorted(sources.items()):
+        edges[f"benchmarks.{name}"] = targets = set()
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -439,34 +445,42 @@ def benchmark_imports(sources: Mapping[str, str]) -> tuple[list[str], dict[str, 
                 names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
             else:
                 continue
-            if names[0].split(".")[0] in sources:
-                bare.append(f"benchmarks/{stem}.py:{node.lineno} imports {names[0]}")
-            for name in names:
-                if name.startswith("benchmarks.") and name.split(".")[1] in sources:
-                    targets.add(f"benchmarks.{name.split('.')[1]}")
-        targets.discard(f"benchmarks.{stem}")
+            if names[0].split(".")[0] in siblings:
+                where = name.replace(".", "/")
+                bare.append(f"benchmarks/{where}.py:{node.lineno} imports {names[0]}")
+            for imported in names:
+                rest = imported.removeprefix("benchmarks.")
+                found = [k for k in sources if rest == k or rest.startswith(f"{k}.")]
+                if imported.startswith("benchmarks.") and found:
+                    targets.add(f"benchmarks.{max(found, key=len)}")
+        targets.discard(f"benchmarks.{name}")
     return bare, edges
 
 
 def test_benchmarks_are_a_package_without_bare_imports_or_cycles():
     folder = ROOT / "benchmarks"
-    assert (folder / "__init__.py").is_file()
-    sources = {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
+    assert (folder / "__init__.py").is_file() and (folder / "lib" / "__init__.py").is_file()
+    sources = {
+        ".".join(p.relative_to(folder).with_suffix("").parts): p.read_text(encoding="utf-8")
+        for p in sorted(folder.rglob("*.py"))
+        if p.name != "__init__.py"
+    }
     bare, edges = benchmark_imports(sources)
     assert bare == []
     assert cycles(edges) == []
     assert not [s for s in sources.values() if "sys.path.insert" in s]
+    assert len(list(folder.glob("*.py"))) <= MAX_BENCHMARK_ENTRY_POINTS
 
 
 def test_a_bare_benchmark_import_and_a_benchmark_cycle_are_caught():
     sources = {
-        "common": "",
+        "lib.common": "",
         "a": "from benchmarks.b import x\n",
         "b": "def f():\n    from benchmarks.a import y\n",
-        "c": "import common\nfrom splits import Item\nfrom benchmarks.common import ROOT\n",
-        "splits": "",
+        "c": "import common\nfrom lib.splits import Item\nfrom benchmarks.lib.common import ROOT\n",
+        "lib.splits": "",
     }
     bare, edges = benchmark_imports(sources)
-    assert bare == ["benchmarks/c.py:1 imports common", "benchmarks/c.py:2 imports splits"]
-    assert edges["benchmarks.c"] == {"benchmarks.common"}
+    assert bare == ["benchmarks/c.py:1 imports common", "benchmarks/c.py:2 imports lib.splits"]
+    assert edges["benchmarks.c"] == {"benchmarks.lib.common"}
     assert cycles(edges) == [["benchmarks.a", "benchmarks.b"]]

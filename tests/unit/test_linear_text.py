@@ -6,7 +6,7 @@ the largest size allowed (an answer: ``max_answer_chars``; a paper: 50,000 chara
 tests assert bounded work, not a time: the input grows by doubling from a few characters, and
 each step may cost at most 6× the one before (exponential code fails within the first steps,
 long before it would hang) and at most 8× the one two steps before (quadratic code costs 16×).
-``benchmarks/text_worst_case.py`` has the times.
+``text_worst_case`` had the times (docs/research/explorations.md).
 """
 
 from __future__ import annotations

@@ -112,7 +112,8 @@ def test_a_file_graded_in_batches_of_1_32_or_all_gives_each_answer_one_score():
 def test_an_answer_graded_alone_in_a_batch_of_32_or_among_all_gets_one_score():
     """A file (or a service post) holding only some of the class: no other answers to compare
     with must not change a score. The off-topic rule's rescue by the classmates' answers gave
-    s05 0 alone and 2.5 among all (benchmarks/one_grade.py: what replaced it)."""
+    s05 0 alone and 2.5 among all (``one_grade``,
+    docs/research/explorations.md: what replaced it)."""
     everyone = {sid: g.score for sid, g in grade_in(CLASS).items()}
     for me in CLASS[::5]:
         batch = [me, *[s for s in CLASS if s is not me][:31]]

@@ -68,7 +68,8 @@ def test_none_in_the_environment_turns_either_rule_off(monkeypatch):
 
 def test_a_close_positively_graded_answer_rescues_an_answer_below_the_zero_margin():
     """Mohler's one-line references put genuine answers below the margin; a graded answer
-    that scored above 0 at cosine 0.875 or closer grades them (benchmarks/one_grade_graded.py);
+    that scored above 0 at cosine 0.875 or closer grades them (``one_grade_graded``,
+    docs/research/explorations.md);
     the closest blatant text came to 0.8744 and still scores 0."""
     settings = Settings().signals
     assert settings.offtopic_graded_rescue == 0.875

@@ -3,8 +3,8 @@
 ``grader/engine/scorer_default.json`` must equal, byte for byte, ``fit_default`` on the
 development rows of the feature table in the repository
 (``benchmarks/results/scorer_features.jsonl.gz``, production's features of every Mohler and
-ADS answer; ``python -m benchmarks.scorer_dev --scorer-out grader/engine/scorer_default.json``
-writes the file). No model is loaded: the table holds the numbers.
+ADS answer; ``python -m benchmarks.feature_table --from-table --scorer-out
+grader/engine/scorer_default.json`` writes the file). No model is loaded: the table holds the numbers.
 
 "Equal" is every name, feature, setting and count the same, and every number within a
 relative 1e-4 of the file's: the fit's last digits follow the processor's BLAS kernels (the
