@@ -45,7 +45,7 @@ from pathlib import Path
 from benchmarks.common import ROOT, code_version, fmt
 from grader.config import JudgeSettings, OpenAISettings, Settings
 from grader.engine.pipeline import Pipeline
-from grader.engine.rubrics import derive_rubric, key_points_of
+from grader.engine.reading.rubrics import derive_rubric, key_points_of
 from grader.judge import make_judge
 from grader.models import (
     Bank,

@@ -20,9 +20,9 @@ from pathlib import Path
 from benchmarks.common import code_version, command
 from benchmarks.datasets import as_bank, load
 from grader.config import Settings
-from grader.engine.conclusion_judge import MARGIN, YES_NO, Ask, requests
-from grader.engine.conclusion_read import read_conclusion
-from grader.engine.rubrics import rubric_for
+from grader.engine.judging.conclusion_judge import MARGIN, YES_NO, Ask, requests
+from grader.engine.reading.conclusion_read import read_conclusion
+from grader.engine.reading.rubrics import rubric_for
 from grader.judge import make_judge
 
 MARGINS = (0.1, 0.2, MARGIN, 0.4, 0.5)

@@ -18,8 +18,8 @@ from collections import Counter
 
 from benchmarks.common import RESULTS, code_version, command
 from benchmarks.datasets import as_bank, load
-from grader.engine.conclusion_read import read_conclusion
-from grader.engine.rubrics import rubric_for
+from grader.engine.reading.conclusion_read import read_conclusion
+from grader.engine.reading.rubrics import rubric_for
 
 
 def misreads(part: str) -> dict:

@@ -4,7 +4,7 @@ Two questions, answered side by side in one run:
 
 * How well does the embedding signal track human grades? Pearson and Spearman of
   cos(reference, answer) with the graders' mean (and each grader) over all 2,273 answers, and
-  of the pipeline's key-point coverage (``grader.engine.signals``, against a rubric derived from each
+  of the pipeline's key-point coverage (``grader.engine.signals.analysis``, against a rubric derived from each
   reference answer) — the baseline a judge must beat. The 9 answers a spreadsheet corrupted to
   ``#NAME?`` are kept and also reported apart.
 * How fast is encoding on this machine? Answers/s uncached (the model loaded beforehand; a
@@ -72,10 +72,10 @@ def within_question(x: list[float], rows: list[dict]) -> dict:
 
 
 def coverage_signal(rows: list[dict], embedder) -> list[float]:
-    """Share of a derived rubric's key points the answer covers in meaning (grader.engine.signals)."""
+    """Share of a derived rubric's key points the answer covers in meaning (grader.engine.signals.analysis)."""
     from grader.config import EmbeddingSettings, Settings
-    from grader.engine.rubrics import derive_rubric
-    from grader.engine.signals import analyze_question
+    from grader.engine.reading.rubrics import derive_rubric
+    from grader.engine.signals.analysis import analyze_question
     from grader.models import Question, QuestionType, Submission
 
     settings = Settings(embeddings=EmbeddingSettings(model="multilingual-e5-small"))

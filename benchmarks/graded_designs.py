@@ -5,7 +5,7 @@ ADS test part; the shipped second stage (a ridge over the first-stage share, the
 graded answers' residuals, their mean and the wording model's, ``scorer_model.ScorerSet``)
 gives 0.704 there. This compares other ways of reading the same graded answers, on the
 development parts only (each fold's scorer fit on the other questions, ``review_queue.Folds``),
-with K answers per question graded: chosen (``engine.suggest.choose``, as ``grader suggest``)
+with K answers per question graded: chosen (``engine.review.suggest.choose``, as ``grader suggest``)
 and five random draws. Each design maps, per question, the graded answers (their first-stage
 share without the judge, their human share, their e5 cosines and wording) to a share for
 every other answer; the copy rule and the rules' zeros stay as production gives them, so
@@ -57,9 +57,9 @@ from benchmarks.review_queue import (
 from benchmarks.scorer_data import load_table
 from benchmarks.suggest_designs import DRAWS
 from grader.calibrate.scorer_rows import ScorerRow
-from grader.engine.scorer_core.rules import COPY
-from grader.engine.scorer_model import load_scorer
-from grader.engine.wording import flat, wording_vectoriser
+from grader.engine.scoring.scorer_core.rules import COPY
+from grader.engine.scoring.scorer_model import load_scorer
+from grader.engine.scoring.wording import flat, wording_vectoriser
 
 
 @dataclass(frozen=True)

@@ -37,9 +37,9 @@ from benchmarks.scorer_eval_data import Dataset, public_dataset, seed_datasets
 from benchmarks.scorer_judge import _rank, judge_sample
 from benchmarks.splits import ScoredAnswer
 from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings
-from grader.engine.coverage import coverage_points
 from grader.engine.pipeline import Pipeline
-from grader.engine.rubrics import rubric_for
+from grader.engine.reading.rubrics import rubric_for
+from grader.engine.signals.coverage import coverage_points
 from grader.models import Submission
 
 MODES = ("verdict", "probability")

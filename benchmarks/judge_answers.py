@@ -10,7 +10,7 @@ import json
 
 from benchmarks.common import ROOT
 from grader.bank.files import load_bank
-from grader.engine.rubrics import load_rubrics, rubric_for
+from grader.engine.reading.rubrics import load_rubrics, rubric_for
 from grader.models import Question, Rubric
 
 SEEDS = ROOT / "tests" / "data" / "seed_answers.jsonl"

@@ -40,7 +40,7 @@ from grader.bank.files import load_bank
 from grader.config import JudgeSettings, Settings
 from grader.embed import make_embedder
 from grader.engine.pipeline import Pipeline
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from grader.judge import make_judge
 from grader.models import Grade, Submission
 

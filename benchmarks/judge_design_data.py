@@ -17,8 +17,8 @@ from collections import defaultdict
 from benchmarks.common import ROOT
 from benchmarks.splits import ScoredAnswer, ads_items, ads_split, mohler_items, mohler_split
 from grader.bank.files import load_bank
-from grader.engine.blanks import blank_reason
-from grader.engine.rubrics import derive_rubric, key_points_of, load_rubrics
+from grader.engine.reading.blanks import blank_reason
+from grader.engine.reading.rubrics import derive_rubric, key_points_of, load_rubrics
 from grader.models import Question, QuestionType, Rubric
 
 SEEDS = ROOT / "tests" / "data" / "seed_answers.jsonl"

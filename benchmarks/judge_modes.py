@@ -27,7 +27,7 @@ from benchmarks.common import ROOT, code_version
 from grader.bank.files import load_bank
 from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings, VllmSettings
 from grader.engine.pipeline import Pipeline
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from grader.judge import make_judge
 from grader.judge.vllm_local import engine_dtype
 from grader.models import Submission

@@ -26,7 +26,7 @@ from benchmarks.judge_plans import CountingJudge
 from grader.config import JudgeSettings, ScorerSettings, Settings
 from grader.embed import make_embedder
 from grader.engine.pipeline import Pipeline
-from grader.engine.rubrics import rubric_for
+from grader.engine.reading.rubrics import rubric_for
 from grader.judge.scripted import ScriptedJudge
 from grader.models import Submission
 

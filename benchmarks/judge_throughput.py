@@ -50,8 +50,8 @@ from benchmarks.common import code_version, command
 from benchmarks.judge_answers import DEFAULT_QUESTIONS, ids, mohler_items, seed_items
 from benchmarks.judge_plans import main_plans, plan_arguments
 from grader.config import JudgeSettings, OpenAISettings, Settings, VllmSettings
-from grader.engine.prompts import judge_messages, judge_prompt
-from grader.engine.verdict import parse_verdict, verdict_schema
+from grader.engine.judging.prompts import judge_messages, judge_prompt
+from grader.engine.judging.verdict import parse_verdict, verdict_schema
 from grader.errors import JudgeProtocolError
 from grader.judge import make_judge
 from grader.judge.base import Judge, JudgeRequest

@@ -25,7 +25,7 @@ from benchmarks.common import code_version
 from grader.bank.files import load_bank
 from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings
 from grader.engine.pipeline import Pipeline
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from grader.judge.base import LabelRequest, prefix_waves
 from grader.judge.scripted import ScriptedJudge
 from grader.judge.vllm_local import label_prompt_ids, resolve_model

@@ -95,7 +95,7 @@ def dev_cohort(
     items: list[ScoredAnswer], parts: dict[str, str], question_id: str, settings: Settings
 ):
     """A question's non-blank development answers, the class a blatant text joins."""
-    from grader.engine.blanks import blank_reason
+    from grader.engine.reading.blanks import blank_reason
 
     return [submission_of(i) for i in items if parts[i.id] == "dev"
             and i.question_id == question_id
@@ -207,8 +207,8 @@ def blatant_peer_margins() -> dict[str, dict[str, list[float]]]:
     from benchmarks.scorer_lexical import INTEGRATION_OFF_TOPIC
     from benchmarks.signal_calibration import OFF_TOPIC
     from grader.embed import Embedder
-    from grader.engine.rubrics import rubric_for
-    from grader.engine.signals import analyze_question
+    from grader.engine.reading.rubrics import rubric_for
+    from grader.engine.signals.analysis import analyze_question
     from grader.text import language_of
 
     torch.set_num_threads(2)
@@ -245,11 +245,11 @@ def blatant_graded(blatant: list[dict]) -> dict:
     from benchmarks.datasets import as_bank, load
     from benchmarks.scorer_features import settings_for_table
     from grader.embed import Embedder
-    from grader.engine.features import JudgeReading, answer_features
-    from grader.engine.rubrics import rubric_for
-    from grader.engine.rule_grades import zero_off_topic
-    from grader.engine.scorer_model import load_scorer
-    from grader.engine.signals import analyze_question
+    from grader.engine.judging.rule_grades import zero_off_topic
+    from grader.engine.reading.rubrics import rubric_for
+    from grader.engine.scoring.features import JudgeReading, answer_features
+    from grader.engine.scoring.scorer_model import load_scorer
+    from grader.engine.signals.analysis import analyze_question
 
     settings = settings_for_table()
     embedder = Embedder(settings.embeddings.model, batch_size=settings.embeddings.batch_size)

@@ -18,7 +18,7 @@ z-score", "The off-topic rule, second round"):
    without it (the English judge scorer kept, on the signals without the z-score).
 2. The classmates rescue is replaced by one that reads the answer and the rubric only: an
    answer below the zero margin is graded when its n-gram coverage of the rubric's key points
-   (``grader.engine.coverage``: the rubric's own words, no model) reaches C, C in 0.05, 0.1,
+   (``grader.engine.signals.coverage``: the rubric's own words, no model) reaches C, C in 0.05, 0.1,
    0.15, 0.2, 0.25. A C is admissible when every blatant off-topic text below the zero margin
    stays under it, each graded alone against every development question of its language (the
    English texts of ``offtopic_veto`` against Mohler's, the Chinese ones against ADS's). Of the
@@ -90,9 +90,9 @@ def blatant_wording() -> dict[str, list[dict]]:
     from benchmarks.scorer_lexical import INTEGRATION_OFF_TOPIC
     from benchmarks.signal_calibration import OFF_TOPIC
     from grader.embed import Embedder
-    from grader.engine.coverage import coverage_points
-    from grader.engine.rubrics import rubric_for
-    from grader.engine.signals import analyze_question
+    from grader.engine.reading.rubrics import rubric_for
+    from grader.engine.signals.analysis import analyze_question
+    from grader.engine.signals.coverage import coverage_points
     from grader.models import Submission
     from grader.text import language_of
 
@@ -136,7 +136,7 @@ def content_coverage(rubric, answer: str) -> float:
 def dev_rubrics() -> dict[str, object]:
     """The derived rubric of every question, by the table's ``dataset:question`` id."""
     from benchmarks.datasets import as_bank, load
-    from grader.engine.rubrics import rubric_for
+    from grader.engine.reading.rubrics import rubric_for
 
     out = {}
     for dataset in ("mohler", "ads"):
@@ -151,7 +151,7 @@ def blatant_content() -> list[float]:
     from benchmarks.datasets import as_bank, load
     from benchmarks.scorer_lexical import INTEGRATION_OFF_TOPIC
     from benchmarks.signal_calibration import OFF_TOPIC
-    from grader.engine.rubrics import rubric_for
+    from grader.engine.reading.rubrics import rubric_for
     from grader.text import language_of
 
     chinese = tuple(t for t in (*OFF_TOPIC, *INTEGRATION_OFF_TOPIC) if language_of(t) == "zh")

@@ -7,7 +7,7 @@ squares, the shipped kind) or ``large`` (a logistic model of "a large error", â‰
 points). The procedure is ``benchmarks.review_queue``'s: per fold of questions the shipped
 scorer design fit on the other questions, every answer replayed as production grades it
 (``review_replay``), the model of fold f fit on the other folds' grades of every graded-answer
-setting, then each question's queue with K answers graded (``engine.suggest.choose``, as
+setting, then each question's queue with K answers graded (``engine.review.suggest.choose``, as
 ``grader suggest``) ranked by it: the share of the large errors the queue holds at 10, 20 and
 30 % of each question's answers (plus the hard ones), per data set, ADS and Mohler
 development.
@@ -29,7 +29,7 @@ from benchmarks.review_queue import CHOSEN, RATES, Folds, by_question, chosen, s
 from benchmarks.review_replay import LARGE, Answer, catch, production
 from benchmarks.scorer_data import load_table
 from grader.calibrate.scorer_fit import SETTINGS
-from grader.engine.scorer_model import load_scorer
+from grader.engine.scoring.scorer_model import load_scorer
 
 
 def _scored(a: Answer):

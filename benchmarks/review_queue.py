@@ -7,13 +7,13 @@ development parts for every choice made here, the test parts reported once (``--
     questions the shipped design fit on the other questions, every graded-answer setting),
     replayed as production gives them (``review_replay``), those the ranking orders (model
     scored, no hard reason): |grade − human| as a share of the points by least squares on the
-    signals a grade records (``engine.review_queue.error_signals_of``: 1 − confidence, the
+    signals a grade records (``engine.review.queue.error_signals_of``: 1 − confidence, the
     gaps to the nearest graded answers' scores and to their mean, the coverage gap, the copy
-    rule); ``--fit`` writes ``engine/review_error.json``. The designs tried:
+    rule); ``--fit`` writes ``engine/review/review_error.json``. The designs tried:
     ``review_designs``.
 (b) Answers to grade first: per question, K answers are the instructor's (their human scores
     become the graded neighbours, as ``grader grade --graded`` reads them), chosen by
-    ``engine.suggest.choose`` (greedy experimental design over the e5 cosines, as ``grader
+    ``engine.review.suggest.choose`` (greedy experimental design over the e5 cosines, as ``grader
     suggest``; the designs compared: ``benchmarks/suggest_designs.py``),
     against K random answers (five seeded draws) and against strata of the scorer's predicted
     share without the judge (each stratum's most typical answer). The rest are graded as
@@ -53,10 +53,10 @@ from benchmarks.scorer_data import load_table
 from grader.calibrate.scorer_cv import Graded, grade_rows, question_split
 from grader.calibrate.scorer_fit import SETTINGS, SHIPPED, fit_stages
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow
-from grader.engine.calibrated_grade import scorer_confidence
-from grader.engine.review_queue import ERROR_MODEL, SIGNALS, error_share
-from grader.engine.scorer_model import ScorerSet, load_scorer
-from grader.engine.suggest import as_kernel, choose
+from grader.engine.review.queue import ERROR_MODEL, SIGNALS, error_share
+from grader.engine.review.suggest import as_kernel, choose
+from grader.engine.scoring.scorer_grade import scorer_confidence
+from grader.engine.scoring.scorer_model import ScorerSet, load_scorer
 
 RATES = (0.1, 0.2, 0.3)
 CHOSEN = "chosen"  # the setting whose graded answers are a selection
@@ -155,7 +155,7 @@ def selected(questions: dict[str, list[ScorerRow]], k: int, pick: Selector) -> s
 
 
 def chosen(rows: list[ScorerRow], k: int) -> list[str]:
-    """``engine.suggest.choose`` (shipped): greedy experimental design over e5 cosines (read
+    """``engine.review.suggest.choose`` (shipped): greedy experimental design over e5 cosines (read
     from the table, so made a kernel first)."""
     return [rows[i].id for i in choose(as_kernel(similarity(rows)), k)]
 
@@ -183,7 +183,7 @@ def randomly(seed: int) -> Selector:
     return pick
 
 
-Line = dict  # {"base": float, "weights": {signal: float}}: engine.review_queue's model
+Line = dict  # {"base": float, "weights": {signal: float}}: engine.review.queue's model
 
 
 def evaluate(folds: Folds, dataset: str, graded: set[str], lines: dict[int, Line]) -> dict:

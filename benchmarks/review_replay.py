@@ -40,16 +40,17 @@ from benchmarks.scorer_judge import judge_readings, judge_seen
 from grader.calibrate.scorer_cv import grade_rows
 from grader.calibrate.scorer_rows import GradedSetting, Neighbours, ScorerRow
 from grader.config import SignalSettings
-from grader.engine.calibrated_grade import scorer_confidence, to_points
-from grader.engine.conclusion import apply_conclusion
-from grader.engine.coverage import pastes_rubric
-from grader.engine.injected import flag
-from grader.engine.review_queue import budget, error_signals_of
-from grader.engine.rubrics import rubric_for
-from grader.engine.scorer_core.rules import COPY
-from grader.engine.scorer_model import ScorerSet
-from grader.engine.signals import among_classmates
-from grader.engine.substance import assess, capped
+from grader.engine.finish.conclusion import apply_conclusion
+from grader.engine.finish.substance import assess, capped
+from grader.engine.reading.injection import flag
+from grader.engine.reading.rubrics import rubric_for
+from grader.engine.review.queue import budget, error_signals_of
+from grader.engine.scoring.points import to_points
+from grader.engine.scoring.scorer_core.rules import COPY
+from grader.engine.scoring.scorer_grade import scorer_confidence
+from grader.engine.scoring.scorer_model import ScorerSet
+from grader.engine.signals.analysis import among_classmates
+from grader.engine.signals.coverage import pastes_rubric
 from grader.models import Grade, GradeStatus, Method, Question, ReviewCode, Rubric
 
 LARGE = 0.25  # a large error: |grade − human| at least this share of the points

@@ -39,16 +39,17 @@ from benchmarks.scorer_tables import eval_tables
 from grader.calibrate.metrics import agreement
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.config import Settings
-from grader.engine.blanks import blank_reason
-from grader.engine.calibrated_grade import answer_evidence, scorer_confidence, to_points
-from grader.engine.features import JudgeReading
-from grader.engine.review_rules import caught
-from grader.engine.rubrics import rubric_for
-from grader.engine.rule_grades import nearest_scored, zero_off_topic
-from grader.engine.scorer_core.pool import GradedPool
-from grader.engine.scorer_core.rules import decide
-from grader.engine.scorer_model import AnswerFeatures, ScorerSet, load_scorer
-from grader.engine.signals import analyze_question
+from grader.engine.judging.rule_grades import nearest_scored, zero_off_topic
+from grader.engine.reading.blanks import blank_reason
+from grader.engine.reading.rubrics import rubric_for
+from grader.engine.scoring.confidence import caught
+from grader.engine.scoring.features import JudgeReading
+from grader.engine.scoring.points import to_points
+from grader.engine.scoring.scorer_core.pool import GradedPool
+from grader.engine.scoring.scorer_core.rules import decide
+from grader.engine.scoring.scorer_grade import answer_evidence, scorer_confidence
+from grader.engine.scoring.scorer_model import AnswerFeatures, ScorerSet, load_scorer
+from grader.engine.signals.analysis import analyze_question
 from grader.models import GradedAnswer, Submission
 
 RATES = (0.1, 0.2, 0.3)

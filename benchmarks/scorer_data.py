@@ -4,7 +4,7 @@ Shared by ``scorer_dev.py`` (model comparison) and ``scorer_review.py`` (review 
 both see exactly the same rows: development rows that production's scorer grades (no rule
 scored them 0, and in a graded setting they are not among the graded answers). The features
 are production's (``grader.calibrate.scorer_rows.setting_features`` over
-``grader.engine.features.answer_features``); only the neighbour rule's k and temperature vary
+``grader.engine.scoring.features.answer_features``); only the neighbour rule's k and temperature vary
 here, for the grid.
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from benchmarks.datasets import TABLE
 from grader.calibrate.scorer_rows import ScorerRow, read_rows, setting_features
-from grader.engine.scorer_model import DEFAULT_K, DEFAULT_TEMPERATURE
+from grader.engine.scoring.scorer_model import DEFAULT_K, DEFAULT_TEMPERATURE
 
 SETTINGS = ("none", "graded5", "graded10", "all_other")
 

@@ -19,8 +19,8 @@ from grader.calibrate.metrics import agreement
 from grader.calibrate.scorer_cv import question_split
 from grader.calibrate.scorer_fit import EXPLAINABLE, fit_isotonic, fit_ridge
 from grader.calibrate.scorer_rows import ScorerRow, copies
-from grader.engine.scorer_core.rules import copied_share
-from grader.engine.scorer_model import predict
+from grader.engine.scoring.scorer_core.rules import copied_share
+from grader.engine.scoring.scorer_model import predict
 
 KS = (1, 3, 5, 10)
 TEMPERATURES = (0.01, 0.02, 0.05, None)  # None: cosine above the unrelated zero

@@ -9,11 +9,11 @@ Only answers production's scorer grades count (a rule scores blank and off-topic
 
 The shipped design is then cross-validated by the production procedure itself
 (``grader.calibrate.scorer_cv.cv_grades`` over ``fit_stages``: per fold both stages fit on the
-other questions, every answer graded as ``grader.engine.calibrated_grade.decide`` grades it, copy rule
+other questions, every answer graded as ``grader.engine.scoring.scorer_grade.decide`` grades it, copy rule
 and bands included), and ``--scorer-out`` writes ``fit_default`` on every development row:
 
     python -m benchmarks.scorer_dev --out benchmarks/results/scorer_dev.json \\
-        --scorer-out grader/engine/scorer_default.json
+        --scorer-out grader/engine/scoring/scorer_default.json
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ from grader.calibrate.scorer_fit import (
 )
 from grader.calibrate.scorer_fit import SETTINGS as FIT_SETTINGS
 from grader.calibrate.scorer_rows import ScorerRow
-from grader.engine.scorer_model import to_json
+from grader.engine.scoring.scorer_model import to_json
 
 
 def runs_for(setting: str, scope: str, best: str) -> list[tuple[str, str, tuple[str, ...]]]:

@@ -43,12 +43,12 @@ from benchmarks.scorer_judge import add_judge_arguments, judge_seen, production_
 from benchmarks.splits import ScoredAnswer, graded_sample
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow, write_rows
 from grader.config import EmbeddingSettings, JudgeSettings, Settings
-from grader.engine.blanks import blank_reason
-from grader.engine.features import answer_features
-from grader.engine.rubrics import rubric_for
-from grader.engine.rule_grades import zero_off_topic
-from grader.engine.scorer_core.rules import graded_split
-from grader.engine.signals import analyze_question
+from grader.engine.judging.rule_grades import zero_off_topic
+from grader.engine.reading.blanks import blank_reason
+from grader.engine.reading.rubrics import rubric_for
+from grader.engine.scoring.features import answer_features
+from grader.engine.scoring.scorer_core.rules import graded_split
+from grader.engine.signals.analysis import analyze_question
 from grader.models import GradedAnswer, Question, ReviewCode, Submission
 from grader.text import match_key
 

@@ -35,7 +35,7 @@ from benchmarks.datasets import TABLE, as_bank, load
 from benchmarks.splits import SALT, ScoredAnswer
 from grader.calibrate.scorer_rows import JudgeSeen
 from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings, SignalSettings
-from grader.engine.features import judge_reading
+from grader.engine.scoring.features import judge_reading
 from grader.models import Grade, GradeStatus, Submission
 
 PAST_EVERY_MARGIN = -1.0  # an off-topic zero margin no answer's topic margin is below

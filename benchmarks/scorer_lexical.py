@@ -42,7 +42,7 @@ from benchmarks.scorer_dev import shipped_cv
 from benchmarks.splits import ads_items, mohler_items
 from grader.calibrate.scorer_fit import EXPLAINABLE, SETTINGS, SHIPPED, ScorerDesign, fit_stages
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow
-from grader.engine.scorer_model import DEFAULT_TEMPERATURE
+from grader.engine.scoring.scorer_model import DEFAULT_TEMPERATURE
 from grader.text import features as wording
 from grader.text import match_key
 
@@ -236,8 +236,8 @@ def blatant_margins() -> list[float]:
     from grader.bank.files import load_bank
     from grader.config import EmbeddingSettings, JudgeSettings, Settings
     from grader.embed import Embedder
-    from grader.engine.rubrics import load_rubrics, rubric_for
-    from grader.engine.signals import analyze_question
+    from grader.engine.reading.rubrics import load_rubrics, rubric_for
+    from grader.engine.signals.analysis import analyze_question
     from grader.models import Submission
 
     settings = Settings(

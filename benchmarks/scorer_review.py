@@ -50,10 +50,11 @@ from grader.calibrate.scorer_fit import (
 )
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.embed import Embedder
-from grader.engine.calibrated_grade import scorer_confidence
-from grader.engine.review_rules import UNCERTAINTY, caught, containment, jaccard, review_threshold
-from grader.engine.scorer_core.rules import COPY
-from grader.engine.scorer_model import load_scorer
+from grader.engine.scoring.confidence import UNCERTAINTY, caught, review_threshold
+from grader.engine.scoring.scorer_core.rules import COPY
+from grader.engine.scoring.scorer_grade import scorer_confidence
+from grader.engine.scoring.scorer_model import load_scorer
+from grader.engine.signals.copies import containment, jaccard
 from grader.text import content_chars, match_key
 
 LABELS = Path(__file__).resolve().parent / "labels" / "ads_dev_near_duplicates.jsonl"

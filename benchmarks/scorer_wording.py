@@ -2,7 +2,7 @@
 Development CV only (``scorer_dev.shipped_cv``: the production procedure, GroupKFold(5) by
 question, both stages refit per fold).
 
-``grader.engine.wording``: a ridge over TF-IDF character n-grams of the question's graded
+``grader.engine.scoring.wording``: a ridge over TF-IDF character n-grams of the question's graded
 answers, fit on their residuals (human − signals scorer), predicts the new answer's residual
 (``wording_residual``). Designs: *shipped* (E5, shipped when the rule was written);
 *wording20*, the band with at least 20 graded answers (fit on "all other development answers
@@ -13,7 +13,7 @@ development answers, outside the production procedure (``scorer_wording_probe.py
 suggested the idea: stacking the wording prediction on E5's grades raised the
 all-other-graded Pearson from 0.667 to about 0.70 on ADS and from 0.782 to about 0.80 on
 Mohler, with nothing on ADS from 10 graded answers; its grid chose the n-grams and the
-ridge's alpha in ``grader.engine.wording``.
+ridge's alpha in ``grader.engine.scoring.wording``.
 
 - a design passes if its Pearson with all other development answers graded (``all_other``)
   rises by at least 0.01 on ADS, and no data set's Pearson in a setting with graded answers

@@ -7,7 +7,7 @@ other development answers (all of them, or the 10 graded ones) predicts an answe
 question) is "stacked". Pearson over the development answers the design's scorer grades.
 
 - ``grid``: against E5 (the design before the wording), the n-grams and alpha that
-  ``grader.engine.wording`` took, and a ridge on the share itself instead of the residual.
+  ``grader.engine.scoring.wording`` took, and a ridge on the share itself instead of the residual.
 - ``vectors``: against the shipped design (E6), the answers' e5 vectors as the ridge's input,
   alone or beside the n-grams (tried, not pursued).
 

@@ -24,7 +24,7 @@ from benchmarks.common import ROOT, code_version, fmt
 from grader.bank.files import load_bank
 from grader.config import JudgeSettings, Settings
 from grader.engine.pipeline import Pipeline
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from grader.judge import make_judge
 from grader.judge.vllm_local import resolve_model
 from grader.models import Grade, GradeStatus, Submission

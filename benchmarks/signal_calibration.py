@@ -1,6 +1,6 @@
 """Where the embedding thresholds come from: the seed answers against text they must not match.
 
-Three checks, all through ``grader.engine.signals.analyze_question`` with the default settings:
+Three checks, all through ``grader.engine.signals.analysis.analyze_question`` with the default settings:
 
 * off-topic: the topic margin of every non-blank hand-graded seed answer (strong to weak,
   Chinese and English) against that of off-topic answers written for this check (not the
@@ -8,7 +8,7 @@ Three checks, all through ``grader.engine.signals.analyze_question`` with the de
 * copies: cosines of light-edit copies and of independent paraphrases of three answers;
   ``GRADER_DUPLICATE_COSINE`` must sit between;
 * key-point coverage: Spearman of the semantic coverage and of the n-gram coverage
-  (``grader.engine.coverage``) with the human totals of the seed answers.
+  (``grader.engine.signals.coverage``) with the human totals of the seed answers.
 
     python -m benchmarks.signal_calibration --out benchmarks/results/signal_calibration.json
 """
@@ -24,9 +24,9 @@ from benchmarks.common import ROOT, code_version
 from grader.bank.files import load_bank
 from grader.config import EmbeddingSettings, Settings
 from grader.embed import Embedder
-from grader.engine.coverage import coverage_points
-from grader.engine.rubrics import load_rubrics, rubric_for
-from grader.engine.signals import analyze_question
+from grader.engine.reading.rubrics import load_rubrics, rubric_for
+from grader.engine.signals.analysis import analyze_question
+from grader.engine.signals.coverage import coverage_points
 from grader.models import Submission
 
 SEEDS = ROOT / "tests" / "data" / "seed_answers.jsonl"

@@ -1,4 +1,4 @@
-"""What choosing the answers to grade first costs per question (``engine.suggest.choose``).
+"""What choosing the answers to grade first costs per question (``engine.review.suggest.choose``).
 
 ``grader suggest`` and the pages' "grade these first" choose over the cosines of the
 answers' own unit vectors, which form a kernel as they are: ``choose`` makes k passes over
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.common import code_version, command, write_result
-from grader.engine.suggest import as_kernel, choose
+from grader.engine.review.suggest import as_kernel, choose
 
 SIZES = (100, 500, 1000, 2000, 4000)
 

@@ -40,9 +40,9 @@ from benchmarks.review_queue import (
 )
 from benchmarks.scorer_data import load_table
 from grader.calibrate.scorer_rows import ScorerRow
-from grader.engine.scorer_model import load_scorer
-from grader.engine.suggest import as_kernel, choose
-from grader.engine.wording import flat, wording_vectoriser
+from grader.engine.review.suggest import as_kernel, choose
+from grader.engine.scoring.scorer_model import load_scorer
+from grader.engine.scoring.wording import flat, wording_vectoriser
 
 DRAWS = 5
 Outcome = dict[str, tuple[float, float]]  # answer id -> (human points, grade points)
@@ -88,7 +88,7 @@ def figures(found: Outcome, graded: set[str]) -> dict:
 def kmedoids(
     similarity: np.ndarray, k: int, first: list[int] | None = None, weights=None
 ) -> list[int]:
-    """Greedy k-medoids (``engine.suggest.choose`` before), with forced first picks and
+    """Greedy k-medoids (``engine.review.suggest.choose`` before), with forced first picks and
     per-answer weights on the coverage."""
     n = len(similarity)
     if k >= n:
@@ -110,7 +110,7 @@ def kmedoids(
 
 
 def weighted_design(kernel: np.ndarray, k: int, ridge: float, weights: np.ndarray) -> list[int]:
-    """``engine.suggest.choose`` (greedy experimental design) whose summed predictive
+    """``engine.review.suggest.choose`` (greedy experimental design) whose summed predictive
     variance counts each answer by ``weights``."""
     n = len(kernel)
     if k >= n:
@@ -229,7 +229,7 @@ def designs(predicted: dict) -> dict[str, Selector]:
         "kmedoids_combined": medoids_on(combined),
         **{f"ted_tfidf_{r:g}": ted(tfidf, r) for r in (0.01, 0.1, 1.0)},
         **{f"ted_e5_{r:g}": ted(e5, r) for r in (0.001, 0.003, 0.03, 0.1, 0.3)},
-        SHIPPED: chosen,  # engine.suggest.choose: ted over e5, ridge 0.01
+        SHIPPED: chosen,  # engine.review.suggest.choose: ted over e5, ridge 0.01
         **{f"ted_e5_centred_{r:g}": ted(centred(e5), r) for r in (0.01, 0.03, 0.1)},
         **{
             f"ted_e5_exp{t:g}_{r:g}": ted(e5_exp(t), r)

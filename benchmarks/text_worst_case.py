@@ -31,7 +31,7 @@ RESULTS = Path(__file__).parent / "results" / "text_worst_case.json"
 QUESTION = "一、简答题\\n1.简述梯度下降。\\n"
 
 _INJECTIONS = (
-    "from grader.engine.injection import find_injections, strip_injections\n"
+    "from grader.engine.reading.injection import find_injections, strip_injections\n"
     "f = lambda a: strip_injections(a, find_injections(a))"
 )
 _PAPER = (
@@ -58,7 +58,7 @@ CASES: dict[str, tuple[str, str, int, str]] = {
         "1",
     ),
     "verdict fragment: 'C11' * n + 'x'": (
-        "from grader.engine.blanks import blank_reason\nf = lambda a: blank_reason(a, 2)",
+        "from grader.engine.reading.blanks import blank_reason\nf = lambda a: blank_reason(a, 2)",
         "'C11' * (n // 3) + 'x'",
         ANSWER,
         "2",

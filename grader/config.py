@@ -212,7 +212,7 @@ class ReviewSettings(BaseSettings):
         ge=0,
         le=1,
         description="at most this share of a question's answers go to review by expected error; "
-        "hard reasons (injection, unscored, judge failure) always do (engine.review_queue)",
+        "hard reasons (injection, unscored, judge failure) always do (engine.review.queue)",
     )
     derived: Literal["own", "all"] = Field(
         "own",

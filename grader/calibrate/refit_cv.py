@@ -19,10 +19,10 @@ import numpy as np
 from grader.calibrate.refit_fit import refit_band, refit_first_stage
 from grader.calibrate.scorer_cv import question_folds
 from grader.calibrate.scorer_rows import ScorerRow
-from grader.engine.scorer_core.pool import GradedPool, read_answer
-from grader.engine.scorer_core.reading import Reading
-from grader.engine.scorer_core.rules import decide
-from grader.engine.scorer_model import AnswerFeatures, Scorer, ScorerSet
+from grader.engine.scoring.scorer_core.inputs import Reading
+from grader.engine.scoring.scorer_core.pool import GradedPool, read_answer
+from grader.engine.scoring.scorer_core.rules import decide
+from grader.engine.scoring.scorer_model import AnswerFeatures, Scorer, ScorerSet
 from grader.models import GradedAnswer
 
 Vectors = dict[str, np.ndarray]

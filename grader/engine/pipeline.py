@@ -25,23 +25,16 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from grader.config import Settings
-from grader.engine import substance
-from grader.engine.anchored import AnchorReadings, anchors_judge
-from grader.engine.anchors import choose_anchors
-from grader.engine.blanks import blank_reason
-from grader.engine.calibrated_grade import calibrated
-from grader.engine.conclusion import apply_conclusion, asks_judge
-from grader.engine.conclusion_judge import Ask, judge_conclusions
-from grader.engine.coverage import pastes_rubric
-from grader.engine.graded_answers import graded_answers
-from grader.engine.injected import Flagged, as_raw, bound, flag, injection_only_grade, twin
-from grader.engine.judge_plan import coverage_grade, reads_criteria, write_feedback
-from grader.engine.modes import MODES, AnswerToJudge
-from grader.engine.progress import Progress, Stage, reporter
-from grader.engine.review_queue import rank_grades
-from grader.engine.rubrics import rubric_for
-from grader.engine.rule_grades import (
+from grader.engine.finish import substance
+from grader.engine.finish.conclusion import apply_conclusion, asks_judge
+from grader.engine.finish.injection_bound import as_raw, bound, twin
+from grader.engine.judging.budget import coverage_grade, write_feedback
+from grader.engine.judging.conclusion_judge import Ask, judge_conclusions
+from grader.engine.judging.modes import MODES, AnswerToJudge
+from grader.engine.judging.progress import Progress, Stage, reporter
+from grader.engine.judging.rule_grades import (
     blank_grade,
+    injection_only_grade,
     nearest_scored,
     needs_judge_grade,
     objective_grade,
@@ -49,10 +42,20 @@ from grader.engine.rule_grades import (
     rubric_copy_grade,
     zero_off_topic,
 )
-from grader.engine.scorer_choice import ScorerChoice, choose_scorer, scorer_setting
-from grader.engine.scorer_core.pool import GradedPool
-from grader.engine.scorer_model import ScorerSet
-from grader.engine.signals import QuestionAnalysis, analyze_question
+from grader.engine.reading.blanks import blank_reason
+from grader.engine.reading.injection import Flagged, flag
+from grader.engine.reading.rubrics import rubric_for
+from grader.engine.review.queue import rank_grades
+from grader.engine.scoring.anchored import AnchorReadings, anchors_judge
+from grader.engine.scoring.judge_reads import reads_criteria
+from grader.engine.scoring.scorer_choice import ScorerChoice, choose_scorer, scorer_setting
+from grader.engine.scoring.scorer_core.pool import GradedPool
+from grader.engine.scoring.scorer_grade import calibrated
+from grader.engine.scoring.scorer_model import ScorerSet
+from grader.engine.signals.analysis import QuestionAnalysis, analyze_question
+from grader.engine.signals.anchors import choose_anchors
+from grader.engine.signals.coverage import pastes_rubric
+from grader.engine.signals.graded_answers import graded_answers
 from grader.judge.base import Judge
 from grader.models import (
     Bank,
@@ -114,7 +117,7 @@ class Pipeline:
         ``graded``: answers a human scored (a calibration CSV, the instructor pages); with the
         rubric's anchors they are the graded neighbours the scorer leans on.
         ``progress``: told as answers are ruled on, embedded, set aside and judged
-        (``engine.progress``).
+        (``engine.judging.progress``).
         ``scorer``: this call's scorer instead of the pipeline's (the service's exam scorer,
         applied on the instructor pages after the pipeline was built: ``choose_scorer``).
         """

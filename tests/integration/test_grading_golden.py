@@ -68,7 +68,7 @@ def grade_all() -> list[dict]:
     from grader.config import JudgeSettings, Settings
     from grader.embed import make_embedder
     from grader.engine.pipeline import Pipeline
-    from grader.engine.rubrics import load_rubrics
+    from grader.engine.reading.rubrics import load_rubrics
     from grader.judge import make_judge
     from grader.models import Submission
 
@@ -98,8 +98,8 @@ def grade_all() -> list[dict]:
 
 def _rescored(grades, rows, rubrics) -> list:
     from grader.config import Settings
-    from grader.engine.rescored_grade import rescore_grades
-    from grader.engine.scorer_model import load_scorer
+    from grader.engine.finish.rescored import rescore_grades
+    from grader.engine.scoring.scorer_model import load_scorer
 
     answers = {row["id"]: row["answer"] for row in rows}
     below = Settings().review.below_confidence
@@ -110,7 +110,7 @@ def _rescored(grades, rows, rubrics) -> list:
 
 def scorer_hash() -> str:
     """The shipped scorer file's bytes, wherever the engine keeps it."""
-    from grader.engine.scorer_model import DEFAULT_FILE
+    from grader.engine.scoring.scorer_model import DEFAULT_FILE
 
     return hashlib.sha256(DEFAULT_FILE.read_bytes()).hexdigest()
 

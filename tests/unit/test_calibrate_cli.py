@@ -12,7 +12,7 @@ from benchmarks.mohler_as_exam import write_exam
 from grader.bank.files import save_bank
 from grader.calibrate import agreement
 from grader.cli import app
-from grader.engine.rubrics import load_rubrics, save_rubric
+from grader.engine.reading.rubrics import load_rubrics, save_rubric
 from grader.files.grades import GradeWriter, read_grades
 from grader.models import (
     Bank,

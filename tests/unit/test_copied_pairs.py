@@ -13,8 +13,8 @@ import math
 import numpy as np
 
 from grader.config import Settings, SignalSettings
-from grader.engine.rubrics import rubric_for
-from grader.engine.signals import analyze_question, copied_pairs
+from grader.engine.reading.rubrics import rubric_for
+from grader.engine.signals.analysis import analyze_question, copied_pairs
 from grader.models import Question, QuestionType, Submission
 from tests.embedders import CountingEmbedder
 

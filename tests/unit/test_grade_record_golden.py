@@ -25,8 +25,8 @@ def canonical(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-# parts a later release added (the judge's budget: ``engine.judge_plan``; plan ``anchored``:
-# ``engine.anchored``); new records carry them, tested where they are written
+# parts a later release added (the judge's budget: ``engine.judging.budget``; plan ``anchored``:
+# ``engine.scoring.anchored``); new records carry them, tested where they are written
 # (tests/unit/test_judge_plan.py, tests/unit/test_anchored_plan.py)
 ADDED_DETAILS = {"judge_plan", "split", "coverage", "anchored"}
 ADDED_PROVENANCE = {"judge_plan", "judge_checks"}

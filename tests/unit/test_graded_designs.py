@@ -13,7 +13,7 @@ from benchmarks.review_designs import _between_modes, _graded_gap
 from benchmarks.review_replay import Answer, Scored
 from benchmarks.seed_grade_first import queue
 from grader.calibrate.scorer_rows import ScorerRow
-from grader.engine.scorer_model import AnswerFeatures
+from grader.engine.scoring.scorer_model import AnswerFeatures
 from grader.models import Method, ReviewCode
 from tests.unit.test_review_queue import grade
 

@@ -12,12 +12,11 @@ import pytest
 
 from grader.bank.files import load_bank
 from grader.config import JudgeSettings, ReviewSettings, Settings, SignalSettings
-from grader.engine.injected import flag
-from grader.engine.injection import find_injections
-from grader.engine.modes import MODES, AnswerToJudge
+from grader.engine.judging.modes import MODES, AnswerToJudge
+from grader.engine.judging.progress import Stage
 from grader.engine.pipeline import Pipeline
-from grader.engine.progress import Stage
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.injection import find_injections, flag
+from grader.engine.reading.rubrics import load_rubrics
 from grader.judge.scripted import coverage_labels
 from grader.models import Anchor, GradedAnswer, ReviewCode, Submission
 from tests.conftest import RUBRICS

@@ -17,7 +17,7 @@ from grader.api.instructor.session import MAX_AGE_S, Session, encode
 from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 from grader.bank.files import load_bank
 from grader.config import JudgeSettings, ServiceSettings, Settings
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from grader.models import Neighbour, ScorerExplanation
 from grader.service.dispatch import InlineDispatcher
 from grader.service.exams import Graders

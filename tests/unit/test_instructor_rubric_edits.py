@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from grader.bank.files import load_bank
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from tests.conftest import RUBRICS
 from tests.integration.service import wait_for
 from tests.unit.test_instructor_pages import ESSAY, EXAM, GOOD, OTHER, csrf_of, login, service, sid

@@ -88,7 +88,7 @@ def test_shared_part_is_padded_to_whole_cache_blocks():
 
 
 def test_probability_requests_mark_what_the_checks_of_an_answer_share():
-    from grader.engine.probability_requests import ProbabilityPlan
+    from grader.engine.judging.probability_requests import ProbabilityPlan
     from grader.models import Criterion, Question, QuestionType, Rubric
 
     question = Question(id="q", number="1", section="简答题", type=QuestionType.SHORT_ANSWER,

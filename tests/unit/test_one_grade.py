@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 
 from grader.config import JudgeSettings, Settings, SignalSettings
-from grader.engine.features import answer_features
 from grader.engine.pipeline import Pipeline
-from grader.engine.scorer_model import JUDGE_FEATURES, load_scorer
-from grader.engine.signals import analyze_question
+from grader.engine.scoring.features import answer_features
+from grader.engine.scoring.scorer_model import JUDGE_FEATURES, load_scorer
+from grader.engine.signals.analysis import analyze_question
 from grader.models import (
     Anchor,
     Bank,

@@ -8,8 +8,8 @@ vectors are character histograms, so answers that share their wording are close.
 from __future__ import annotations
 
 from grader.config import Settings, SignalSettings
-from grader.engine.rubrics import rubric_for
-from grader.engine.signals import MIN_PEERS, analyze_question
+from grader.engine.reading.rubrics import rubric_for
+from grader.engine.signals.analysis import MIN_PEERS, analyze_question
 from grader.models import Question, QuestionType, Submission
 from tests.embedders import CountingEmbedder
 

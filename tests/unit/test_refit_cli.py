@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import grader.embed
 from grader.cli import app
-from grader.engine.scorer_model import load_scorer, to_json
+from grader.engine.scoring.scorer_model import load_scorer, to_json
 from grader.files.grades import read_grades
 from tests.conftest import ROOT, RUBRICS
 from tests.embedders import CountingEmbedder

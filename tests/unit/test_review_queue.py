@@ -2,7 +2,7 @@
 
 import pytest
 
-from grader.engine.review_queue import (
+from grader.engine.review.queue import (
     ERROR_BASE,
     ERROR_WEIGHTS,
     SIGNALS,

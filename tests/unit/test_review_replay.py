@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.review_replay import Answer, Scored, catch
 from grader.calibrate.scorer_rows import ScorerRow
-from grader.engine.scorer_model import AnswerFeatures
+from grader.engine.scoring.scorer_model import AnswerFeatures
 
 
 def answer(i: int, human: float, grade: float, hard: str | None = None, scored: bool = True):

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from grader.config import Settings, SignalSettings
-from grader.engine.rule_grades import nearest_scored, zero_off_topic
-from grader.engine.signals import QuestionAnalysis
+from grader.engine.judging.rule_grades import nearest_scored, zero_off_topic
+from grader.engine.signals.analysis import QuestionAnalysis
 from grader.models import AnswerSignals, GradedAnswer
 
 

@@ -18,7 +18,7 @@ import pytest
 from pydantic import ValidationError
 
 from grader.bank.files import load_bank
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from grader.models import Rubric, Submission
 from tests.conftest import ROOT, RUBRICS
 

@@ -167,8 +167,8 @@ TEXT_FUZZ = settings(
 @given(answer=pathological_text())
 def test_student_text_readers_finish_on_repeated_tokens_and_whitespace(answer):
     from grader.bank.marks import choice_letters, true_false
-    from grader.engine.blanks import blank_reason
-    from grader.engine.injection import find_injections, strip_injections
+    from grader.engine.reading.blanks import blank_reason
+    from grader.engine.reading.injection import find_injections, strip_injections
     from grader.models import ReviewCode
 
     letters = choice_letters(answer)

@@ -9,11 +9,11 @@ import pytest
 
 from grader.bank.files import load_bank
 from grader.config import JudgeSettings, Settings
-from grader.engine import substance
+from grader.engine.finish import substance
+from grader.engine.finish.rescored import rescored
 from grader.engine.pipeline import Pipeline
-from grader.engine.rescored_grade import rescored
-from grader.engine.rubrics import load_rubrics
-from grader.engine.scorer_model import load_scorer
+from grader.engine.reading.rubrics import load_rubrics
+from grader.engine.scoring.scorer_model import load_scorer
 from grader.models import (
     Criterion,
     Grade,

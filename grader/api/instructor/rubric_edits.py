@@ -15,7 +15,7 @@ from fastapi.responses import RedirectResponse
 from grader.api.instructor.context import Ctx, Who, checked_form
 from grader.api.instructor.forms import FormError, parse_wrong_claim
 from grader.api.instructor.views import back_to, question_page
-from grader.engine.rubrics import rubric_dir, rubric_for, rubric_problems, save_rubric
+from grader.engine.reading.rubrics import rubric_dir, rubric_for, rubric_problems, save_rubric
 from grader.models import Question, Rubric
 from grader.service.exams import Exam
 
