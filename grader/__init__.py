@@ -83,6 +83,8 @@ if TYPE_CHECKING:
         SourceRef,
         Submission,
         Substance,
+        TrailEntry,
+        TrailStep,
         WrongClaim,
     )
 
@@ -166,6 +168,8 @@ __all__ = [
     "SourceRef",
     "Submission",
     "Substance",
+    "TrailEntry",
+    "TrailStep",
     "VllmSettings",
     "WebhookSettings",
     "WrongClaim",

@@ -62,8 +62,9 @@ def record(part: str, grade) -> dict:
     }
 
 
-def grade_all() -> list[dict]:
-    """Every golden record: each set graded, then every grade re-scored."""
+def grade_all(graded: list | None = None) -> list[dict]:
+    """Every golden record: each set graded, then every grade re-scored (the grades
+    themselves appended to ``graded`` when given)."""
     from grader.bank.files import load_bank
     from grader.config import JudgeSettings, Settings
     from grader.embed import make_embedder
@@ -91,8 +92,11 @@ def grade_all() -> list[dict]:
             rubrics.update(bank_rubrics)
             pipeline = Pipeline(bank, bank_rubrics, judge, settings, embedder=embedder)
             grades.extend(pipeline.grade_many(submissions))
+        again = _rescored(grades, rows, rubrics)
         out.extend(record(part, g) for g in grades)
-        out.extend(record(f"{part}/rescored", g) for g in _rescored(grades, rows, rubrics))
+        out.extend(record(f"{part}/rescored", g) for g in again)
+        if graded is not None:
+            graded.extend([*grades, *again])
     return out
 
 
@@ -120,8 +124,11 @@ def test_grades_and_the_shipped_scorer_match_the_golden_record():
     lines = _rows(GOLDEN)
     head, expected = lines[0], lines[1:]
     assert scorer_hash() == head["scorer_default_sha256"]
-    found = grade_all()
+    grades: list = []
+    found = grade_all(grades)
     assert [(r["set"], r["id"]) for r in found] == [(r["set"], r["id"]) for r in expected]
+    # every grade, fresh or re-scored, carries the trail of how its score came to be
+    assert all(g.trail and g.trail[-1].after == g.score for g in grades)
     changed = [
         f"{want['set']} {want['id']}: {key} {want[key]!r} -> {got[key]!r}"
         for got, want in zip(found, expected, strict=True)

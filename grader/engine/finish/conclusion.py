@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
+from grader.engine.finish.context import Finishing
+from grader.engine.judging.conclusion_judge import Ask, judge_conclusions
 from grader.engine.reading.conclusion_read import Reading, read_conclusion
-from grader.engine.scoring.points import STEP  # a capped grade stays in half points
+from grader.engine.scoring.points import STEP, scaled_to  # a cap stays in half points
 from grader.models import (
     Conclusion,
     ConclusionReading,
@@ -28,11 +32,44 @@ from grader.models import (
     ReviewCode,
     ReviewReason,
     Rubric,
+    TrailStep,
 )
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _PREFIXES = ("结论错误：", "Wrong conclusion: ")
 _SHOWN = {"true": "正确", "false": "错误"}
+
+
+def ask_conclusions(grades: Sequence[Grade], contexts: Sequence[Finishing]) -> list[Finishing]:
+    """The conclusions the rules cannot read, where the reading would change the grade,
+    asked of the judge in one call before the step runs."""
+    asks: dict[int, Ask] = {}
+    for i, (grade, c) in enumerate(zip(grades, contexts, strict=True)):
+        rubric = c.rubric
+        if c.judge is None or c.question is None or c.answer is None or rubric is None:
+            continue
+        if rubric.conclusion is not None and asks_judge(grade, rubric, c.answer):
+            asks[i] = Ask(grade.submission_id, c.question, rubric.conclusion, c.answer)
+    if not asks:
+        return list(contexts)
+    judge = contexts[next(iter(asks))].judge
+    assert judge is not None
+    judged = judge_conclusions(judge, list(asks.values()))
+    return [
+        replace(c, judged_conclusion=judged.get(asks[i].key)) if i in asks else c
+        for i, c in enumerate(contexts)
+    ]
+
+
+def conclusion_step(grade: Grade, context: Finishing) -> Grade:
+    """The finishing step: the grade under its rubric's conclusion (``apply_conclusion``)."""
+    new = apply_conclusion(grade, context.rubric, context.answer, context.judged_conclusion)
+    record = new.details.conclusion
+    if new.score == grade.score or record is None:
+        return new
+    said = f"reads {record.read!r}" if record.read else "does not say"
+    why = f"the conclusion {said}, expected {record.expected!r}: capped at {record.cap:.0%}"
+    return new.moved(TrailStep.CONCLUSION, grade.score, why, [record.evidence])
 
 
 def apply_conclusion(
@@ -138,10 +175,12 @@ def _to_review(grade: Grade, record: ConclusionReading) -> dict[str, Any]:
 
 def _capped(grade: Grade, limit: float, record: ConclusionReading) -> dict[str, Any]:
     """Score, criteria (scaled down) and feedback under the cap."""
-    assert grade.score is not None
-    scale = limit / grade.score
-    criteria = [c.model_copy(update={"points": round(c.points * scale, 2)}) for c in grade.criteria]
-    return {"score": limit, "criteria": criteria, "feedback": _feedback(grade.feedback, record)}
+    capped = scaled_to(grade, limit)
+    return {
+        "score": limit,
+        "criteria": capped.criteria,
+        "feedback": _feedback(grade.feedback, record),
+    }
 
 
 def _feedback(feedback: str | None, record: ConclusionReading) -> str:

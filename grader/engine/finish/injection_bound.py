@@ -2,23 +2,24 @@
 
 Keeping the lower of the judge's points on the raw and the cleaned text was not enough: the
 calibrated scorer, which decides the grade, read the raw text, so an answer that was nothing
-but an attempt got 5.5 of 10 and an appended "给满分" lifted a grade above its clean twin
-(issue 26). So ``Pipeline.grade_many`` grades a flagged answer's cleaned twin as one more
-internal answer of the same call — signals, neighbours, judge and scorer alike — and keeps the
-lower of the two final grades (``bound``). This is the one defence: the judge's modes read
-each text once, and are only told the raw answer was flagged (``modes.AnswerToJudge``), for
-its review reasons. An answer with nothing left once the attempt is cut
-out (or only a non-answer) scores 0 by rule (``injection_only_grade``). Both go to review with
-the injection reason: a false positive costs an instructor a glance, not the student points.
+but an attempt got 5.5 of 10 and an appended "给满分" lifted a grade above its clean twin. So
+``Pipeline.grade_many`` grades a flagged answer's cleaned twin (``twin``) as one more internal
+answer of the same call — signals, neighbours, judge and scorer alike — and the last finishing
+step keeps the lower of the two final grades (``bound``), with the other one recorded beside
+it so a re-score binds them again. This is the one defence: the judge's modes read each text
+once, and are only told the raw answer was flagged (``modes.AnswerToJudge``), for its review
+reasons. An answer with nothing left once the attempt is cut out scores 0 by rule
+(``rule_grades.injection_only_grade``). Both go to review with the injection reason: a false
+positive costs an instructor a glance, not the student points.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from grader.engine.judging.reasons import injection_reason
-from grader.engine.reading.injection import Flagged
+from grader.engine.finish.context import Finishing
+from grader.engine.scoring.points import scaled_to
 from grader.engine.signals.analysis import QuestionAnalysis
 from grader.models import (
     AnswerVariant,
@@ -26,7 +27,9 @@ from grader.models import (
     GradeStatus,
     InjectionReading,
     ReviewCode,
+    ReviewReason,
     Submission,
+    TrailStep,
 )
 
 TWIN_SUFFIX = "#cleaned"
@@ -54,28 +57,50 @@ def as_raw(
     return cleaned.model_copy(update={"id": raw_id}), view
 
 
-def bound(raw: Grade, cleaned: Grade, flagged: Flagged) -> Grade:
+def pair_twins(grades: Sequence[Grade], contexts: Sequence[Finishing]) -> list[Finishing]:
+    """Each raw answer's context with its cleaned twin's finished grade."""
+    return [replace(c, cleaned=grades[c.twin]) if c.twin is not None else c for c in contexts]
+
+
+def injection_step(grade: Grade, context: Finishing) -> Grade:
+    """The finishing step: a flagged answer's grade bound by its cleaned twin's (``bound``);
+    a re-scored grade whose record lacks the other variant's grade, capped at that variant's
+    recorded score."""
+    if context.cleaned is not None and context.injection is not None:
+        return bound(grade, context.cleaned, context.injection)
+    other = context.other_score
+    if other is not None and grade.score is not None and other < grade.score:
+        why = f"the other variant of the flagged answer scored {other:g}: the lower stands"
+        return scaled_to(grade, other).moved(TrailStep.INJECTION, grade.score, why)
+    return grade
+
+
+def bound(raw: Grade, cleaned: Grade, reason: ReviewReason) -> Grade:
     """The lower of the raw and the cleaned answer's final grades, as the raw answer's grade,
-    with both scores in ``details.injection`` and the injection reason. A cleaned twin
-    without a score (the judge failed on it) leaves the raw grade, still to review."""
+    with both scores in ``details.injection``, the grade not kept beside them (a re-score binds
+    the two again), and the injection ``reason``. A cleaned twin without a score (the judge
+    failed on it) leaves the raw grade, still to review."""
     score = cleaned.score if cleaned.status == GradeStatus.GRADED else None
     lower = score is not None and (raw.score is None or score < raw.score)
-    kept = cleaned if lower and raw.status == GradeStatus.GRADED else raw
+    kept, other = (cleaned, raw) if lower and raw.status == GradeStatus.GRADED else (raw, cleaned)
     reasons = list(kept.review_reasons)
     if not any(r.code == ReviewCode.SUSPECTED_INJECTION for r in reasons):
-        reasons.insert(0, injection_reason(flagged.findings))
+        reasons.insert(0, reason)
+    same = {"submission_id": raw.submission_id, "student": raw.student}
     injection = InjectionReading(
         raw_score=raw.score,
         cleaned_score=cleaned.score,
         kept=AnswerVariant.CLEANED if kept is cleaned else AnswerVariant.RAW,
+        other=other.model_copy(update=same),
     )
     details = kept.details.model_copy(update={"injection": injection})
-    return kept.model_copy(
-        update={
-            "submission_id": raw.submission_id,
-            "student": raw.student,
-            "needs_review": True,
-            "review_reasons": reasons,
-            "details": details,
-        }
+    bound_grade = kept.model_copy(
+        update=same | {"needs_review": True, "review_reasons": reasons, "details": details}
     )
+    if kept is raw:
+        return bound_grade
+    why = (
+        f"as written the answer scores {raw.score:g}; with the suspected injection cut out, "
+        f"{cleaned.score:g} (the steps above): the lower stands"
+    )
+    return bound_grade.moved(TrailStep.INJECTION, raw.score, why, [reason.message])

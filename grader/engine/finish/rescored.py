@@ -15,16 +15,17 @@ version and who decided.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from grader.engine.finish import substance
-from grader.engine.finish.conclusion import apply_conclusion
+from grader.engine.finish.context import Finishing, Scoring
+from grader.engine.finish.final import finish, finish_many
+from grader.engine.reading.injection import flag
 from grader.engine.scoring.scorer_core.inputs import Copy, Reading
 from grader.engine.scoring.scorer_core.pool import GradedPool, read_answer
 from grader.engine.scoring.scorer_core.rules import copy_share, readable
-from grader.engine.scoring.scorer_grade import scored_grade
 from grader.engine.scoring.scorer_model import (
     FEATURE_NAMES,
     NEIGHBOUR_FEATURES,
@@ -32,13 +33,16 @@ from grader.engine.scoring.scorer_model import (
     ScorerSet,
 )
 from grader.models import (
+    AnswerVariant,
     Criterion,
     Grade,
     GradedAnswer,
     GradeStatus,
     RescoredFrom,
     ReviewCode,
+    ReviewReason,
     Rubric,
+    TrailStep,
 )
 
 if TYPE_CHECKING:
@@ -72,11 +76,14 @@ def rescored(
     vector: np.ndarray | None = None,
     rubric: Rubric | None = None,
 ) -> Grade | None:
-    """``grade`` scored by ``scorer`` from its stored features; None when the scorer cannot
-    (no scorer decided the grade, or none of its models has the features the grade kept).
+    """``grade`` scored by ``scorer`` from its stored features and finished as a fresh grade is
+    (``final.finish``); None when the scorer cannot (no scorer decided the grade, or none of
+    its models has the features the grade kept).
 
     ``rubric``, when it is the one the grade was graded against, lets a criterion that gets
     points now show evidence from its key points; otherwise the grade's own criteria serve.
+    A suspected injection is bound again: the other variant's recorded grade is re-scored
+    beside this one and the lower stands.
     """
     features, before = stored_features(grade), grade.details.scorer
     if features is None or before is None or grade.max_score is None:
@@ -84,29 +91,94 @@ def rescored(
     if not readable(scorer, features):
         return None
     rubric = _rubric(grade, rubric, grade.max_score)
-    if pool is not None:
-        reading = read_answer(features, rubric.points, pool, grade.submission_id, answer, vector)
-    else:  # the graded answers are unknown: the copies the grade recorded still stand
-        reading = Reading(features, _recorded_copies(grade, rubric.points))
-    anchored = grade.details.anchored  # plan ``anchored``: the judge's reading still counts
-    new = scored_grade(judged(grade), answer or "", rubric, reading, scorer, review_below, anchored)
-    new = substance.reapply(new, rubric)  # the recorded restatement/claim rules
+    again = _Again(scorer, review_below, rubric, answer, pool, vector)
+    injection = grade.details.injection
+    if injection is None:
+        new = finish(judged(grade), again.context(grade, AnswerVariant.RAW))
+    elif injection.other is not None:
+        other = (
+            AnswerVariant.RAW if injection.kept == AnswerVariant.CLEANED else AnswerVariant.CLEANED
+        )
+        variants = {injection.kept: grade, other: injection.other}
+        raw, cleaned = variants[AnswerVariant.RAW], variants[AnswerVariant.CLEANED]
+        first = replace(
+            again.context(raw, AnswerVariant.RAW), twin=1, injection=_injection_reason(grade)
+        )
+        pair = [again.start(raw), again.start(cleaned)]
+        new = finish_many(pair, [first, again.context(cleaned, AnswerVariant.CLEANED)])[0]
+    else:  # recorded before the other variant's grade was kept: its score binds
+        kept_raw = injection.kept == AnswerVariant.RAW
+        other_score = injection.cleaned_score if kept_raw else injection.raw_score
+        context = again.context(grade, injection.kept)
+        new = finish(judged(grade), replace(context, other_score=other_score))
     was = RescoredFrom(
         score=grade.score, scorer_version=before.version, decided_by=before.decided_by
     )
-    details = new.details.model_copy(update={"rescored_from": was})
-    return apply_conclusion(new.model_copy(update={"details": details}), rubric, answer)
+    return new.model_copy(update={"details": new.details.model_copy(update={"rescored_from": was})})
+
+
+@dataclass(frozen=True)
+class _Again:
+    """What every variant of one re-scored answer shares."""
+
+    scorer: ScorerSet
+    review_below: float
+    rubric: Rubric
+    answer: str | None
+    pool: GradedPool | None
+    vector: np.ndarray | None
+
+    def start(self, grade: Grade) -> Grade:
+        """A variant as the judge left it, when the scorer can read it; else as recorded."""
+        features = stored_features(grade)
+        if features is None or not readable(self.scorer, features):
+            return grade
+        return judged(grade)
+
+    def context(self, grade: Grade, variant: AnswerVariant) -> Finishing:
+        """The finishing context of one variant: its own text (the cleaned twin's is the
+        answer with the attempt cut out) and what the scorer reads of it."""
+        text = self.answer
+        if variant == AnswerVariant.CLEANED and text is not None:
+            found = flag(text)
+            text = found.cleaned if found is not None else text
+        features = stored_features(grade)
+        if features is None or not readable(self.scorer, features):
+            return Finishing(answer=text, rubric=self.rubric)
+        points = self.rubric.points
+        if self.pool is not None:
+            vector = self.vector if variant == AnswerVariant.RAW else None
+            inputs = read_answer(features, points, self.pool, grade.submission_id, text, vector)
+        else:  # the graded answers are unknown: the copies the grade recorded still stand
+            inputs = Reading(features, _recorded_copies(grade, points))
+        # plan ``anchored``: the judge's reading still counts
+        scoring = Scoring(self.scorer, inputs, self.review_below, grade.details.anchored)
+        return Finishing(answer=text, rubric=self.rubric, scoring=scoring)
+
+
+ORIGINS = {TrailStep.OBJECTIVE, TrailStep.RULE, TrailStep.JUDGE, TrailStep.COVERAGE}
 
 
 def judged(grade: Grade) -> Grade:
     """The grade as the judge left it, before any scorer: its points per criterion, its own
-    review reasons."""
+    review reasons, its trail up to where finishing began."""
     points = grade.details.judge_points or {}
     criteria = [c.model_copy(update={"points": points.get(c.id, c.points)}) for c in grade.criteria]
     reasons = [r for r in grade.review_reasons if r.code not in SCORER_REASONS]
-    details = grade.details.without("scorer", "rescored_from")
+    details = grade.details.without("scorer", "rescored_from", "injection")
+    if grade.details.trail is not None:
+        start = list(itertools.takewhile(lambda e: e.step in ORIGINS, grade.trail))
+        details = details.model_copy(update={"trail": start})
     return grade.model_copy(
         update={"criteria": criteria, "review_reasons": reasons, "details": details}
+    )
+
+
+def _injection_reason(grade: Grade) -> ReviewReason:
+    """The suspected injection's reason as the grade recorded it."""
+    found = (r for r in grade.review_reasons if r.code == ReviewCode.SUSPECTED_INJECTION)
+    return next(
+        found, ReviewReason(code=ReviewCode.SUSPECTED_INJECTION, message="suspected injection")
     )
 
 

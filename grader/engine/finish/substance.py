@@ -31,17 +31,20 @@ from __future__ import annotations
 import math
 import re
 
+from grader.engine.finish.context import Finishing
 from grader.engine.scoring.points import STEP, allocate
 from grader.engine.signals.copies import char_ngrams
 from grader.models import (
     FoundClaim,
     Grade,
     GradeStatus,
+    Method,
     Question,
     ReviewCode,
     ReviewReason,
     Rubric,
     Substance,
+    TrailStep,
 )
 from grader.text import language_of, sentences_of
 
@@ -142,6 +145,28 @@ def wrong_claims(answer: str, rubric: Rubric, stem: set[str]) -> list[FoundClaim
                 )
             )
     return found
+
+
+def substance_step(grade: Grade, context: Finishing) -> Grade:
+    """The finishing step: a model's grade checked for substance (a rule's 0 is left as it
+    is), on the answer when its question is known, else by the decision the grade recorded."""
+    if grade.method == Method.RULE or context.rubric is None:
+        return grade
+    if context.question is not None and context.answer is not None:
+        new = checked(grade, context.answer, context.question, context.rubric)
+    else:
+        new = reapply(grade, context.rubric)
+    found = new.details.substance
+    if new.score == grade.score or found is None:
+        return new
+    why, evidence = [], []
+    if found.restated:
+        why.append(f"only restates the question: capped at {CAP_SHARE:.0%} of the points")
+    for claim in found.claims:
+        if not claim.negated:
+            why.append(f"asserts a known wrong claim ({claim.claim}): −{claim.points:g}")
+            evidence.append(claim.sentence)
+    return new.moved(TrailStep.SUBSTANCE, grade.score, "; ".join(why), evidence)
 
 
 def checked(grade: Grade, answer: str, question: Question, rubric: Rubric) -> Grade:

@@ -15,6 +15,7 @@ judge's points are the grade, so every plan asks.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from grader.config import JudgeSettings, ReviewSettings
@@ -35,6 +36,7 @@ from grader.models import (
     Question,
     Rubric,
     Submission,
+    TrailStep,
 )
 
 COVERAGE_SPLIT: Literal["coverage"] = (
@@ -102,6 +104,11 @@ def coverage_grade(
         ),
         signals=signals,
         provenance=provenance,
+    ).moved(
+        TrailStep.COVERAGE,
+        None,
+        "no judge read the answer: each criterion's share of its key points, by wording and "
+        "meaning",
     )
 
 
@@ -124,23 +131,16 @@ def criterion_shares(
 
 
 def write_feedback(
-    judge: Judge,
-    asks: dict[int, tuple[Question, str]],
-    grades: dict[int, Grade],
-    rubrics: dict[str, Rubric],
-) -> dict[int, Grade]:
+    judge: Judge, items: Mapping[int, tuple[Question, Rubric, str, Grade]]
+) -> dict[int, str]:
     """``GRADER_FEEDBACK=judge`` for answers no judge scored: one written sentence each, from
-    the final grade (its score and missing criteria); a failed sentence keeps the template's."""
-    order = [i for i in asks if grades[i].score is not None]
+    the scorer's grade (its score and missing criteria), by item; a failed sentence is left
+    out (the template's stays)."""
+    order = [i for i, (*_, grade) in items.items() if grade.score is not None]
     requests = []
     for i in order:
-        question, answer = asks[i]
-        rubric, grade = rubrics[question.id], grades[i]
+        question, rubric, answer, grade = items[i]
         missing = missing_criteria(rubric, grade.criteria)
         requests.append((question, rubric, answer, grade.score or 0.0, missing))
     sentences = judge_feedback(judge, requests)
-    return {
-        i: grades[i].model_copy(update={"feedback": sentence})
-        for i, sentence in zip(order, sentences, strict=True)
-        if sentence
-    }
+    return {i: sentence for i, sentence in zip(order, sentences, strict=True) if sentence}

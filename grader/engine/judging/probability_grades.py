@@ -30,6 +30,7 @@ from grader.models import (
     JudgeModeName,
     Method,
     ReviewReason,
+    TrailStep,
 )
 
 SHOWN_SUBJECT_CHARS = 24
@@ -81,6 +82,11 @@ def probability_grade(
         ),
         signals=item.signals,
         provenance=provenance,
+    ).moved(
+        TrailStep.JUDGE,
+        None,
+        f"the judge's expected points over {len(checks)} check(s), read from its label "
+        "probabilities",
     )
 
 

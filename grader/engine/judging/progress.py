@@ -103,3 +103,17 @@ def judge_each_once(
         [[k for k, _ in pairs] for pairs in keyed], batch, call, chunk, progress
     )
     return [[by_key[k] for k, _ in pairs] for pairs in keyed]
+
+
+def judged_at_most(tell: Progress, limit: int) -> Progress:
+    """``tell`` with at most ``limit`` answers reported judged in all: the pipeline judges
+    answers of its own too (cleaned twins), but each submission is reported once."""
+    left = [limit]
+
+    def capped(stage: Stage, count: int) -> None:
+        if stage == Stage.JUDGED:
+            count = min(count, left[0])
+            left[0] -= count
+        tell(stage, count)
+
+    return capped

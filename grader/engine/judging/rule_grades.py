@@ -29,6 +29,7 @@ from grader.models import (
     ReviewReason,
     Rubric,
     Submission,
+    TrailStep,
 )
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def objective_grade(submission: Submission, question: Question, rules: RuleSetti
                 ReviewReason(code=ReviewCode.NO_KEY, message="the bank has no answer key")
             ],
             provenance=provenance,
-        )
+        ).moved(TrailStep.OBJECTIVE, None, "the bank has no answer key: no score")
     if not submission.answer.strip():
         return Grade(
             **identity(submission),
@@ -76,7 +77,7 @@ def objective_grade(submission: Submission, question: Question, rules: RuleSetti
             review_reasons=[ReviewReason(code=ReviewCode.BLANK, message="no answer given")],
             details=GradeDetails(expected=question.answer),
             provenance=provenance,
-        )
+        ).moved(TrailStep.OBJECTIVE, None, "no answer given")
     result = grade_objective(question, submission.answer, max_points, rules.multiple_choice_credit)
     return Grade(
         **identity(submission),
@@ -91,6 +92,11 @@ def objective_grade(submission: Submission, question: Question, rules: RuleSetti
             read_as=result.read_as, expected=question.answer, correct=result.correct
         ),
         provenance=provenance,
+    ).moved(
+        TrailStep.OBJECTIVE,
+        None,
+        f"read as {result.read_as!r}, the key is {question.answer!r}",
+        [submission.answer.strip()],
     )
 
 
@@ -192,7 +198,7 @@ def unscored_grade(
             )
         ],
         provenance=provenance,
-    )
+    ).moved(TrailStep.JUDGE, None, why)
 
 
 def needs_judge_grade(
@@ -215,7 +221,7 @@ def needs_judge_grade(
         ],
         signals=signals,
         provenance=GradeProvenance(engine=ENGINE),
-    )
+    ).moved(TrailStep.RULE, None, "no judge is configured: no score")
 
 
 def zero_by_rule(
@@ -245,7 +251,7 @@ def zero_by_rule(
         review_reasons=reasons,
         signals=signals,
         provenance=rule_provenance(rubric, embed_model if signals is not None else None),
-    )
+    ).moved(TrailStep.RULE, None, reasons[0].message if reasons else rationale)
 
 
 def injection_only_grade(submission: Submission, rubric: Rubric, flagged: Flagged) -> Grade:

@@ -27,6 +27,7 @@ from grader.models import (
     ReviewCode,
     ReviewReason,
     Rubric,
+    TrailStep,
     Verdict,
 )
 
@@ -67,6 +68,11 @@ def verdict_grade(item: VerdictWork, provenance: GradeProvenance, review: Review
         ),
         signals=item.signals,
         provenance=provenance,
+    ).moved(
+        TrailStep.JUDGE,
+        None,
+        f"the judge's verdict, the median of {len(good)} sample(s), quotes checked against "
+        "the answer",
     )
 
 

@@ -51,3 +51,10 @@ def _spread(total: float, weights: list[float], caps: list[float]) -> list[float
             shares[i] = min(shares[i], caps[i])
         open_ = [i for i in open_ if shares[i] < caps[i] - 1e-9]
     return shares
+
+
+def scaled_to(grade: Grade, score: float) -> Grade:
+    """``grade`` capped at ``score``: its criteria scaled down with it."""
+    scale = score / grade.score if grade.score else 0.0
+    criteria = [c.model_copy(update={"points": round(c.points * scale, 2)}) for c in grade.criteria]
+    return grade.model_copy(update={"score": score, "criteria": criteria})

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from grader.config import ReviewSettings
 from grader.engine.judging.budget import split_by_coverage
 from grader.engine.scoring.confidence import confidence, uncertainty_signals
-from grader.engine.scoring.features import JudgeReading, answer_features, judge_reading
+from grader.engine.scoring.features import JudgeReading, answer_features
 from grader.engine.scoring.points import allocate, to_points
 from grader.engine.scoring.scorer_core.inputs import Reading
 from grader.engine.scoring.scorer_core.pool import GradedPool, read_answer
-from grader.engine.scoring.scorer_core.rules import decide, readable
+from grader.engine.scoring.scorer_core.rules import decide
 from grader.engine.scoring.scorer_model import AnswerFeatures, ScorerSet, contributions
 from grader.engine.signals.analysis import QuestionAnalysis
 from grader.models import (
@@ -38,27 +37,6 @@ from grader.models import (
 
 DISAGREEMENT = 0.4  # scorer and judge further apart than this share of the points: review
 SHOWN_NEIGHBOURS = 3
-
-
-def calibrated(
-    grade: Grade,
-    submission: Submission,
-    question: Question,
-    rubric: Rubric,
-    analysis: QuestionAnalysis,
-    pool: GradedPool | None,
-    scorer: ScorerSet,
-    review: ReviewSettings,
-    anchored: AnchoredReading | None = None,
-) -> Grade:
-    """A judged grade re-scored from its features and the question's graded answers (and,
-    under plan ``anchored``, the judge's anchored reading: ``engine.scoring.anchored``)."""
-    reading = answer_evidence(submission, question, rubric, analysis, pool, judge_reading(grade))
-    if not readable(scorer, reading.features):
-        return grade  # no model has its features (a question without a reference): as judged
-    return scored_grade(
-        grade, submission.answer, rubric, reading, scorer, review.below_confidence, anchored
-    )
 
 
 def answer_evidence(
