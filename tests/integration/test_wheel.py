@@ -109,3 +109,11 @@ def test_a_wheel_installed_grader_grades_the_example_exam_elsewhere(installed, t
     assert judged and all(g["status"] == "graded" for g in judged)
     assert {g["provenance"]["backend"] for g in judged} == {"scripted"}
     assert all(g["provenance"]["prompt_version"] for g in judged)
+    # ``grader explain`` reads the example's grades back: the criteria, then the trail
+    explained = subprocess.run(
+        [sys.executable, "-c", run, "explain", "grades.jsonl", judged[0]["submission_id"]],
+        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert explained.returncode == 0, explained.stderr[-3000:]
+    assert "How the score was decided:" in explained.stdout
+    assert f"→ {judged[0]['score']:g}" in explained.stdout

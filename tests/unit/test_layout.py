@@ -8,7 +8,7 @@ the engine's entry points and loads them on first use.
 ``ALLOWED`` says, for each room (a top-level module or package of ``grader``, or ``workers``),
 which other rooms it may import; imports inside one room are free. A new room must be added
 here, on purpose. Inside the engine, ``STAGES`` keeps the order an answer goes through:
-reading ← signals ← judging ← scoring ← finish ← review, each stage a package that imports only
+reading ← signals ← judging ← scoring ← finish ← review ← record, each stage a package that imports only
 earlier ones; the engine's root holds only the pipeline, which composes them, and the package.
 
 The scorer core (``grader/engine/scorer_core``, docs/layout.md) is the one place the
@@ -68,7 +68,7 @@ ALLOWED: dict[str, set[str]] = {
 
 # The engine's stages, in the order an answer goes through them: a stage imports only
 # earlier ones; the engine's root holds the pipeline, which composes them, and the package.
-STAGES = ("reading", "signals", "judging", "scoring", "finish", "review")
+STAGES = ("reading", "signals", "judging", "scoring", "finish", "review", "record")
 ENGINE_ROOT = {"__init__.py", "pipeline.py"}
 
 
