@@ -16,7 +16,7 @@ of the question that no instructor graded (the setting's graded answers are left
   one the cap would change hard, ``conclusion_undecided``).
 - **Hard flags** of a scored answer: ``off_topic`` (topic margin below ``offtopic_margin``,
   or the peer margin below ``offtopic_peer_margin``, the table's peer margin read among the
-  part's answers to the question), a suspected injection (``injected.flag``).
+  part's answers to the question), a suspected injection (``injection.flag``).
 
 What the replay still leaves out: the judge's reading of a conclusion the rules cannot read
 (production asks the judge first; here every such answer is hard, so ADS counts more hard

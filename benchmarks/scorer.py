@@ -2,11 +2,11 @@
 
 For every question of the Mohler test half, the ADS test part and the seed-question sets
 (``scorer_eval_data.py``: settings none / 5 graded / 10 graded / development answers as
-graded), the production path: ``blanks.blank_reason`` (0 by rule), ``signals.analyze_question`` over
+graded), the production path: ``blanks.blank_reason`` (0 by rule), ``signals.analysis.analyze_question`` over
 the exam's answers with the graded answers, off-topic answers 0 by rule, then for every other
-answer ``calibrated_grade.answer_evidence`` (``answer_features`` and the ``GradedPool`` neighbours),
-``scorer_core.rules.decide`` (copy rule, then ``load_scorer("default")``), ``calibrated_grade.to_points`` (half
-points) and ``calibrated_grade.scorer_confidence``. The judge's reading, where the judge ran
+answer ``scorer_grade.answer_evidence`` (``answer_features`` and the ``GradedPool`` neighbours),
+``scorer_core.rules.decide`` (copy rule, then ``load_scorer("default")``), ``points.to_points`` (half
+points) and ``scorer_grade.scorer_confidence``. The judge's reading, where the judge ran
 (``scorer_judge.py``), is what ``grade_many`` would hand the scorer.
 
 Figures (``grader.calibrate.metrics.agreement``, 95 % bootstrap intervals over answers):

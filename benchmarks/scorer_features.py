@@ -6,7 +6,7 @@ points: the data set's maximum), its rubric from ``rubric_for`` with no rubric f
 as for a freshly imported bank). Then, per question and part (``splits.py``; a part's answers
 to a question are the exam, the cohort), exactly what ``Pipeline.grade_many`` does before the
 judge: blank answers and non-answers score 0 by rule (``blank_reason``), the others are
-analysed together by ``signals.analyze_question``, off-topic ones score 0 by rule, and every
+analysed together by ``signals.analysis.analyze_question``, off-topic ones score 0 by rule, and every
 answer's features come from ``features.answer_features``. Every answer of the part is also
 passed as a graded answer, so blank ones get the signals a graded pool gives them.
 

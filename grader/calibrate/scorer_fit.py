@@ -171,7 +171,7 @@ def trained_on(rows: Sequence[ScorerRow], **extra: object) -> dict[str, object]:
 # Stage 1: the answer's own signals. Every weight positive, so each feature's push can be shown
 # to an instructor (docs/research/benchmarks-log.md, "The calibrated scorer": the designs
 # tried). Nothing here reads the other answers of the run: the cohort z-score did, and a
-# score depended on who shared the run (issue 27: "One answer, one grade", what it cost).
+# score depended on who shared the run (docs/research/benchmarks-log.md, what it cost).
 EXPLAINABLE = ("reference_margin", "semantic_coverage", "ngram_coverage", "length_log_ratio")
 STAGE1 = (("signals", EXPLAINABLE),)
 STAGE2 = ("base_share", "knn_residual", "graded_residual")

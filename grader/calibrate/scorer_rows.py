@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from grader.engine.scoring.scorer_core.inputs import Copy, Reading
+from grader.engine.scoring.scorer_core.inputs import Copy, ScorerInput
 from grader.engine.scoring.scorer_model import (
     DEFAULT_K,
     DEFAULT_TEMPERATURE,
@@ -193,9 +193,9 @@ def reading(
     base: Mapping[str, float] | None,
     *,
     texts: Mapping[str, str | None] | None = None,
-) -> Reading:
+) -> ScorerInput:
     """The row as the scorer reads it in ``setting``: ``setting_features`` and its copies."""
-    return Reading(
+    return ScorerInput(
         setting_features(row, setting, shares, base, texts=texts), copies(row, setting, shares)
     )
 

@@ -140,7 +140,7 @@ class Pipeline:
         mine = [subjective[i] for i in subjective if i not in twins]
         shadows = [subjective[j] for j in twins]
         analyses = self._analyze(mine, cohort, rubrics, graded, tell, shadows)
-        plans: dict[tuple[str, ...], object] = {}  # once per question and anchor set
+        prefixes: dict[tuple[str, ...], object] = {}  # once per question and anchor set
         work: dict[int, AnswerToJudge] = {}
         scoring = scorer or self.scorer
         for i, submission in subjective.items():
@@ -156,12 +156,16 @@ class Pipeline:
                 grades[i] = off_topic_grade(submission, rubric, signals, self._embed_model)
             elif self.judge is None:
                 grades[i] = needs_judge_grade(submission, question, rubric, signals)
-            else:  # no plan: the scorer decides without the judge's reading (``judge_reads``)
+            else:  # no prefix: the scorer decides without the judge's reading (``judge_reads``)
                 reads = self._anchored(question, rubric, scoring, bool(analysis)) or reads_criteria(
                     self.settings.judge, scoring, question.language, bool(analysis)
                 )
-                plan = self._plan(plans, question, rubric, submission, analysis) if reads else None
-                work[i] = AnswerToJudge(submission, plan, signals, flagged.get(i))
+                prefix = (
+                    self._prefix(prefixes, question, rubric, submission, analysis)
+                    if reads
+                    else None
+                )
+                work[i] = AnswerToJudge(submission, prefix, signals, flagged.get(i))
         tell(Stage.SET_ASIDE, sum(i not in work for i in subjective if i not in twins))
         if work:
             counted = judged_at_most(tell, sum(i not in twins for i in work))
@@ -183,10 +187,10 @@ class Pipeline:
         scorer: ScorerSet | None,
         tell: Progress,
     ) -> None:
-        """The judge's grades of ``work`` in one batch. An item without a plan is not read by
+        """The judge's grades of ``work`` in one batch. An item without a prefix is not read by
         the judge: its criteria are split by coverage (``judging.budget``)."""
         assert self.judge is not None
-        asked = {i: item for i, item in work.items() if item.plan is not None}
+        asked = {i: item for i, item in work.items() if item.prefix is not None}
         unread = [i for i in work if i not in asked]
         if asked:
             parts = self.settings.judge, self.settings.review
@@ -320,7 +324,7 @@ class Pipeline:
         k = self.settings.signals.anchors_k
         return self._anchors.to_read(
             wanted.values(),
-            lambda q, r: self.mode.plan(q, r, choose_anchors(r.anchors, k), self.settings.judge),
+            lambda q, r: self.mode.prefix(q, r, choose_anchors(r.anchors, k), self.settings.judge),
         )
 
     def _anchored(
@@ -333,24 +337,24 @@ class Pipeline:
     def _embed_model(self) -> str | None:
         return self.embedder.name if self.embedder is not None else None
 
-    def _plan(
+    def _prefix(
         self,
-        plans: dict[tuple[str, ...], object],
+        prefixes: dict[tuple[str, ...], object],
         question: Question,
         rubric: Rubric,
         submission: Submission,
         analysis: QuestionAnalysis | None,
     ) -> object:
-        """The mode's plan for this answer's question and anchors, made once: answers shown
+        """The mode's prefix for this answer's question and anchors, made once: answers shown
         the same anchors share it."""
         if analysis is None or submission.id not in analysis.anchors:
             anchors = choose_anchors(rubric.anchors, self.settings.signals.anchors_k)
         else:
             anchors = analysis.anchors[submission.id]
         key = (question.id, *(a.id for a in anchors))
-        if key not in plans:
-            plans[key] = self.mode.plan(question, rubric, anchors, self.settings.judge)
-        return plans[key]
+        if key not in prefixes:
+            prefixes[key] = self.mode.prefix(question, rubric, anchors, self.settings.judge)
+        return prefixes[key]
 
     def _analyze(
         self,

@@ -79,7 +79,7 @@ class AnswerSignals(_Model):
     reference_z: float | None = Field(
         default=None,
         description="No longer computed (always None): it read the answers that shared the "
-        "run, so a score depended on them (issue 27); kept so grades recorded before load.",
+        "run, so a score depended on them; kept so grades recorded before load.",
     )
     topic_margin: float = Field(
         description="How far above unrelated text the answer sits, near question and reference."

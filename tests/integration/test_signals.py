@@ -76,9 +76,11 @@ def bank():
 @pytest.fixture(scope="module")
 def graded(embedder, bank):
     judge = RecordingJudge()
-    settings = Settings(  # every check asked (``judge_plan``): what reaches the judge is the test
-        judge=JudgeSettings(backend="scripted", plan="full"),
-        embeddings=EmbeddingSettings(model=MODEL),
+    settings = (
+        Settings(  # every check asked (``judging.budget``): what reaches the judge is the test
+            judge=JudgeSettings(backend="scripted", plan="full"),
+            embeddings=EmbeddingSettings(model=MODEL),
+        )
     )
     pipeline = Pipeline(bank, load_rubrics(BANK_PATH, bank), judge, settings, embedder)
     grades = pipeline.grade_many(submissions())

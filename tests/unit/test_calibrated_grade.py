@@ -66,7 +66,7 @@ def sub(answer, i):
 
 
 def test_the_scorer_decides_and_the_grade_says_how():
-    # the full judge plan: the judge reads the Chinese answer too (``judge_plan``)
+    # the full judge plan: the judge reads the Chinese answer too (``judging.budget``)
     (grade,) = pipeline(yes(0.8), judge_plan="full").grade_many([sub(ANSWERS[0], "a")])
     scorer = load_scorer("default")
     assert grade.status == "graded" and grade.score is not None

@@ -1,4 +1,4 @@
-"""Near-duplicates need shared wording as well as a high cosine (issue 13, "Review flags").
+"""Near-duplicates need shared wording as well as a high cosine (benchmarks-log, "Review flags").
 
 On 60 real ADS answers the cosine-only rule flagged 18 answers `near_duplicate`, among them
 two answers in their own words at cosine 0.973. The issue quotes only their openings

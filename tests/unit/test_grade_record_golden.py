@@ -5,7 +5,7 @@ and ``provenance`` were free dicts: ``Pipeline.grade_many`` on the grad_accum_en
 exam (``rubrics/``) with the scripted judge in both modes and ``tests.embedders``, the
 default scorer with graded answers (neighbours, a copy), suspected injections, a restated
 answer and a wrong claim, a conclusion (gated and not), the review ranking, then
-``calibrate.mapping.apply_mapping``, ``engine.rescoring.rescore_grades`` and the service's
+``calibrate.mapping.apply_mapping``, the re-score (``rescore_grades``) and the service's
 override (``store.records.overridden``), through ``files.grades.GradeWriter``. It is never
 regenerated: it stands for the files platforms already hold.
 """

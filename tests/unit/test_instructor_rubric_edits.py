@@ -1,4 +1,4 @@
-"""Changing a question's rubric from its page (issue 26): a known wrong claim marked on a
+"""Changing a question's rubric from its page: a known wrong claim marked on a
 graded answer, and the conclusion's gate switched off and on. The service of
 ``test_instructor_pages`` (real SQLite, scripted judge, a copy of the bank), with the essay's
 rubric naming a verdict it must conclude."""

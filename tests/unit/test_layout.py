@@ -314,6 +314,21 @@ def test_no_constructor_with_more_than_8_parameters(package):
     assert wide == {}, f"group these parameters into a value: {wide}"
 
 
+def test_no_comment_cites_an_issue_number():
+    """A reader of the repository cannot look an issue up: a comment says the reason instead."""
+    import re
+
+    citation = re.compile(r"\bissues?\s*#?" + r"[0-9]+", re.IGNORECASE)
+    found = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for folder in (*PACKAGES, "tests")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if citation.search(line)
+    ]
+    assert found == [], "say the reason, not the issue"
+
+
 def test_importing_grader_loads_no_model_runtime():
     """``import grader`` and the modules every command and worker loads stay free of torch,
     vLLM and sentence-transformers: those load when a model is actually used."""

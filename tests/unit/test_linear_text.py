@@ -88,7 +88,7 @@ def _paper(text: str) -> object:
         return None
 
 
-# (reader, input maker): the former worst cases named in issue 29, and their neighbours
+# (reader, input maker): the inputs that made the former patterns backtrack, and their neighbours
 STUDENT_TEXT = {
     "choice letters 'A A … z'": (choice_letters, _repeat("", "A ", "z")),
     "choice letters 'A, A, … z'": (choice_letters, _repeat("答案：", "A, ", "z")),

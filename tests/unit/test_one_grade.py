@@ -1,4 +1,4 @@
-"""One answer, one grade (issue 27): the same answer to the same question, with the same graded
+"""One answer, one grade: the same answer to the same question, with the same graded
 answers, gets the same score and is shown the same anchors whether it is graded alone, in a
 batch of 32 or among all its classmates.
 

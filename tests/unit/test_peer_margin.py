@@ -1,4 +1,4 @@
-"""The classmates' answers as off-topic evidence (``AnswerSignals.peer_margin``, issue 13).
+"""The classmates' answers as off-topic evidence (``AnswerSignals.peer_margin``).
 
 A genuine answer that shares few words with a one-line reference still sits among the other
 students' answers; blatant off-topic text sits far from all of them. The embedder double's

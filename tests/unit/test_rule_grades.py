@@ -1,5 +1,5 @@
 """Which off-topic answers score 0 without the judge (``rule_grades.zero_off_topic``): below
-the second topic margin, whatever the classmates' answers say (issue 27: one answer, one
+the second topic margin, whatever the classmates' answers say (one answer, one
 grade). The question's graded answers may rescue one: they are the same for every run."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The shipped scorer is what the documented fit makes from development data (issue 13).
+"""The shipped scorer is what the documented fit makes from development data.
 
 ``grader/engine/scoring/scorer_default.json`` must equal, byte for byte, ``fit_default`` on the
 development rows of the feature table in the repository

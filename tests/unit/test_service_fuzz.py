@@ -116,7 +116,7 @@ def test_hostile_values_in_any_field_get_a_4xx_never_a_5xx(service, caplog):  # 
 
 
 # --- pathological text: every reader of student or paper text finishes, with a sane answer -----
-# Repeated tokens and runs of whitespace are what made the old patterns backtrack (issue 29):
+# Repeated tokens and runs of whitespace are what made the old patterns backtrack:
 # "A " * 24 + "z", "C11" * 25 + "x", "[" * 20000, "ab" + "\n" * 19998, 8,000 spaces after 答案.
 # ``test_linear_text`` measures the worst of them; here hypothesis mixes them at random, up to
 # the answer limit, under a deadline no linear reader comes near.

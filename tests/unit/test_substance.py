@@ -1,5 +1,5 @@
 """Answers that only restate the question earn no key point, and known wrong claims take their
-points (issue 26, item 3): the rules alone, in the whole grade, and again after a re-score."""
+points: the rules alone, in the whole grade, and again after a re-score."""
 
 import json
 from functools import cache

@@ -1,4 +1,4 @@
-"""The forms that change a question's rubric from its page (issue 26): mark a sentence of a
+"""The forms that change a question's rubric from its page: mark a sentence of a
 graded answer as a known wrong claim of one criterion, and switch the conclusion's gate off or
 on. Each writes a new rubric version the way promoting an anchor does: checked, written to the
 bank's rubric folder and put in the exam's rubrics, which the pipeline reads on every call, so

@@ -21,7 +21,7 @@ from typing import Any
 
 from grader.engine.finish.context import Finishing
 from grader.engine.judging.conclusion_judge import Ask, judge_conclusions
-from grader.engine.reading.conclusion_read import Reading, read_conclusion
+from grader.engine.reading.conclusion_read import ConclusionRead, read_conclusion
 from grader.engine.scoring.points import STEP, scaled_to  # a cap stays in half points
 from grader.models import (
     Conclusion,
@@ -73,7 +73,7 @@ def conclusion_step(grade: Grade, context: Finishing) -> Grade:
 
 
 def apply_conclusion(
-    grade: Grade, rubric: Rubric | None, answer: str | None, judged: Reading | None = None
+    grade: Grade, rubric: Rubric | None, answer: str | None, judged: ConclusionRead | None = None
 ) -> Grade:
     """``grade`` with its conclusion read (``rubric.conclusion`` against ``answer``), and
     capped when the conclusion is wrong. Where the rules cannot read it, the judge's reading
@@ -117,7 +117,7 @@ def asks_judge(grade: Grade, rubric: Rubric, answer: str) -> bool:
     return read_conclusion(conclusion, answer).decision == "undecided"
 
 
-def _judged_before(grade: Grade, conclusion: Conclusion) -> Reading | None:
+def _judged_before(grade: Grade, conclusion: Conclusion) -> ConclusionRead | None:
     """The judge's reading this grade recorded for the same conclusion (a re-score)."""
     recorded = grade.details.conclusion
     if recorded is None or recorded.by != "judge":
@@ -125,7 +125,7 @@ def _judged_before(grade: Grade, conclusion: Conclusion) -> Reading | None:
     if recorded.expected != conclusion.expected or recorded.decision == "undecided":
         return None
     kept = ("decision", "read", "evidence", "confidence", "by")
-    return Reading.model_validate(recorded.model_dump(include=set(kept), exclude_none=True))
+    return ConclusionRead.model_validate(recorded.model_dump(include=set(kept), exclude_none=True))
 
 
 def cap_share(conclusion: Conclusion) -> float:
@@ -137,7 +137,7 @@ def cap_share(conclusion: Conclusion) -> float:
     return 0.0 if conclusion.kind == "verdict" else 0.2
 
 
-def _record(conclusion: Conclusion, reading: Reading) -> ConclusionReading:
+def _record(conclusion: Conclusion, reading: ConclusionRead) -> ConclusionReading:
     return ConclusionReading(
         kind=conclusion.kind,
         expected=conclusion.expected,

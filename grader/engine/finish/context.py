@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from grader.models import AnchoredReading, Grade, Question, ReviewReason, Rubric
 
 if TYPE_CHECKING:
-    from grader.engine.reading.conclusion_read import Reading as ConclusionRead
-    from grader.engine.scoring.scorer_core.inputs import Reading as ScorerInput
+    from grader.engine.reading.conclusion_read import ConclusionRead
+    from grader.engine.scoring.scorer_core.inputs import ScorerInput
     from grader.engine.scoring.scorer_model import ScorerSet
     from grader.judge.base import Judge
 

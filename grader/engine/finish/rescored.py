@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from grader.engine.finish.context import Finishing, Scoring
 from grader.engine.finish.final import finish, finish_many
 from grader.engine.reading.injection import flag
-from grader.engine.scoring.scorer_core.inputs import Copy, Reading
+from grader.engine.scoring.scorer_core.inputs import Copy, ScorerInput
 from grader.engine.scoring.scorer_core.pool import GradedPool, read_answer
 from grader.engine.scoring.scorer_core.rules import copy_share, readable
 from grader.engine.scoring.scorer_model import (
@@ -150,7 +150,7 @@ class _Again:
             vector = self.vector if variant == AnswerVariant.RAW else None
             inputs = read_answer(features, points, self.pool, grade.submission_id, text, vector)
         else:  # the graded answers are unknown: the copies the grade recorded still stand
-            inputs = Reading(features, _recorded_copies(grade, points))
+            inputs = ScorerInput(features, _recorded_copies(grade, points))
         # plan ``anchored``: the judge's reading still counts
         scoring = Scoring(self.scorer, inputs, self.review_below, grade.details.anchored)
         return Finishing(answer=text, rubric=self.rubric, scoring=scoring)

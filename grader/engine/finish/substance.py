@@ -1,6 +1,6 @@
 """Answers that say nothing checkable, and answers that assert a known misconception.
 
-Topic similarity is not content (issue 26): an answer that restates the question ("梯度累积
+Topic similarity is not content: an answer that restates the question ("梯度累积
 步数的选择会对模型训练产生影响……所以要选择合适的步数") sits near the reference, and the scorer
 paid such answers half the points. Two lexical checks on the final grade, after the scorer:
 

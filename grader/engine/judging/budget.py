@@ -1,4 +1,4 @@
-"""The judge's budget: which answers get the criterion checks (issue 26, item 6).
+"""The judge's budget: which answers get the criterion checks, where the CPU time goes.
 
 With embeddings and a calibrated scorer, the scorer decides the score, and it weighs the
 judge's reading only in the languages its file was fit on (``ScorerSet.weighs_judge``:

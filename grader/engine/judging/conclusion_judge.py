@@ -5,7 +5,7 @@ A rubric's conclusion that ``conclusion_read`` leaves undecided (an answer that 
 step as in the probability mode (``prompts/conclusion_check/``): "is the answer's conclusion
 <expected>?" and, sharing the answer's prefix, "does it differ from <expected>?". The embedded
 1.5B says yes to nearly any such question (P(是) 0.84–0.99 whether or not the answer makes the
-claim, issue 26), so one question decides nothing: the judge's reading counts only when the two
+claim: measured on the seed answers), so one question decides nothing: the judge's reading counts only when the two
 questions disagree by ``MARGIN`` (match: P(yes | is) − P(yes | differs) ≥ MARGIN; mismatch: the
 reverse), its confidence is that gap, and anything closer stays undecided (review). The
 evidence is the answer's own sentence nearest the expected conclusion, never written.
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from grader.engine.judging.prompts import defuse_delimiters, load_prompt, render_template
-from grader.engine.reading.conclusion_read import EVIDENCE_CHARS, Reading
+from grader.engine.reading.conclusion_read import EVIDENCE_CHARS, ConclusionRead
 from grader.judge.base import Judge, LabelRequest, LabelScores
 from grader.models import Conclusion, Question
 from grader.text import features, point_coverage, sentences_of
@@ -64,7 +64,7 @@ def requests(ask: Ask) -> list[LabelRequest]:
     return out
 
 
-def judge_conclusions(judge: Judge, asks: Sequence[Ask]) -> dict[str, Reading]:
+def judge_conclusions(judge: Judge, asks: Sequence[Ask]) -> dict[str, ConclusionRead]:
     """The judge's reading of each ask's conclusion, by key, in one judge call; an ask whose
     questions got no distribution, or too close a pair, reads as undecided."""
     batch = [r for ask in asks for r in requests(ask)]
@@ -76,15 +76,15 @@ def judge_conclusions(judge: Judge, asks: Sequence[Ask]) -> dict[str, Reading]:
     }
 
 
-def reading_of(ask: Ask, is_: LabelScores, differs: LabelScores) -> Reading:
+def reading_of(ask: Ask, is_: LabelScores, differs: LabelScores) -> ConclusionRead:
     """Match, mismatch or undecided from the two distributions (module docstring)."""
     if is_.error is not None or differs.error is not None:
-        return Reading(decision="undecided")
+        return ConclusionRead(decision="undecided")
     yes = YES_NO.get(ask.question.language, YES_NO["en"])[1]
     gap = is_.probabilities.get(yes, 0.0) - differs.probabilities.get(yes, 0.0)
     if abs(gap) < MARGIN:
-        return Reading(decision="undecided", confidence=round(abs(gap), 3))
-    return Reading(
+        return ConclusionRead(decision="undecided", confidence=round(abs(gap), 3))
+    return ConclusionRead(
         decision="match" if gap > 0 else "mismatch",
         read=ask.conclusion.expected if gap > 0 else None,
         evidence=nearest_sentence(ask.answer, ask.conclusion.expected),

@@ -7,7 +7,8 @@
   feedback), checked against the answer and re-asked when invalid (``verdict_requests``,
   ``verdict_grades``).
 
-A mode makes a plan once per question and anchor group, then grades a batch of answers with
+A mode lays out the prefix its requests share (``VerdictPrefix``, ``ProbabilityPrefix``) once per
+question and anchor group, then grades a batch of answers with
 one judge call, or sub-batches of ``GRADER_JUDGE_CHUNK`` requests that report progress as they
 finish (plus, for the probability mode with ``GRADER_FEEDBACK=judge``, one more call that
 writes the feedback).
@@ -21,11 +22,15 @@ from typing import Any, NamedTuple, Protocol
 from grader.config import JudgeSettings, ReviewSettings
 from grader.engine.judging.feedback import judge_feedback
 from grader.engine.judging.probability_grades import probability_grade
-from grader.engine.judging.probability_requests import ProbabilityPlan, ProbabilityWork, ask_labels
+from grader.engine.judging.probability_requests import (
+    ProbabilityPrefix,
+    ProbabilityWork,
+    ask_labels,
+)
 from grader.engine.judging.progress import Progress
 from grader.engine.judging.provenance import probability_provenance, verdict_provenance
 from grader.engine.judging.verdict_grades import verdict_grade
-from grader.engine.judging.verdict_requests import VerdictPlan, VerdictWork, ask_verdicts
+from grader.engine.judging.verdict_requests import VerdictPrefix, VerdictWork, ask_verdicts
 from grader.engine.reading.injection import Finding, Flagged
 from grader.judge.base import Judge
 from grader.models import (
@@ -40,18 +45,20 @@ from grader.models import (
 
 
 class AnswerToJudge(NamedTuple):
-    """An answer, its mode's plan and signals, and the pipeline's injection decision: the
-    judge reads only this text (the cleaned twin is one more answer, ``injected``); a flagged
+    """An answer, its mode's prefix and signals, and the pipeline's injection decision: the
+    judge reads only this text (the cleaned twin is one more answer, ``injection_bound``); a flagged
     answer's grade says so in its review reasons."""
 
     submission: Submission
-    plan: Any
+    prefix: Any
     signals: AnswerSignals | None
     flagged: Flagged | None = None
 
 
-class JudgeMode(Protocol):
-    def plan(
+class Mode(Protocol):
+    """One way the judge scores answers: the prefix its requests share, then a batch graded."""
+
+    def prefix(
         self, question: Question, rubric: Rubric, anchors: list[Anchor], settings: JudgeSettings
     ) -> Any: ...
 
@@ -67,10 +74,10 @@ class JudgeMode(Protocol):
 
 
 class VerdictMode:
-    def plan(
+    def prefix(
         self, question: Question, rubric: Rubric, anchors: list[Anchor], settings: JudgeSettings
-    ) -> VerdictPlan:
-        return VerdictPlan.build(question, rubric, anchors, settings)
+    ) -> VerdictPrefix:
+        return VerdictPrefix.build(question, rubric, anchors, settings)
 
     def grade(
         self,
@@ -82,8 +89,8 @@ class VerdictMode:
         progress: Progress | None = None,
     ) -> list[Grade]:
         work = [
-            VerdictWork.prepare(s, plan, signals, _findings(flagged), settings)
-            for s, plan, signals, flagged in items
+            VerdictWork.prepare(s, prefix, signals, _findings(flagged), settings)
+            for s, prefix, signals, flagged in items
         ]
         ask_verdicts(judge, work, settings.max_reasks, settings.chunk, progress)
         return [
@@ -93,10 +100,10 @@ class VerdictMode:
 
 
 class ProbabilityMode:
-    def plan(
+    def prefix(
         self, question: Question, rubric: Rubric, anchors: list[Anchor], settings: JudgeSettings
-    ) -> ProbabilityPlan:
-        return ProbabilityPlan.build(question, rubric, anchors)
+    ) -> ProbabilityPrefix:
+        return ProbabilityPrefix.build(question, rubric, anchors)
 
     def grade(
         self,
@@ -108,8 +115,8 @@ class ProbabilityMode:
         progress: Progress | None = None,
     ) -> list[Grade]:
         work = [
-            ProbabilityWork.prepare(s, plan, signals, _findings(flagged))
-            for s, plan, signals, flagged in items
+            ProbabilityWork.prepare(s, prefix, signals, _findings(flagged))
+            for s, prefix, signals, flagged in items
         ]
         ask_labels(judge, work, settings.chunk, progress)
         grades = [
@@ -131,7 +138,7 @@ def _written_feedback(judge: Judge, work: list[ProbabilityWork], grades: list[Gr
     failed sentence keeps the template's."""
     scored = [(w, g, g.score) for w, g in zip(work, grades, strict=True) if g.score is not None]
     asks = [
-        (w.plan.question, w.plan.rubric, w.submission.answer, score, g.details.missing or [])
+        (w.prefix.question, w.prefix.rubric, w.submission.answer, score, g.details.missing or [])
         for w, g, score in scored
     ]
     for (_, grade, _), sentence in zip(scored, judge_feedback(judge, asks), strict=True):
@@ -139,7 +146,7 @@ def _written_feedback(judge: Judge, work: list[ProbabilityWork], grades: list[Gr
             grade.feedback = sentence
 
 
-MODES: dict[str, JudgeMode] = {
+MODES: dict[str, Mode] = {
     JudgeModeName.VERDICT: VerdictMode(),
     JudgeModeName.PROBABILITY: ProbabilityMode(),
 }

@@ -6,7 +6,7 @@ sum over its checks. Evidence is the answer's own span closest to the criterion
 cannot be invented; the rationale is the judge's answers in one line; feedback names what is
 missing. Confidence falls with the judge's uncertainty (the distributions' entropy) and with
 the gap to key-point coverage. A suspected injection is named among the review reasons; the
-pipeline grades its cleaned twin and keeps the lower grade (``injected``). If a check got no distribution the grade is ``unscored``, never a silent 0.
+pipeline grades its cleaned twin and keeps the lower grade (``finish.injection_bound``). If a check got no distribution the grade is ``unscored``, never a silent 0.
 """
 
 from __future__ import annotations
@@ -44,20 +44,20 @@ def probability_grade(
     failed = [s for s in item.scores if s.error is not None]
     if failed or not item.scores:
         return _unscored(item, failed, provenance)
-    plan, answer = item.plan, item.submission.answer
+    prefix, answer = item.prefix, item.submission.answer
     criteria, checks = scored_criteria(item)
     score = sum(c.points for c in criteria)
     reasons: list[ReviewReason] = []
     if item.injections:
         reasons.append(injection_reason(item.injections))
-    rubric = plan.rubric
+    rubric = prefix.rubric
     coverage = coverage_points(rubric, answer)
     model_free = model_free_points(coverage, item.signals)
     certainty = 1.0 - _mean_entropy(checks)
     gap = abs(score - model_free) / rubric.points
     confidence = round(max(0.0, min(certainty, 1.0 - gap)), 3)
     reasons += judged_reasons(
-        score, model_free, confidence, item.signals, plan.question, rubric, review
+        score, model_free, confidence, item.signals, prefix.question, rubric, review
     )
     missing = missing_criteria(rubric, criteria)
     return Grade(
@@ -69,7 +69,7 @@ def probability_grade(
         max_score=rubric.points,
         method=Method.JUDGE,
         criteria=criteria,
-        feedback=template_feedback(plan.question.language, missing),
+        feedback=template_feedback(prefix.question.language, missing),
         confidence=confidence,
         needs_review=bool(reasons),
         review_reasons=reasons,
@@ -92,14 +92,14 @@ def probability_grade(
 
 def scored_criteria(item: ProbabilityWork) -> tuple[list[CriterionScore], list[CheckReading]]:
     """Criterion scores with evidence and rationale, and each check's distribution."""
-    plan, answer = item.plan, item.submission.answer
-    zh = plan.question.language == "zh"
+    prefix, answer = item.prefix, item.submission.answer
+    zh = prefix.question.language == "zh"
     per_check = [
         (check, s.probabilities, check.expected_points(s.probabilities), s.mass)
-        for check, s in zip(plan.checks, item.scores, strict=True)
+        for check, s in zip(prefix.checks, item.scores, strict=True)
     ]
     criteria = []
-    for criterion in plan.rubric.criteria:
+    for criterion in prefix.rubric.criteria:
         mine = [(c, p, e) for c, p, e, _ in per_check if c.criterion == criterion.id]
         points = min(criterion.points, sum(e for _, _, e in mine))
         points = 0.0 if points < NO_EVIDENCE_BELOW else round(points, 2)
@@ -155,4 +155,4 @@ def _unscored(
     transient = bool(failed) and all(s.transient for s in failed)
     reason = failed[0].error if failed else "no checks were scored"
     why = f"{len(failed)} of {len(item.scores)} checks got no distribution: {reason}"
-    return unscored_grade(item.submission, item.plan.rubric, transient, why, provenance)
+    return unscored_grade(item.submission, item.prefix.rubric, transient, why, provenance)

@@ -1,6 +1,6 @@
 """Probability-mode requests: every check of every answer, laid out for the prefix cache.
 
-A ``ProbabilityPlan`` is made once per question and anchor group: the rubric's checks, the rules
+A ``ProbabilityPrefix`` is made once per question and anchor group: the rubric's checks, the rules
 (system message) and each check's short question, rendered once. An answer's requests share
 everything up to the end of the answer — rules, question, reference, key points, anchors,
 then the answer inside its delimiters — and differ only in the check asked last, so the
@@ -30,7 +30,7 @@ LabelKey = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
 
 
 @dataclass(frozen=True)
-class ProbabilityPlan:
+class ProbabilityPrefix:
     """What a question's answers in one anchor group share in their checks."""
 
     question: Question
@@ -44,7 +44,7 @@ class ProbabilityPlan:
     group: str
 
     @classmethod
-    def build(cls, question: Question, rubric: Rubric, anchors: list[Anchor]) -> ProbabilityPlan:
+    def build(cls, question: Question, rubric: Rubric, anchors: list[Anchor]) -> ProbabilityPrefix:
         prompt = probability_prompt(question.language)
         checks = checks_for(rubric, question.language)
         version = rubric.version
@@ -91,7 +91,7 @@ class ProbabilityWork:
     """One subjective submission on its way through the probability-mode judge."""
 
     submission: Submission
-    plan: ProbabilityPlan
+    prefix: ProbabilityPrefix
     signals: AnswerSignals | None = None
     injections: list[Finding] = field(default_factory=list)  # what the pipeline flagged
     requests: list[LabelRequest] = field(default_factory=list)  # one per check
@@ -101,12 +101,12 @@ class ProbabilityWork:
     def prepare(
         cls,
         submission: Submission,
-        plan: ProbabilityPlan,
+        prefix: ProbabilityPrefix,
         signals: AnswerSignals | None,
         injections: list[Finding],
     ) -> ProbabilityWork:
-        requests = plan.requests(submission.id, submission.answer)
-        return cls(submission, plan, signals, injections, requests)
+        requests = prefix.requests(submission.id, submission.answer)
+        return cls(submission, prefix, signals, injections, requests)
 
 
 def ask_labels(

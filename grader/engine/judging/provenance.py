@@ -38,21 +38,21 @@ def verdict_provenance(
     embed_model: str | None,
     settings: JudgeSettings,
 ) -> GradeProvenance:
-    plan, replies = item.plan, item.replies
+    prefix, replies = item.prefix, item.replies
     return GradeProvenance(
         engine=ENGINE,
         judge_mode=JudgeModeName.VERDICT,
         backend=judge.backend if judge else None,
         model=judge.model if judge else None,
-        prompt_version=plan.prompt.version,
-        rubric_version=plan.rubric_version,
-        rubric_reviewed=plan.rubric.reviewed,
-        anchors=[a.id for a in plan.anchors],
+        prompt_version=prefix.prompt.version,
+        rubric_version=prefix.rubric_version,
+        rubric_reviewed=prefix.rubric.reviewed,
+        anchors=[a.id for a in prefix.anchors],
         embed_model=embed_model,
         sampling=Sampling(
             samples=settings.samples,
-            temperature=plan.temperature,
-            max_tokens=plan.max_tokens,
+            temperature=prefix.temperature,
+            max_tokens=prefix.max_tokens,
             seed=settings.seed,
         ),
         attempts=sum(r.attempts for r in replies),
@@ -67,18 +67,18 @@ def probability_provenance(
     item: ProbabilityWork, judge: Judge, embed_model: str | None, settings: JudgeSettings
 ) -> GradeProvenance:
     """The probability mode: no sampling and no generated tokens, one forward step per check."""
-    plan, scores = item.plan, item.scores
+    prefix, scores = item.prefix, item.scores
     return GradeProvenance(
         engine=ENGINE,
         judge_mode=JudgeModeName.PROBABILITY,
         backend=judge.backend,
         model=judge.model,
-        prompt_version=plan.prompt.version,
-        rubric_version=plan.rubric_version,
-        rubric_reviewed=plan.rubric.reviewed,
-        anchors=[a.id for a in plan.anchors],
+        prompt_version=prefix.prompt.version,
+        rubric_version=prefix.rubric_version,
+        rubric_reviewed=prefix.rubric.reviewed,
+        anchors=[a.id for a in prefix.anchors],
         embed_model=embed_model,
-        checks=len(plan.checks),
+        checks=len(prefix.checks),
         feedback=settings.feedback,
         prompt_tokens=sum(s.prompt_tokens for s in scores),
         completion_tokens=0,

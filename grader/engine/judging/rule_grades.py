@@ -120,7 +120,7 @@ def rubric_copy_grade(submission: Submission, rubric: Rubric) -> Grade:
 def nearest_scored(analysis: QuestionAnalysis | None, submission_id: str) -> float | None:
     """The cosine of the answer to its nearest graded answer of the question with a positive
     human score (never itself); None without one. It reads the answer and the graded answers
-    only, so it is the same alone, in a batch or among all (issue 27)."""
+    only, so it is the same alone, in a batch or among all: one answer, one grade."""
     if analysis is None or submission_id not in analysis.vectors:
         return None
     me = analysis.vectors[submission_id]
@@ -145,8 +145,8 @@ def zero_off_topic(
     (docs/research/benchmarks-log.md, "The off-topic rule").
 
     The answer's own margin decides, never its classmates' answers: a rescue of the answers
-    among them (``peer_margin``) made a score depend on who shared the run, and is gone
-    (issue 27, "One answer, one grade"); the peer margin still flags for review. The graded
+    among them (``peer_margin``) made a score depend on who shared the run, and is gone (one
+    answer, one grade); the peer margin still flags for review. The graded
     answers may rescue it, as they are the same for every run: ``nearest`` (``nearest_scored``),
     the cosine to the nearest graded answer that scored above 0, at
     ``offtopic_graded_rescue`` or closer grades it (flagged off topic, for review). Mohler

@@ -2,7 +2,7 @@
 
 Per criterion the median of the samples' points, after each quote is checked against the
 answer (``grader.engine.judging.evidence``). A suspected injection is named among the review reasons;
-the pipeline grades its cleaned twin and keeps the lower grade (``injected``). Confidence falls with the samples' spread and with the gap to
+the pipeline grades its cleaned twin and keeps the lower grade (``finish.injection_bound``). Confidence falls with the samples' spread and with the gap to
 key-point coverage (wording and, with embeddings, meaning): they fail on different answers.
 A judge that gave no verdict yields ``unscored`` with a reason, never a silent 0.
 """
@@ -42,7 +42,7 @@ def verdict_grade(item: VerdictWork, provenance: GradeProvenance, review: Review
     good = [r.verdict for r in item.replies if r.verdict is not None]
     if not good:
         return _unscored(item, provenance)
-    rubric, answer = item.plan.rubric, item.submission.answer
+    rubric, answer = item.prefix.rubric, item.submission.answer
     criteria, totals, score, feedback, reasons = _scored(item, good)
     coverage = coverage_points(rubric, answer)
     model_free = model_free_points(coverage, item.signals)
@@ -50,7 +50,7 @@ def verdict_grade(item: VerdictWork, provenance: GradeProvenance, review: Review
     gap = abs(score - model_free) / rubric.points
     confidence = round(max(0.0, min(1.0 - spread, 1.0 - gap)), 3)
     reasons += judged_reasons(
-        score, model_free, confidence, item.signals, item.plan.question, rubric, review
+        score, model_free, confidence, item.signals, item.prefix.question, rubric, review
     )
     return Grade(
         **identity(item.submission),
@@ -82,7 +82,7 @@ def _scored(
     """Criteria, sample totals, score and feedback from the verdicts, with the reasons the
     verdicts themselves give (invented quotes, an injection, failed samples)."""
     reasons: list[ReviewReason] = []
-    criteria, totals, unsupported = aggregate(good, item.plan.rubric, item.submission.answer)
+    criteria, totals, unsupported = aggregate(good, item.prefix.rubric, item.submission.answer)
     if unsupported:
         reasons.append(
             ReviewReason(
@@ -142,4 +142,4 @@ def _unscored(item: VerdictWork, provenance: GradeProvenance) -> Grade:
     reason = next((r.error for r in replies if r.error), "no verdict")
     why = f"no valid verdict after {replies[0].attempts} attempt(s): {reason}"
     transient = all(r.transient for r in replies)
-    return unscored_grade(item.submission, item.plan.rubric, transient, why, provenance)
+    return unscored_grade(item.submission, item.prefix.rubric, transient, why, provenance)

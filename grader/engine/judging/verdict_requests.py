@@ -1,11 +1,11 @@
 """Judge requests: what the judge is asked about each answer, built so the prefix is shared.
 
-A ``VerdictPlan`` is made once per question and anchor group: the rubric, its version, the prompt,
+A ``VerdictPrefix`` is made once per question and anchor group: the rubric, its version, the prompt,
 the rendered system message (rules, rubric, reference, anchors), the verdict schema and the
 token budget. Every answer in the group reuses it and adds only its own user message, so the
 backend sees byte-identical prefixes back to back. Requests are one per self-consistency
 sample, on the answer as given: a suspected injection's cleaned text is an answer of its own
-(``injected``), not a second set here.
+(``finish.injection_bound``), not a second set here.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ RequestKey = tuple[tuple[tuple[str, str], ...], float, int | None, int]
 
 
 @dataclass(frozen=True)
-class VerdictPlan:
+class VerdictPrefix:
     """Everything a question's answers in one anchor group share in their requests."""
 
     question: Question
@@ -47,7 +47,7 @@ class VerdictPlan:
     @classmethod
     def build(
         cls, question: Question, rubric: Rubric, anchors: list[Anchor], settings: JudgeSettings
-    ) -> VerdictPlan:
+    ) -> VerdictPrefix:
         prompt = judge_prompt(question.language)
         version = rubric.version
         anchor_ids = ",".join(a.id for a in anchors)  # answers with the same anchors share a prefix
@@ -91,7 +91,7 @@ class VerdictWork:
     """One subjective submission on its way through the judge."""
 
     submission: Submission
-    plan: VerdictPlan
+    prefix: VerdictPrefix
     signals: AnswerSignals | None = None
     injections: list[Finding] = field(default_factory=list)  # what the pipeline flagged
     requests: list[JudgeRequest] = field(default_factory=list)  # one per sample
@@ -101,13 +101,13 @@ class VerdictWork:
     def prepare(
         cls,
         submission: Submission,
-        plan: VerdictPlan,
+        prefix: VerdictPrefix,
         signals: AnswerSignals | None,
         injections: list[Finding],
         settings: JudgeSettings,
     ) -> VerdictWork:
-        requests = plan.requests(submission.id, submission.answer, settings)
-        return cls(submission, plan, signals, injections, requests)
+        requests = prefix.requests(submission.id, submission.answer, settings)
+        return cls(submission, prefix, signals, injections, requests)
 
 
 def ask_verdicts(

@@ -1,4 +1,4 @@
-"""Reading a student's conclusion by rules: a verdict, a value or formula, a big-O, a choice.
+"""ConclusionRead a student's conclusion by rules: a verdict, a value or formula, a big-O, a choice.
 
 Each reading is match / mismatch / undecided with the span it rests on and a confidence.
 Rules decide only what they can read plainly; anything else is ``undecided`` (an instructor
@@ -21,7 +21,7 @@ EVIDENCE_CHARS = 80
 EARLY_CHARS = 24  # a verdict this close to the start is the answer's own, not a side remark
 
 
-class Reading(BaseModel):
+class ConclusionRead(BaseModel):
     """What the rules read of one answer's conclusion."""
 
     decision: Decision
@@ -31,7 +31,7 @@ class Reading(BaseModel):
     by: Literal["rules", "judge"] = "rules"  # the judge reads what the rules leave undecided
 
 
-UNDECIDED = Reading(decision="undecided")
+UNDECIDED = ConclusionRead(decision="undecided")
 
 # --- verdicts -------------------------------------------------------------------------------
 
@@ -140,12 +140,12 @@ def _product_sign(text: str, start: int, end: int) -> bool:
     return any(c.isalnum() for c in around)
 
 
-def read_verdict(expected: bool, answer: str) -> Reading:
+def read_verdict(expected: bool, answer: str) -> ConclusionRead:
     found = verdict_of(answer)
     if found is None:
         return UNDECIDED
     value, start, _ = found
-    return Reading(
+    return ConclusionRead(
         decision="match" if value == expected else "mismatch",
         read="true" if value else "false",
         evidence=_sentence_at(answer, start),
@@ -158,7 +158,7 @@ def read_verdict(expected: bool, answer: str) -> Reading:
 _BIG_O = re.compile(r"[OoΟ]\s*\(([^()]{1,24})\)")
 
 
-def read_value(expected: str, answer: str, complexity: bool = False) -> Reading:
+def read_value(expected: str, answer: str, complexity: bool = False) -> ConclusionRead:
     """Match: some formula of the answer equals the expected one. Mismatch: the answer's last
     formula (its conclusion, as written last) is comparable and differs. Else undecided."""
     target = _formula(expected, complexity)
@@ -173,13 +173,15 @@ def read_value(expected: str, answer: str, complexity: bool = False) -> Reading:
             if expression is not None:
                 same = (same_growth if complexity else equivalent)(target, expression)
             if same:
-                return Reading(
+                return ConclusionRead(
                     decision="match", read=candidate, evidence=_clip(sentence), confidence=0.9
                 )
             last = (candidate, sentence, same)
     if last is None or last[2] is not False:
         return UNDECIDED
-    return Reading(decision="mismatch", read=last[0], evidence=_clip(last[1]), confidence=0.8)
+    return ConclusionRead(
+        decision="mismatch", read=last[0], evidence=_clip(last[1]), confidence=0.8
+    )
 
 
 def _formula(expected: str, complexity: bool) -> Expression | None:
@@ -196,7 +198,7 @@ _CHOICE_VERB = re.compile(r"采用|选用|選用|选择|選擇|宜|应|應|使�
 _NEGATED_CHOICE = re.compile(r"(?:不|不宜|不用|不应|而非|而不是|非|not )$")
 
 
-def read_choice(conclusion: Conclusion, answer: str) -> Reading:
+def read_choice(conclusion: Conclusion, answer: str) -> ConclusionRead:
     """The option the answer chooses: in its first sentence, else in a sentence that chooses
     (采用 / 宜 / use ...), whichever names the expected option or a wrong one alone."""
     right = [_key(t) for t in (conclusion.expected, *conclusion.accepted) if _key(t)]
@@ -209,7 +211,7 @@ def read_choice(conclusion: Conclusion, answer: str) -> Reading:
         has_right = _named(text, right)
         has_wrong = _named(text, wrong)
         if has_right != has_wrong:
-            return Reading(
+            return ConclusionRead(
                 decision="match" if has_right else "mismatch",
                 read=next(t for t in (right if has_right else wrong) if t in text),
                 evidence=_clip(sentence),
@@ -217,7 +219,7 @@ def read_choice(conclusion: Conclusion, answer: str) -> Reading:
             )
     whole = _key(answer)
     if _named(whole, right) and not _named(whole, wrong):
-        return Reading(decision="match", read=right[0], evidence="", confidence=0.7)
+        return ConclusionRead(decision="match", read=right[0], evidence="", confidence=0.7)
     return UNDECIDED
 
 
@@ -240,7 +242,7 @@ def _key(text: str) -> str:
 # --- dispatch -------------------------------------------------------------------------------
 
 
-def read_conclusion(conclusion: Conclusion, answer: str) -> Reading:
+def read_conclusion(conclusion: Conclusion, answer: str) -> ConclusionRead:
     """The rules' reading of ``answer`` against what it must conclude."""
     if conclusion.kind == "verdict":
         expected = expected_verdict(conclusion)

@@ -181,7 +181,7 @@ def queue_order(grades: Sequence[Grade]) -> list[Grade]:
 def unranked(grade: Grade) -> Grade:
     """The grade as scoring left it, before this pass: soft reasons back among its reasons,
     no ranking. What a re-score starts from, so that it re-decides the scorer's own reasons
-    (``engine.rescoring``) instead of keeping stale ones; rank again afterwards."""
+    (``engine.finish.rescored``) instead of keeping stale ones; rank again afterwards."""
     if grade.details.review is None:
         return grade
     reasons = [r for r in grade.review_reasons if r.code != ReviewCode.EXPECTED_ERROR]

@@ -1,4 +1,4 @@
-"""Plan ``anchored`` (issue 26): on an instructor's reviewed rubric, the judge reads every
+"""Plan ``anchored``: on an instructor's reviewed rubric, the judge reads every
 answer in a language the scorer weighs no judge for, and its reading counts once it is set
 against the same judge's reading of the question's own anchors.
 
@@ -61,7 +61,7 @@ class Anchors:
     zero: float
 
 
-PlanFor = Callable[[Question, Rubric], object]
+PrefixFor = Callable[[Question, Rubric], object]
 
 
 class AnchorReadings:
@@ -72,7 +72,7 @@ class AnchorReadings:
         self._asked: list[tuple[str, str, str]] = []  # (question, rubric version, anchor name)
 
     def to_read(
-        self, questions: Iterable[tuple[Question, Rubric]], plan_for: PlanFor
+        self, questions: Iterable[tuple[Question, Rubric]], prefix_for: PrefixFor
     ) -> list[AnswerToJudge]:
         """The anchor answers not read yet, for the same judge call as the answers."""
         items: list[AnswerToJudge] = []
@@ -85,7 +85,7 @@ class AnchorReadings:
             if not reference.strip():
                 self._found[key] = None  # nothing worth full marks to set a reading against
                 continue
-            plan = plan_for(question, rubric)
+            prefix = prefix_for(question, rubric)
             texts = {
                 "reference": reference,
                 "stem": question.stem,
@@ -96,7 +96,7 @@ class AnchorReadings:
                 answer = Submission(
                     id=f"{ANCHOR_ID}:{name}:{question.id}", question_id=question.id, answer=text
                 )
-                items.append(AnswerToJudge(answer, plan, None))
+                items.append(AnswerToJudge(answer, prefix, None))
         return items
 
     def store(self, grades: Sequence[Grade]) -> None:

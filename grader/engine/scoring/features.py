@@ -1,7 +1,8 @@
 """The scorer's inputs for one answer, from what the pipeline already computed.
 
 The embedding signals (reference margin, semantic key-point coverage, topic margin; none of
-them reads the other answers of the run, issue 27), the n-gram coverage, the answer's length against
+them reads the other answers of the run, so a score never depends on who shared it), the
+n-gram coverage, the answer's length against
 the reference, the judge's share and uncertainty when it ran, and — when the question has
 human-scored answers — what the nearest of them say and what their wording says
 (``grader.engine.scoring.scorer_core.pool``). The benchmarks compute the default scorer's training
@@ -32,7 +33,7 @@ def judge_reading(grade: Grade) -> JudgeReading | None:
     """The judge's own score on a judged grade: the label distributions' expected points in
     the probability mode (with their mean entropy), the verdict's points otherwise."""
     if grade.score is None or not grade.max_score or split_by_coverage(grade):
-        return None  # no score, or no judge read the answer (``judge_plan``)
+        return None  # no score, or no judge read the answer (``judging.budget``)
     details = grade.details
     if details.judge_mode == JudgeModeName.PROBABILITY:
         checks = details.checks or []

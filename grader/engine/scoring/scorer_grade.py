@@ -17,7 +17,7 @@ from grader.engine.judging.budget import split_by_coverage
 from grader.engine.scoring.confidence import confidence, uncertainty_signals
 from grader.engine.scoring.features import JudgeReading, answer_features
 from grader.engine.scoring.points import allocate, to_points
-from grader.engine.scoring.scorer_core.inputs import Reading
+from grader.engine.scoring.scorer_core.inputs import ScorerInput
 from grader.engine.scoring.scorer_core.pool import GradedPool, read_answer
 from grader.engine.scoring.scorer_core.rules import decide
 from grader.engine.scoring.scorer_model import AnswerFeatures, ScorerSet, contributions
@@ -46,7 +46,7 @@ def answer_evidence(
     analysis: QuestionAnalysis,
     pool: GradedPool | None,
     judge: JudgeReading | None,
-) -> Reading:
+) -> ScorerInput:
     """Everything the scorer reads about one answer: its features (the neighbour ones when
     the question has graded answers), graded copies of its text and its nearest graded answers."""
     features = answer_features(
@@ -66,7 +66,7 @@ def scored_grade(
     grade: Grade,
     answer: str,
     rubric: Rubric,
-    reading: Reading,
+    reading: ScorerInput,
     scorer: ScorerSet,
     review_below: float,
     anchored: AnchoredReading | None = None,
@@ -145,7 +145,7 @@ def _explanation(
     scorer: ScorerSet,
     decided: str,
     share: float,
-    reading: Reading,
+    reading: ScorerInput,
 ) -> ScorerExplanation:
     """What an instructor reads: who decided, on what, how much each signal pushed."""
     features = reading.features

@@ -2,11 +2,11 @@
 
 No single signal is good enough (reference cosine, key-point coverage, the judge, the graded
 answers nearest to this one); a small model weighs them, fit on human grades. Everything here
-is a pure function over numbers, so the engine can take it as it is (issue 13):
+is a pure function over numbers, so grading, re-scoring and the fits share it as it is:
 
 - ``AnswerFeatures``: the named inputs of one answer. ``grader.engine.scoring.features`` builds them
   from the pipeline's signals, ``neighbour_features`` from the graded answers of the same
-  question. ``judge_share`` and ``judge_entropy`` are the judge's slots (issue 12), filled
+  question. ``judge_share`` and ``judge_entropy`` are the judge's slots, filled
   when the judge ran; a scorer that names them needs them. ``language`` (the question's) picks
   among scorers fit on some languages only: the shipped one weighs the judge on English
   answers, and ``ScorerSet.usable`` drops a reading no scorer weighs for the language.
@@ -45,8 +45,8 @@ FEATURE_NAMES = (
     "semantic_coverage",  # grader.signals coverage_points / points
     "ngram_coverage",  # grader.coverage coverage_points / points
     "length_log_ratio",  # log((1 + answer chars) / (1 + reference chars))
-    "cohort_reference_z",  # reference_margin's z-score in the run: not computed (issue 27)
-    "cohort_coverage_z",  # semantic_coverage's z-score in the run: not computed (issue 27)
+    "cohort_reference_z",  # reference_margin's z-score in the run: no longer computed
+    "cohort_coverage_z",  # semantic_coverage's z-score in the run: no longer computed
     "knn_share",  # similarity-weighted share of the k nearest graded answers
     "knn_top_similarity",  # cosine of the nearest graded answer
     "knn_spread",  # weighted standard deviation of those k shares
@@ -56,7 +56,7 @@ FEATURE_NAMES = (
     "graded_residual",  # mean (human − first stage) over all graded answers
     "wording_residual",  # (human − first stage) predicted from the graded answers' wording
     "graded_count",  # how many graded answers of the question could be neighbours
-    "judge_share",  # the judge's expected points / points (issue 12), when it ran
+    "judge_share",  # the judge's expected points / points, when it ran
     "judge_entropy",  # entropy of the judge's level distribution, normalised to [0, 1]
 )
 

@@ -128,7 +128,7 @@ def analyze_question(
     """Signals for ``submissions``; the ``cohort`` (other answers to the question) joins the
     comparisons among answers (near-duplicates, groups, the peer margin): only its vectors.
     Those are review and integrity signals; nothing a score reads depends on the cohort, so an
-    answer gets one score alone or among its classmates (issue 27).
+    answer gets one score alone or among its classmates.
     ``graded`` answers get signals too (the scorer compares its own view of them with the
     human scores); those that are not students' answers here (rubric anchors) take no part
     in duplicates or groups; nor do ``twins`` (answers with an injection cut out).
@@ -169,7 +169,7 @@ def analyze_question(
             if everyone[member].id in signals:
                 signals[everyone[member].id].group = group.id
     # The anchors nearest the answer itself, not its group's centre: groups form among whoever
-    # shares the run, and the judge's points must not depend on that (issue 27).
+    # shares the run, and the judge's points must not depend on that.
     k, near = settings.anchors_k, space.anchors
     anchors = {s: choose_anchors(rubric.anchors, k, near, space.answers[index[s]]) for s in mine}
     return QuestionAnalysis(

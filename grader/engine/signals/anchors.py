@@ -3,7 +3,7 @@
 A rubric may hold more anchors than a prompt should: the judge gets the ``k`` most similar to
 the answer itself, so a paraphrase is shown the anchors that read like it. Not its group's
 centre: groups form among whoever shares the run, and an answer's grade must not depend on
-that (issue 27). The chosen anchors keep their rubric order, so every answer that picks the
+that (one answer, one grade). The chosen anchors keep their rubric order, so every answer that picks the
 same anchors shares one byte-identical prompt prefix for the cache.
 """
 

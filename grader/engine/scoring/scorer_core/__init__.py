@@ -2,7 +2,7 @@
 
 Grading (``grader.engine.scoring.scorer_grade``), re-scoring (``grader.engine.finish.rescored``), the default
 fit (``grader.calibrate.scorer_fit``) and an instructor's refit (``grader.calibrate.refit``)
-all read an answer into one ``reading.Reading`` (its features, the graded copies of its
+all read an answer into one ``inputs.ScorerInput`` (its features, the graded copies of its
 text, its nearest graded answers) and let ``rules.decide`` score it. Which graded answers
 may be neighbours and which are copies is ``rules.graded_split``; ``pool.GradedPool`` holds
 a question's graded answers and ``pool.read_answer`` reads an answer against them. Nothing

@@ -3,7 +3,7 @@
 Grading, re-scoring and an instructor's refit read an answer against its question's graded
 pool (``scorer_core.pool.read_answer``); the default fit reads a row of its training table
 (``grader.calibrate.scorer_rows.reading``), whose neighbours and copies the benchmarks found
-by the same rule (``rules.graded_split``). Either way ``rules.decide`` takes a ``Reading``.
+by the same rule (``rules.graded_split``). Either way ``rules.decide`` takes a ``ScorerInput``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ class Copy:
 
 
 @dataclass(frozen=True)
-class Reading:
+class ScorerInput:
     """One answer as the scorer reads it: its features (its own and, when its question has
     graded answers, the neighbour ones), the graded copies of its text, and the graded
     answers nearest to it with their cosines (shown to the instructor, not read), and under

@@ -2,7 +2,7 @@
 
 ``GradedPool`` holds the human-scored answers of one question (their vectors, human shares,
 first-stage shares and match keys); ``read_answer`` turns an answer's own features into the
-scorer's ``Reading``: the neighbour features from the graded answers the neighbour rule
+scorer's ``ScorerInput``: the neighbour features from the graded answers the neighbour rule
 allows, and the copies of its text. Grading, re-scoring and an instructor's refit read
 answers here.
 """
@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from grader.engine.scoring.features import answer_features
-from grader.engine.scoring.scorer_core.inputs import Copy, Reading
+from grader.engine.scoring.scorer_core.inputs import Copy, ScorerInput
 from grader.engine.scoring.scorer_core.rules import copy_share, graded_split
 from grader.engine.scoring.scorer_model import AnswerFeatures, ScorerSet, neighbour_features
 from grader.engine.scoring.wording import WordingModel
@@ -141,16 +141,16 @@ def read_answer(
     submission_id: str,
     answer: str | None,
     vector: np.ndarray | None,
-) -> Reading:
+) -> ScorerInput:
     """The answer as the scorer reads it: ``features`` (its own) with the neighbour ones, and
     the copies and nearest graded answers, when the pool and the answer's text (copies) and
     vector (neighbours) are known; ``points``: the question's, for the copies' shares."""
     if pool is None or not pool.answers or answer is None:
-        return Reading(features)
+        return ScorerInput(features)
     copies = tuple(
         Copy(g.id, copy_share(g.score, points), g.score) for g in pool.copies(submission_id, answer)
     )
     if vector is None or not pool.has_vectors:
-        return Reading(features, copies)
+        return ScorerInput(features, copies)
     nearby, nearest = pool.neighbours(submission_id, answer, vector)
-    return Reading(features.model_copy(update=nearby), copies, tuple(nearest))
+    return ScorerInput(features.model_copy(update=nearby), copies, tuple(nearest))

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from grader.engine.scoring.scorer_core.inputs import Copy, Reading
+from grader.engine.scoring.scorer_core.inputs import Copy, ScorerInput
 from grader.engine.scoring.scorer_model import AnswerFeatures, ScorerSet
 
 COPY = "copy"  # who decided a grade the copy rule gave
@@ -55,7 +55,7 @@ def readable(scorer: ScorerSet, features: AnswerFeatures) -> bool:
     return any(s.serves(usable) for s in scorer.first_stage)
 
 
-def decide(reading: Reading, scorer: ScorerSet) -> tuple[str, float]:
+def decide(reading: ScorerInput, scorer: ScorerSet) -> tuple[str, float]:
     """(who decided, the share): the copy rule, else the scorer (with the anchored reading)."""
     if reading.copies:
         return COPY, copied_share(reading.copies)
