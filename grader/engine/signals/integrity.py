@@ -26,7 +26,7 @@ from grader.models import Bank, Submission
 if TYPE_CHECKING:
     from grader.embed import Embedder
 
-TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 
 
 @dataclass(frozen=True)
