@@ -4,9 +4,9 @@ The shipped scorer's grades on the test parts, graded as a user's exam is. For e
 of the Mohler test half, the ADS test part and the seed-question sets (``lib/exams.py``:
 settings none / 5 graded / 10 graded / development answers as graded), the production path: ``blanks.blank_reason`` (0 by rule), ``signals.analyze_question`` over
 the exam's answers with the graded answers, off-topic answers 0 by rule, then for every other
-answer ``calibrated_grade.answer_evidence`` (``answer_features`` and the ``GradedPool`` neighbours),
-``scorer_core.rules.decide`` (copy rule, then ``load_scorer("default")``), ``calibrated_grade.to_points`` (half
-points) and ``calibrated_grade.scorer_confidence``. The judge's reading, where the judge ran
+answer ``scoring.scorer_grade.answer_evidence`` (``answer_features`` and the ``GradedPool`` neighbours),
+``scorer_core.rules.decide`` (copy rule, then ``load_scorer("default")``), ``scoring.points.to_points`` (half
+points) and ``scoring.scorer_grade.scorer_confidence``. The judge's reading, where the judge ran
 (``python -m benchmarks.feature_table --judge vllm``, ``lib/readings.py``), is what
 ``grade_many`` would hand the scorer. What follows the scorer in production — the substance
 rules, the conclusion cap, the injection bound — is measured on its own
@@ -41,16 +41,17 @@ from benchmarks.lib.splits import add_data_dir, use_data_dir
 from grader.calibrate.metrics import agreement
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.config import Settings
-from grader.engine.blanks import blank_reason
-from grader.engine.calibrated_grade import answer_evidence, scorer_confidence, to_points
-from grader.engine.features import JudgeReading
-from grader.engine.review_rules import caught
-from grader.engine.rubrics import rubric_for
-from grader.engine.rule_grades import nearest_scored, zero_off_topic
-from grader.engine.scorer_core.pool import GradedPool
-from grader.engine.scorer_core.rules import decide
-from grader.engine.scorer_model import AnswerFeatures, ScorerSet, load_scorer
-from grader.engine.signals import analyze_question
+from grader.engine.judging.rule_grades import nearest_scored, zero_off_topic
+from grader.engine.reading.blanks import blank_reason
+from grader.engine.reading.rubrics import rubric_for
+from grader.engine.scoring.confidence import caught
+from grader.engine.scoring.features import JudgeReading
+from grader.engine.scoring.points import to_points
+from grader.engine.scoring.scorer_core.pool import GradedPool
+from grader.engine.scoring.scorer_core.rules import decide
+from grader.engine.scoring.scorer_grade import answer_evidence, scorer_confidence
+from grader.engine.scoring.scorer_model import AnswerFeatures, ScorerSet, load_scorer
+from grader.engine.signals.analysis import analyze_question
 from grader.models import GradedAnswer, Submission
 
 RATES = (0.1, 0.2, 0.3)

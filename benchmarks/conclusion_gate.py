@@ -7,7 +7,7 @@ as ``Pipeline.grade_many`` would without a judge (the judge does not count on Ch
 answers a rule scored 0, ``load_scorer("default").score`` of ``setting_features`` otherwise,
 the copy rule in the graded setting, half points. Settings: ``none`` (no graded answers) and
 ``graded10`` (the question's first 10 answers by ``splits.graded_sample`` are graded and left
-out). Then ``engine.conclusion.apply_conclusion`` with the conclusion ``rubric_for`` derives
+out). Then ``engine.finish.conclusion.apply_conclusion`` with the conclusion ``rubric_for`` derives
 from each question (derived rubrics, as for a freshly imported bank), under each design.
 
 The default scorer was fit on the development rows, so development grades are in-sample; the
@@ -39,12 +39,12 @@ from benchmarks.lib.common import RESULTS, code_version, command, write_result
 from benchmarks.lib.datasets import TABLE, as_bank, load
 from benchmarks.lib.splits import add_data_dir, graded_sample, use_data_dir
 from grader.calibrate.scorer_rows import ScorerRow, read_rows, reading
-from grader.engine.calibrated_grade import to_points
-from grader.engine.conclusion import apply_conclusion
-from grader.engine.conclusion_read import read_conclusion, verdict_of
-from grader.engine.rubrics import rubric_for
-from grader.engine.scorer_core.rules import decide
-from grader.engine.scorer_model import ScorerSet, load_scorer
+from grader.engine.finish.conclusion import apply_conclusion
+from grader.engine.reading.conclusion_read import read_conclusion, verdict_of
+from grader.engine.reading.rubrics import rubric_for
+from grader.engine.scoring.points import to_points
+from grader.engine.scoring.scorer_core.rules import decide
+from grader.engine.scoring.scorer_model import ScorerSet, load_scorer
 from grader.models import Conclusion, Grade, GradeStatus, Method, Rubric
 
 SETTINGS = ("none", "graded10")
@@ -259,9 +259,9 @@ def main(argv: list[str] | None = None) -> None:
         "hand_sample_ads_dev": hand_sample(table),
         "code": code_version(
             __file__,
-            "grader/engine/conclusion.py",
-            "grader/engine/conclusion_read.py",
-            "grader/engine/formulas.py",
+            "grader/engine/finish/conclusion.py",
+            "grader/engine/reading/conclusion_read.py",
+            "grader/engine/reading/formulas.py",
         ),
     }
     for key, found in result["results"].items():

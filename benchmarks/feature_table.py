@@ -21,7 +21,7 @@ nearest first; graded answers with its very text apart, for the copy rule):
 The judge's readings (``lib/readings.py``) are merged in where they exist. One JSON line per
 answer (``grader.calibrate.scorer_rows.ScorerRow``, with the answer's text for the graded
 answers' wording model), gzipped. The shipped scorer is fit from its development rows only:
-``--scorer-out grader/engine/scorer_default.json`` writes ``fit_default`` of them
+``--scorer-out grader/engine/scoring/scorer_default.json`` writes ``fit_default`` of them
 (``tests/unit/test_scorer_default.py`` checks the shipped file against a fresh fit).
 
 ``--judge vllm`` first asks the production probability judge (``Pipeline.grade_many``,
@@ -34,7 +34,7 @@ fixed before any run. ``--past-off-topic`` reads instead the answers the off-top
 zeroed unread. ``--judge scripted`` is a dry run of the same path without a model.
 
     python -m benchmarks.feature_table                        # embeddings only, minutes
-    python -m benchmarks.feature_table --from-table --scorer-out grader/engine/scorer_default.json
+    python -m benchmarks.feature_table --from-table --scorer-out grader/engine/scoring/scorer_default.json
     python -m benchmarks.feature_table --judge vllm --datasets mohler --parts dev \\
         --limit-per-question 12 --max-minutes 25
 """
@@ -68,12 +68,12 @@ from grader.config import (
     Settings,
     SignalSettings,
 )
-from grader.engine.blanks import blank_reason
-from grader.engine.features import answer_features, judge_reading
-from grader.engine.rubrics import rubric_for
-from grader.engine.rule_grades import zero_off_topic
-from grader.engine.scorer_core.rules import graded_split
-from grader.engine.signals import analyze_question
+from grader.engine.judging.rule_grades import zero_off_topic
+from grader.engine.reading.blanks import blank_reason
+from grader.engine.reading.rubrics import rubric_for
+from grader.engine.scoring.features import answer_features, judge_reading
+from grader.engine.scoring.scorer_core.rules import graded_split
+from grader.engine.signals.analysis import analyze_question
 from grader.models import Grade, GradedAnswer, GradeStatus, Question, ReviewCode, Submission
 from grader.text import match_key
 
@@ -328,7 +328,7 @@ def main(argv: list[str] | None = None) -> None:
         build(args)
     if args.scorer_out:
         from grader.calibrate.scorer_fit import fit_default
-        from grader.engine.scorer_model import to_json
+        from grader.engine.scoring.scorer_model import to_json
 
         dev = [r for r in load_table(args.out) if r.part == "dev"]
         args.scorer_out.write_text(to_json(fit_default(dev)), encoding="utf-8")

@@ -1,6 +1,6 @@
 """What the restatement cap and the injection binding do on data.
 
-- **Restatement cap** (``grader.engine.substance``): on the seed answer sets (rubrics from
+- **Restatement cap** (``grader.engine.finish.substance``): on the seed answer sets (rubrics from
   ``rubrics/``), the ADS and Mohler development parts (rubrics derived, as ``grader grade``
   derives them), how many answers the rule caps and their human shares; and the Pearson of
   the shipped scorer (``load_scorer("default")``, no graded answers, the answers' own features
@@ -30,11 +30,11 @@ from benchmarks.lib.datasets import as_bank, load, load_table
 from benchmarks.lib.splits import ScoredAnswer, add_data_dir, use_data_dir
 from grader.bank.files import load_bank
 from grader.config import Settings
-from grader.engine import substance
-from grader.engine.blanks import blank_reason
-from grader.engine.calibrated_grade import to_points
-from grader.engine.rubrics import load_rubrics, rubric_for
-from grader.engine.scorer_model import load_scorer
+from grader.engine.finish import substance
+from grader.engine.reading.blanks import blank_reason
+from grader.engine.reading.rubrics import load_rubrics, rubric_for
+from grader.engine.scoring.points import to_points
+from grader.engine.scoring.scorer_model import load_scorer
 
 SEEDS = ("seed_answers.jsonl", "seed_answers_2.jsonl")
 

@@ -60,8 +60,8 @@ from benchmarks.lib.judge_answers import DEFAULT_QUESTIONS, ids, mohler_items, s
 from benchmarks.lib.judge_runs import main_modes, main_plans
 from benchmarks.lib.splits import add_data_dir, use_data_dir
 from grader.config import JudgeSettings, OpenAISettings, Settings, VllmSettings
-from grader.engine.prompts import judge_messages, judge_prompt
-from grader.engine.verdict import parse_verdict, verdict_schema
+from grader.engine.judging.prompts import judge_messages, judge_prompt
+from grader.engine.judging.verdict import parse_verdict, verdict_schema
 from grader.errors import JudgeProtocolError
 from grader.judge import make_judge
 from grader.judge.base import Judge, JudgeRequest

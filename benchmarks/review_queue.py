@@ -60,10 +60,10 @@ from benchmarks.lib.splits import add_data_dir, use_data_dir
 from grader.calibrate.scorer_cv import Graded, grade_rows, question_split
 from grader.calibrate.scorer_fit import SETTINGS, SHIPPED, fit_stages
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow
-from grader.engine.calibrated_grade import scorer_confidence
-from grader.engine.review_queue import ERROR_MODEL, SIGNALS, error_share
-from grader.engine.scorer_model import ScorerSet, load_scorer
-from grader.engine.suggest import as_kernel, choose
+from grader.engine.review.queue import ERROR_MODEL, SIGNALS, error_share
+from grader.engine.review.suggest import as_kernel, choose
+from grader.engine.scoring.scorer_grade import scorer_confidence
+from grader.engine.scoring.scorer_model import ScorerSet, load_scorer
 
 CHOSEN = "chosen"  # the setting whose graded answers are a selection
 

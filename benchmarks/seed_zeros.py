@@ -10,7 +10,7 @@ judge is the scripted one: the budget plan asks no criterion check of a Chinese 
 those grades are production's; English answers' judge reading is the script's, not a model's.
 
 ``--judge vllm --plan anchored`` grades with the embedded 1.5B in plan ``anchored``
-(``engine.anchored``: the judge reads every Chinese answer on these reviewed rubrics, set
+(``engine.scoring.anchored``: the judge reads every Chinese answer on these reviewed rubrics, set
 between its readings of each question's reference and two empty anchors, a quarter of the
 final share); ``--plan budget`` with ``--judge vllm`` gives the same grades as the script.
 
@@ -37,7 +37,7 @@ from grader.bank.files import load_bank
 from grader.config import JudgeSettings, Settings
 from grader.embed import make_embedder
 from grader.engine.pipeline import Pipeline
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from grader.judge import make_judge
 from grader.models import Submission
 

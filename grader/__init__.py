@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     )
     from grader.embed import make_embedder
     from grader.engine.pipeline import Pipeline
-    from grader.engine.rubrics import load_rubrics
+    from grader.engine.reading.rubrics import load_rubrics
     from grader.errors import GraderError
     from grader.judge import make_judge
     from grader.models import (
@@ -83,6 +83,8 @@ if TYPE_CHECKING:
         SourceRef,
         Submission,
         Substance,
+        TrailEntry,
+        TrailStep,
         WrongClaim,
     )
 
@@ -104,7 +106,7 @@ _HOMES = {
     "VllmSettings": "grader.config",
     "WebhookSettings": "grader.config",
     "load_bank": "grader.bank.files",
-    "load_rubrics": "grader.engine.rubrics",
+    "load_rubrics": "grader.engine.reading.rubrics",
     "make_judge": "grader.judge",
     "make_embedder": "grader.embed",
     "GraderError": "grader.errors",
@@ -166,6 +168,8 @@ __all__ = [
     "SourceRef",
     "Submission",
     "Substance",
+    "TrailEntry",
+    "TrailStep",
     "VllmSettings",
     "WebhookSettings",
     "WrongClaim",

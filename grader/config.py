@@ -17,9 +17,9 @@ from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from grader.models import MultipleChoiceCredit
+from grader.models.details import JudgeModeName, JudgePlanName
 
 JudgeBackend = Literal["vllm", "openai", "scripted", "none"]
-JudgeMode = Literal["probability", "verdict"]
 MIN_SECRET_KEY_BYTES = 32
 
 
@@ -138,12 +138,12 @@ class JudgeSettings(BaseSettings):
     model_config = _reads("GRADER_JUDGE_")
 
     backend: JudgeBackend = Field("vllm", validation_alias="GRADER_JUDGE")
-    mode: JudgeMode = Field(
-        "probability",
+    mode: JudgeModeName = Field(
+        JudgeModeName.PROBABILITY,
         description="probability: one forward step per rubric check, points from the label "
         "distribution; verdict: a generated JSON verdict per answer",
     )
-    plan: Literal["budget", "full", "anchored"] = Field(
+    plan: JudgePlanName = Field(
         "budget",
         description="budget: criterion checks only where the scorer weighs the judge's reading "
         "(English today); other answers are split by key-point coverage; full: every check; "
@@ -212,7 +212,7 @@ class ReviewSettings(BaseSettings):
         ge=0,
         le=1,
         description="at most this share of a question's answers go to review by expected error; "
-        "hard reasons (injection, unscored, judge failure) always do (engine.review_queue)",
+        "hard reasons (injection, unscored, judge failure) always do (engine.review.queue)",
     )
     derived: Literal["own", "all"] = Field(
         "own",

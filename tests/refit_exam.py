@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from grader.bank.files import load_bank
-from grader.engine.rubrics import load_rubrics, rubric_for
-from grader.engine.scorer_model import AnswerFeatures, load_scorer
+from grader.engine.reading.rubrics import load_rubrics, rubric_for
+from grader.engine.scoring.scorer_model import AnswerFeatures, load_scorer
 from grader.models import CriterionScore, Grade, GradeStatus, Method
 from grader.service.store import Store
 from grader.service.store.records import NewSubmission

@@ -22,7 +22,7 @@ from benchmarks.lib.common import ROOT
 from benchmarks.lib.datasets import as_bank, load
 from benchmarks.lib.splits import ScoredAnswer, graded_sample
 from grader.bank.files import load_bank
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from grader.models import Bank, Rubric
 
 SEED_SETS = {"seed_dev": "seed_answers.jsonl", "seed_2": "seed_answers_2.jsonl"}

@@ -22,7 +22,7 @@ from collections import defaultdict
 from benchmarks.lib.common import ROOT
 from benchmarks.lib.splits import MOHLER_CSV, data_file
 from grader.bank.files import load_bank
-from grader.engine.rubrics import key_points_of, load_rubrics, rubric_for
+from grader.engine.reading.rubrics import key_points_of, load_rubrics, rubric_for
 from grader.models import Bank, Criterion, Level, Question, QuestionType, Rubric
 
 SEEDS = ROOT / "tests" / "data" / "seed_answers.jsonl"

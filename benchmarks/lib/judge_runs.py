@@ -39,7 +39,7 @@ from grader.bank.files import load_bank
 from grader.config import EmbeddingSettings, ScorerSettings, Settings
 from grader.embed import Embedder
 from grader.engine.pipeline import Pipeline
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from grader.judge import make_judge
 from grader.judge.base import Completion, Judge, JudgeRequest, LabelRequest, LabelScores
 from grader.judge.scripted import ScriptedJudge

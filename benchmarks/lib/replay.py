@@ -16,7 +16,7 @@ of the question that no instructor graded (the setting's graded answers are left
   one the cap would change hard, ``conclusion_undecided``).
 - **Hard flags** of a scored answer: ``off_topic`` (topic margin below ``offtopic_margin``,
   or the peer margin below ``offtopic_peer_margin``, the table's peer margin read among the
-  part's answers to the question), a suspected injection (``injected.flag``).
+  part's answers to the question), a suspected injection (``injection.flag``).
 
 What the replay still leaves out: the judge's reading of a conclusion the rules cannot read
 (production asks the judge first; here every such answer is hard, so ADS counts more hard
@@ -39,16 +39,17 @@ from benchmarks.lib.readings import judge_readings, judge_seen
 from grader.calibrate.scorer_cv import grade_rows
 from grader.calibrate.scorer_rows import GradedSetting, Neighbours, ScorerRow
 from grader.config import SignalSettings
-from grader.engine.calibrated_grade import scorer_confidence, to_points
-from grader.engine.conclusion import apply_conclusion
-from grader.engine.coverage import pastes_rubric
-from grader.engine.injected import flag
-from grader.engine.review_queue import budget, error_signals_of
-from grader.engine.rubrics import rubric_for
-from grader.engine.scorer_core.rules import COPY
-from grader.engine.scorer_model import ScorerSet
-from grader.engine.signals import among_classmates
-from grader.engine.substance import assess, capped
+from grader.engine.finish.conclusion import apply_conclusion
+from grader.engine.finish.substance import assess, capped
+from grader.engine.reading.injection import flag
+from grader.engine.reading.rubrics import rubric_for
+from grader.engine.review.queue import budget, error_signals_of
+from grader.engine.scoring.points import to_points
+from grader.engine.scoring.scorer_core.rules import COPY
+from grader.engine.scoring.scorer_grade import scorer_confidence
+from grader.engine.scoring.scorer_model import ScorerSet
+from grader.engine.signals.analysis import among_classmates
+from grader.engine.signals.coverage import pastes_rubric
 from grader.models import Grade, GradeStatus, Method, Question, ReviewCode, Rubric
 
 LARGE = 0.25  # a large error: |grade − human| at least this share of the points

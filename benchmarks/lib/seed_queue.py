@@ -3,14 +3,14 @@
 The hand-graded seed answers to the project's own rubrics (``rubrics/``), graded the way
 ``grader grade --graded TO_GRADE.csv`` grades them: per question, K answers are the
 instructor's (their hand scores become graded answers beside the rubric's scored anchors),
-chosen by ``engine.suggest.suggest`` (what ``grader suggest`` writes) or at random (five
+chosen by ``engine.review.suggest.suggest`` (what ``grader suggest`` writes) or at random (five
 seeded draws); the rest go through the production pipeline (e5, the shipped scorer, the
 judge's default budget plan with the scripted judge: the plan asks no criterion check of a
 Chinese answer, so those grades are production's). Then:
 
 - Pearson and MAE (points) on the rest;
 - the review queue at 10, 20 and 30 % of each question's answers plus the hard ones, ranked
-  by expected error as ``engine.review_queue.rank_grades`` ranks them and counted as the
+  by expected error as ``engine.review.queue.rank_grades`` ranks them and counted as the
   ADS and Mohler queues are (``review_replay.catch``): the share of the large errors
   (|grade − hand score| ≥ 25 % of the points) it holds, against a random queue of the same
   size (its expectation) and the best any ranking could do.
@@ -42,10 +42,10 @@ from grader.calibrate.scorer_rows import ScorerRow
 from grader.config import JudgeSettings, Settings
 from grader.embed import make_embedder
 from grader.engine.pipeline import Pipeline
-from grader.engine.review_queue import RANKING, expected_error, is_hard, unranked
-from grader.engine.rubrics import load_rubrics
-from grader.engine.scorer_model import AnswerFeatures
-from grader.engine.suggest import suggest
+from grader.engine.reading.rubrics import load_rubrics
+from grader.engine.review.queue import RANKING, expected_error, is_hard, unranked
+from grader.engine.review.suggest import suggest
+from grader.engine.scoring.scorer_model import AnswerFeatures
 from grader.judge import make_judge
 from grader.models import Grade, GradedAnswer, Submission
 
@@ -85,7 +85,7 @@ class Seeds:
                 student=r["student"]))  # fmt: skip
 
     def chosen(self, answers: list[Submission], k: int) -> list[Submission]:
-        """``engine.suggest.suggest`` for one question: what ``grader suggest`` writes."""
+        """``engine.review.suggest.suggest`` for one question: what ``grader suggest`` writes."""
         pipeline = self.pipelines[answers[0].question_id]
         return suggest(pipeline.bank, answers, self.embedder, self.settings.rules, k)
 

@@ -3,7 +3,7 @@
 Wraps, in the main process before Celery forks its pool (so every pool process inherits the
 wrappers): loading the graders (``Graders.load``: banks, judge engine), the task's step
 (``grade_stored``: store reads, pipeline, store writes), ``Pipeline.grade_many``, its embedding
-signals (``Pipeline._analyze``) and its judge call (``grader.engine.asking.ask``: every model
+signals (``Pipeline._analyze``) and its judge call (``grader.engine.judging.asking.ask``: every model
 call of a batch, re-asks included). Each call appends one JSON line (pid, step, start, end, items) to the
 file named by ``GRADER_BENCH_TIMINGS``. The service's own code is unchanged.
 
@@ -18,7 +18,7 @@ import os
 import time
 from collections.abc import Callable
 
-import grader.engine.asking
+import grader.engine.judging.asking
 import grader.service.batches
 from grader.cli import main
 from grader.engine.pipeline import Pipeline
@@ -49,8 +49,10 @@ grader.service.batches.grade_stored = _timed(
 )
 Pipeline.grade_many = _timed("grade_many", Pipeline.grade_many, lambda a: len(a[1]))
 Pipeline._analyze = _timed("signals", Pipeline._analyze, lambda a: len(a[1]))
-# the engine calls the judge as grader.engine.asking.ask (a module attribute), so this reaches it
-grader.engine.asking.ask = _timed("judge", grader.engine.asking.ask, lambda a: len(a[1]))
+# the engine calls the judge as grader.engine.judging.asking.ask (a module attribute), so this reaches it
+grader.engine.judging.asking.ask = _timed(
+    "judge", grader.engine.judging.asking.ask, lambda a: len(a[1])
+)
 
 if __name__ == "__main__":
     main()

@@ -24,7 +24,7 @@ from sklearn.model_selection import KFold
 from grader.calibrate.metrics import Agreement, agreement
 from grader.calibrate.tables import ScorePair, question_order
 from grader.errors import CalibrationError
-from grader.models import Grade, MappingUsed
+from grader.models import Grade, MappingUsed, TrailStep
 
 MIN_PAIRS = 5  # fewer answers on a question: leave its scores as the judge gave them
 
@@ -206,7 +206,8 @@ def apply_mapping(grades: Iterable[Grade], mapping: ScoreMapping, source: str) -
         mapped.provenance.score_mapping = MappingUsed(
             method=mapping.method, version=mapping.version, source=source, learned_on=question.n
         )
-        out.append(mapped)
+        why = f"the score mapping learned on {question.n} graded answers ({mapping.method})"
+        out.append(mapped.moved(TrailStep.MAPPING, grade.score, why))
     return out
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.calibrate.tables import HumanScore
-from grader.engine.rubrics import rubric_dir, rubric_for, rubric_problems, save_rubric
+from grader.engine.reading.rubrics import rubric_dir, rubric_for, rubric_problems, save_rubric
 from grader.errors import CalibrationError
 from grader.models import Anchor, Bank, Rubric
 from grader.text import match_key

@@ -28,8 +28,8 @@ from grader.calibrate.refit_rows import MIN_ANSWERS, MIN_QUESTIONS, check_enough
 from grader.calibrate.scorer_rows import ScorerRow
 from grader.calibrate.summary import Comparison, compare
 from grader.calibrate.tables import Pairing, ScorePair
-from grader.engine.calibrated_grade import to_points
-from grader.engine.scorer_model import ScorerSet, from_json, to_json
+from grader.engine.scoring.points import to_points
+from grader.engine.scoring.scorer_model import ScorerSet, from_json, to_json
 
 
 class BandCheck(BaseModel):

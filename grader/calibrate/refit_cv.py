@@ -19,10 +19,10 @@ import numpy as np
 from grader.calibrate.refit_fit import refit_band, refit_first_stage
 from grader.calibrate.scorer_cv import question_folds
 from grader.calibrate.scorer_rows import ScorerRow
-from grader.engine.scorer_core.pool import GradedPool, read_answer
-from grader.engine.scorer_core.reading import Reading
-from grader.engine.scorer_core.rules import decide
-from grader.engine.scorer_model import AnswerFeatures, Scorer, ScorerSet
+from grader.engine.scoring.scorer_core.inputs import ScorerInput
+from grader.engine.scoring.scorer_core.pool import GradedPool, read_answer
+from grader.engine.scoring.scorer_core.rules import decide
+from grader.engine.scoring.scorer_model import AnswerFeatures, Scorer, ScorerSet
 from grader.models import GradedAnswer
 
 Vectors = dict[str, np.ndarray]
@@ -33,7 +33,7 @@ class StagedReading:
     """One answer read with a first stage and its pool's graded answers."""
 
     row: ScorerRow
-    reading: Reading  # features: own, neighbour ones, and base_share
+    reading: ScorerInput  # features: own, neighbour ones, and base_share
     stage1: float  # the first stage's share (base_share)
 
     @property

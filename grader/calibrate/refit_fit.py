@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from grader.calibrate.refit_rows import MIN_ANSWERS
 from grader.calibrate.scorer_fit import Spec, fit_model, trained_on
 from grader.calibrate.scorer_rows import ScorerRow
-from grader.engine.scorer_model import AnswerFeatures, Scorer, ScorerSet
+from grader.engine.scoring.scorer_model import AnswerFeatures, Scorer, ScorerSet
 
 # A band's ridge has three features; below this many answers in a fold it is not fit there.
 MIN_BAND_ROWS = 12

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 
 from grader.calibrate.scorer_rows import JudgeSeen, ScorerRow
 from grader.calibrate.tables import ScorePair
-from grader.engine.rescored_grade import stored_features
-from grader.engine.scorer_core.rules import readable
-from grader.engine.scorer_model import JUDGE_FEATURES, AnswerFeatures, ScorerSet
+from grader.engine.finish.rescored import stored_features
+from grader.engine.scoring.scorer_core.rules import readable
+from grader.engine.scoring.scorer_model import JUDGE_FEATURES, AnswerFeatures, ScorerSet
 from grader.errors import CalibrationError
 from grader.models import Grade
 

@@ -7,7 +7,7 @@ confidence model learns from (and a refit reports). Folds keep a question's answ
 
 ``grade_rows`` is the production decision over table rows: graded neighbours' stage-1 shares
 from the scorer without the judge (``GradedPool.build``), the neighbour features, the copy
-rule, then ``ScorerSet.score`` (``grader.engine.scorer_core.rules.decide``).
+rule, then ``ScorerSet.score`` (``grader.engine.scoring.scorer_core.rules.decide``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from grader.calibrate.scorer_rows import ScorerRow, reading
-from grader.engine.scorer_core.rules import decide
-from grader.engine.scorer_model import AnswerFeatures, Scorer, ScorerSet
+from grader.engine.scoring.scorer_core.rules import decide
+from grader.engine.scoring.scorer_model import AnswerFeatures, Scorer, ScorerSet
 
 FOLDS = 5
 

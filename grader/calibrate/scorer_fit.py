@@ -1,9 +1,9 @@
 """Fitting the scorer's models on human grades (scikit-learn), for the shipped default and for
 an instructor's refit (``grader calibrate fit``).
 
-The engine only reads the fitted numbers (``grader.engine.scorer_model``); fitting lives here, on
+The engine only reads the fitted numbers (``grader.engine.scoring.scorer_model``); fitting lives here, on
 the calibration floor, with the other code that learns from an instructor's scores.
-``fit_default`` is the whole procedure behind ``grader/engine/scorer_default.json``: from
+``fit_default`` is the whole procedure behind ``grader/engine/scoring/scorer_default.json``: from
 table rows (``scorer_rows``) to a scorer file with both stages and its confidence models;
 ``tests/unit/test_scorer_default.py`` checks that the shipped file is its output.
 """
@@ -19,9 +19,15 @@ import numpy as np
 
 from grader.calibrate.scorer_cv import Graded, cv_grades, oof_base
 from grader.calibrate.scorer_rows import GradedSetting, ScorerRow, copies, setting_features
-from grader.engine.calibrated_grade import to_points
-from grader.engine.review_rules import uncertainty_signals
-from grader.engine.scorer_model import JUDGE_FEATURES, AnswerFeatures, Confidence, Scorer, ScorerSet
+from grader.engine.scoring.confidence import uncertainty_signals
+from grader.engine.scoring.points import to_points
+from grader.engine.scoring.scorer_model import (
+    JUDGE_FEATURES,
+    AnswerFeatures,
+    Confidence,
+    Scorer,
+    ScorerSet,
+)
 
 
 def fit_ridge(
@@ -165,11 +171,11 @@ def trained_on(rows: Sequence[ScorerRow], **extra: object) -> dict[str, object]:
 # Stage 1: the answer's own signals. Every weight positive, so each feature's push can be shown
 # to an instructor (docs/research/benchmarks-log.md, "The calibrated scorer": the designs
 # tried). Nothing here reads the other answers of the run: the cohort z-score did, and a
-# score depended on who shared the run (issue 27: "One answer, one grade", what it cost).
+# score depended on who shared the run (docs/research/benchmarks-log.md, what it cost).
 EXPLAINABLE = ("reference_margin", "semantic_coverage", "ngram_coverage", "length_log_ratio")
 STAGE1 = (("signals", EXPLAINABLE),)
 STAGE2 = ("base_share", "knn_residual", "graded_residual")
-WORDING = (*STAGE2, "wording_residual")  # grader.engine.wording
+WORDING = (*STAGE2, "wording_residual")  # grader.engine.scoring.wording
 # Stage 2 per band of graded answers (setting that gives it its rows, fewest graded answers,
 # features); from 10 graded answers on, the wording model's residual too
 # (scorer_wording, docs/research/explorations.md).

@@ -1,11 +1,11 @@
 """The scorer's training rows: one human-scored answer with every number the fit reads.
 
-A row holds what production computes for the answer (``grader.engine.features.
+A row holds what production computes for the answer (``grader.engine.scoring.features.
 answer_features``), the judge's reading when the judge ran, whether a rule scores it without
 the scorer (blank, non-answer, off-topic: production gives 0), and, per setting of graded
 answers (say "5 graded per question"), the graded answers that may be its neighbours with
 their cosines, and the graded answers with its very text (the copy rule). The neighbour
-features then come from ``grader.engine.scorer_model.neighbour_features``, the function the engine's
+features then come from ``grader.engine.scoring.scorer_model.neighbour_features``, the function the engine's
 ``GradedPool`` calls, with the graded answers' human shares and their stage-1 shares.
 
 The default scorer's table is ``benchmarks/results/scorer_features.jsonl.gz`` (with each
@@ -28,14 +28,14 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from grader.engine.scorer_core.reading import Copy, Reading
-from grader.engine.scorer_model import (
+from grader.engine.scoring.scorer_core.inputs import Copy, ScorerInput
+from grader.engine.scoring.scorer_model import (
     DEFAULT_K,
     DEFAULT_TEMPERATURE,
     AnswerFeatures,
     neighbour_features,
 )
-from grader.engine.wording import wording_residual
+from grader.engine.scoring.wording import wording_residual
 from grader.models import ReviewCode
 
 
@@ -195,9 +195,9 @@ def reading(
     base: Mapping[str, float] | None,
     *,
     texts: Mapping[str, str | None] | None = None,
-) -> Reading:
+) -> ScorerInput:
     """The row as the scorer reads it in ``setting``: ``setting_features`` and its copies."""
-    return Reading(
+    return ScorerInput(
         setting_features(row, setting, shares, base, texts=texts), copies(row, setting, shares)
     )
 

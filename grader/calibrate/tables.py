@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from grader.engine.rubrics import rubric_for
+from grader.engine.reading.rubrics import rubric_for
 from grader.errors import CalibrationError
 from grader.files.jsonl import json_lines
 from grader.files.submissions import SubmissionLine

@@ -244,7 +244,7 @@ def calibration_inputs(human: Path, bank_path: Path | None):
     """The instructor's scores; with a bank, its point scales and each rubric's anchors."""
     from grader.bank.files import load_bank
     from grader.calibrate import question_scales, read_human_scores
-    from grader.engine.rubrics import load_rubrics
+    from grader.engine.reading.rubrics import load_rubrics
 
     humans = read_human_scores(human)
     if bank_path is None:
@@ -305,7 +305,7 @@ def calibrate_promote(
     """
     from grader.bank.files import load_bank
     from grader.calibrate import plan_promotions, read_answers, read_human_scores, save_promotions
-    from grader.engine.rubrics import load_rubrics
+    from grader.engine.reading.rubrics import load_rubrics
     from grader.errors import CalibrationError
 
     try:

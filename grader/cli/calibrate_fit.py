@@ -64,8 +64,8 @@ def calibrate_fit(
     from grader.calibrate.refit import refit
     from grader.calibrate.refit_rows import refit_answers
     from grader.calibrate.tables import read_answers
-    from grader.engine.scorer_choice import choose_scorer, scorer_setting
-    from grader.engine.scorer_model import to_json
+    from grader.engine.scoring.scorer_choice import choose_scorer, scorer_setting
+    from grader.engine.scoring.scorer_model import to_json
     from grader.files.grades import read_grades
 
     try:
@@ -123,9 +123,9 @@ def calibrate_rescore(
     `grader calibrate --human H.csv --grades NEW.jsonl --compare GRADES.jsonl`.
     """
     from grader.config import Settings
-    from grader.engine.rescored_grade import rescore_grades
-    from grader.engine.review_queue import rank_grades, unranked
-    from grader.engine.scorer_choice import choose_scorer, scorer_setting
+    from grader.engine.finish.rescored import rescore_grades
+    from grader.engine.review.queue import rank_grades, unranked
+    from grader.engine.scoring.scorer_choice import choose_scorer, scorer_setting
     from grader.errors import CalibrationError
     from grader.files.grades import GradeWriter, read_grades
 
@@ -212,7 +212,7 @@ def _rubrics(bank_path: Path | None) -> dict:
     if bank_path is None:
         return {}
     from grader.bank.files import load_bank
-    from grader.engine.rubrics import load_rubrics, rubric_for
+    from grader.engine.reading.rubrics import load_rubrics, rubric_for
 
     bank = load_bank(bank_path)
     rubrics = load_rubrics(bank_path, bank)

@@ -66,7 +66,7 @@ def groups(
     Grade a group together: its representative first, then the rest against it. Groups are
     numbered by size; the same answers always get the same ids (`grader grade` records them).
     """
-    from grader.engine.cohort import group_answers
+    from grader.engine.signals.cohort import group_answers
 
     bank, pending, settings, embedder = load_exam(bank_path, submissions, embed_model)
     question = bank.get(question_id)
@@ -75,7 +75,7 @@ def groups(
             f"[bold red]error:[/] no question {escape(repr(question_id))} in {escape(str(bank_path))}"
         )
         raise typer.Exit(code=2)
-    from grader.engine.blanks import blank_reason
+    from grader.engine.reading.blanks import blank_reason
 
     mine = sorted((s for s in pending if s.question_id == question_id), key=lambda s: s.id)
     if not mine:
@@ -149,7 +149,7 @@ def integrity(
     embed_model: Annotated[str | None, _EMBED_MODEL_OPTION] = None,
 ) -> None:
     """Report different students' near-identical answers to the same question, side by side."""
-    from grader.engine.integrity import suspect_pairs, write_report
+    from grader.engine.signals.integrity import suspect_pairs, write_report
 
     bank, pending, settings, embedder = load_exam(bank_path, submissions, embed_model)
     if threshold is not None:

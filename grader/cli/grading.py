@@ -195,7 +195,7 @@ def _load(bank_path: Path, submissions: Path, out: Path, options: dict):
     """Settings, bank, rubrics and submissions, and the ids already graded in ``out``."""
     from grader.bank.files import load_bank
     from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings
-    from grader.engine.rubrics import load_rubrics
+    from grader.engine.reading.rubrics import load_rubrics
     from grader.files.grades import read_grades
     from grader.files.submissions import read_submissions
     from grader.models import GradeStatus
@@ -239,7 +239,7 @@ def _log_file(settings) -> Path | None:
 def _scorer(settings, bank_path: Path):
     """The run's scorer (``choose_scorer``), chosen before any model loads so that a broken
     scorer file stops the run at once."""
-    from grader.engine.scorer_choice import ScorerSource, choose_scorer, scorer_setting
+    from grader.engine.scoring.scorer_choice import ScorerSource, choose_scorer, scorer_setting
 
     try:
         chosen = choose_scorer(
@@ -307,7 +307,7 @@ def _summary(grades: list) -> None:
             str(len(items) - len(scored)),
         )
     console.print(table)
-    from grader.engine.review_queue import queue_order, recorded_error
+    from grader.engine.review.queue import queue_order, recorded_error
 
     flagged = queue_order(grades)  # hard reasons first, then the largest expected error
     if flagged:

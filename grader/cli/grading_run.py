@@ -20,13 +20,13 @@ import typer
 from rich.markup import escape
 
 from grader.cli.display import Display
-from grader.engine.progress import Progress, Stage
+from grader.engine.judging.progress import Progress, Stage
 from grader.errors import GraderError
 
 if TYPE_CHECKING:  # the command line starts fast: the engine is imported when a run needs it
     from grader.config import Settings
     from grader.engine.pipeline import Pipeline
-    from grader.engine.scorer_choice import ScorerChoice
+    from grader.engine.scoring.scorer_choice import ScorerChoice
     from grader.judge import Judge
     from grader.models import Bank, Grade, GradedAnswer, Rubric, Submission
 

@@ -30,7 +30,7 @@ def rubric_check(
 ) -> None:
     """Validate every rubric file of the banks, and list subjective questions without one."""
     from grader.bank.files import load_bank
-    from grader.engine.rubrics import derive_rubric, load_rubric, rubric_dir
+    from grader.engine.reading.rubrics import derive_rubric, load_rubric, rubric_dir
 
     paths = banks or sorted(Path("rubrics").glob("*.yaml"))
     if not paths:
@@ -101,7 +101,7 @@ def _conclusion(conclusion: Conclusion | None) -> str:
     """What the answer must conclude, and what a wrong one costs, for review."""
     if conclusion is None:
         return ""
-    from grader.engine.conclusion import cap_share
+    from grader.engine.finish.conclusion import cap_share
 
     cost = f"cap {cap_share(conclusion):.0%}" if conclusion.gate else "gate off"
     return escape(f"{conclusion.kind}: {conclusion.expected} ({cost})")
@@ -119,8 +119,8 @@ def rubric_draft(
     """Draft a rubric from the question's reference answer with the judge, for you to edit."""
     from grader.bank.files import load_bank
     from grader.config import JudgeSettings, Settings
-    from grader.engine.draft import draft_rubric
-    from grader.engine.rubrics import rubric_dir, save_rubric
+    from grader.engine.judging.draft import draft_rubric
+    from grader.engine.reading.rubrics import rubric_dir, save_rubric
     from grader.judge import make_judge
 
     try:

@@ -2,7 +2,7 @@
 
 The loop: ``grader suggest`` → fill in the score column → ``grader grade --graded TO_GRADE.csv``
 (the scorer leans on the nearest of them) → review the ranked queue. No judge is loaded: the
-choice reads the answers' e5 vectors (``engine.suggest``).
+choice reads the answers' e5 vectors (``engine.review.suggest``).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def suggest(
     experimental design), so they span the answer groups, never two near-copies. Fill in
     every score (or delete a row), then run `grader grade --graded` with the file."""
     from grader.cli.cohort import load_exam
-    from grader.engine.suggest import candidates, first_of
+    from grader.engine.review.suggest import candidates, first_of
 
     bank, pending, settings, embedder = load_exam(bank_path, submissions, embed_model)
     by_question = candidates(bank, pending, settings.rules)

@@ -1,20 +1,23 @@
 """``Pipeline.grade_many``: the one entry point that turns submissions into grades, batch-first.
 
-1. objective questions are graded exactly; blank answers, non-answers ("不知道", a bare "满分")
-   and pastes of the rubric's own text score 0 by rule, before any model (``rule_grades``),
-   and so does an answer that is only an injection attempt; any other flagged answer is
-   graded twice, raw and cleaned, through every step below, and keeps the lower (``injected``);
-2. with an embedder, each question's answers are compared with each other and with the
-   reference (``signals``): off-topic answers score 0 by rule and go to review,
-   near-duplicates are flagged, answers are grouped, and each gets its closest anchors;
-3. every other answer is scored by the judge in the configured mode (``modes``): in the
-   probability mode one forward step per rubric check, in the verdict mode a JSON verdict —
-   each on its question and anchor group's shared prefix, the whole batch in one judge call
-   (or sub-batches of ``GRADER_JUDGE_CHUNK`` requests), sorted by that prefix;
-4. the judge's points are turned into criteria with evidence, confidence and review flags,
-   with provenance on every grade;
-5. per question, review keeps the hard reasons and the answers with the largest expected
-   error, at most ``GRADER_REVIEW_SHARE`` of them (``review_queue``).
+It composes the engine's stages in the order an answer goes through them:
+
+1. ``reading``: objective questions graded exactly; blank answers, non-answers ("不知道", a
+   bare "满分"), pastes of the rubric's own text and answers that are only an injection
+   attempt score 0 by rule (``judging.rule_grades``); any other flagged answer gets a cleaned
+   twin, graded beside it through every step below;
+2. ``signals``: with an embedder, each question's answers compared with each other and with
+   the reference: off-topic answers score 0 by rule and go to review, near-duplicates are
+   flagged, answers are grouped, and each gets its closest anchors;
+3. ``judging``: every other answer read by the judge in the configured mode (``modes``), the
+   whole batch in one judge call (or sub-batches of ``GRADER_JUDGE_CHUNK`` requests), sorted by
+   each question and anchor group's shared prefix; or, where the scorer weighs no judge
+   reading, split by key-point coverage (``budget``);
+4. ``scoring`` and ``finish``: what the scorer reads of each answer, then ``finish.final``
+   decides every final score in one place (scorer, substance, conclusion, injection bound),
+   each move on the grade's trail;
+5. ``review``: per question, the hard reasons and the answers with the largest expected
+   error, at most ``GRADER_REVIEW_SHARE`` of them (``review.queue``).
 
 A judge that fails yields ``unscored`` with a reason, never a silent 0.
 """
@@ -25,23 +28,16 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from grader.config import Settings
-from grader.engine import substance
-from grader.engine.anchored import AnchorReadings, anchors_judge
-from grader.engine.anchors import choose_anchors
-from grader.engine.blanks import blank_reason
-from grader.engine.calibrated_grade import calibrated
-from grader.engine.conclusion import apply_conclusion, asks_judge
-from grader.engine.conclusion_judge import Ask, judge_conclusions
-from grader.engine.coverage import pastes_rubric
-from grader.engine.graded_answers import graded_answers
-from grader.engine.injected import Flagged, as_raw, bound, flag, injection_only_grade, twin
-from grader.engine.judge_plan import coverage_grade, reads_criteria, write_feedback
-from grader.engine.modes import MODES, AnswerToJudge
-from grader.engine.progress import Progress, Stage, reporter
-from grader.engine.review_queue import rank_grades
-from grader.engine.rubrics import rubric_for
-from grader.engine.rule_grades import (
+from grader.engine.finish.context import Finishing, Scoring
+from grader.engine.finish.final import finish_many
+from grader.engine.finish.injection_bound import as_raw, twin
+from grader.engine.judging.budget import coverage_grade
+from grader.engine.judging.modes import MODES, AnswerToJudge
+from grader.engine.judging.progress import Progress, Stage, judged_at_most, reporter
+from grader.engine.judging.reasons import injection_reason
+from grader.engine.judging.rule_grades import (
     blank_grade,
+    injection_only_grade,
     nearest_scored,
     needs_judge_grade,
     objective_grade,
@@ -49,10 +45,21 @@ from grader.engine.rule_grades import (
     rubric_copy_grade,
     zero_off_topic,
 )
-from grader.engine.scorer_choice import ScorerChoice, choose_scorer, scorer_setting
-from grader.engine.scorer_core.pool import GradedPool
-from grader.engine.scorer_model import ScorerSet
-from grader.engine.signals import QuestionAnalysis, analyze_question
+from grader.engine.reading.blanks import blank_reason
+from grader.engine.reading.injection import Flagged, flag
+from grader.engine.reading.rubrics import rubric_for
+from grader.engine.review.queue import rank_grades
+from grader.engine.scoring.anchored import AnchorReadings, anchors_judge
+from grader.engine.scoring.features import judge_reading
+from grader.engine.scoring.judge_reads import reads_criteria
+from grader.engine.scoring.scorer_choice import ScorerChoice, choose_scorer, scorer_setting
+from grader.engine.scoring.scorer_core.pool import GradedPool
+from grader.engine.scoring.scorer_grade import answer_evidence
+from grader.engine.scoring.scorer_model import ScorerSet
+from grader.engine.signals.analysis import QuestionAnalysis, analyze_question
+from grader.engine.signals.anchors import choose_anchors
+from grader.engine.signals.coverage import pastes_rubric
+from grader.engine.signals.graded_answers import graded_answers
 from grader.judge.base import Judge
 from grader.models import (
     Bank,
@@ -114,7 +121,7 @@ class Pipeline:
         ``graded``: answers a human scored (a calibration CSV, the instructor pages); with the
         rubric's anchors they are the graded neighbours the scorer leans on.
         ``progress``: told as answers are ruled on, embedded, set aside and judged
-        (``engine.progress``).
+        (``engine.judging.progress``).
         ``scorer``: this call's scorer instead of the pipeline's (the service's exam scorer,
         applied on the instructor pages after the pipeline was built: ``choose_scorer``).
         """
@@ -123,22 +130,9 @@ class Pipeline:
         subjective: dict[int, Submission] = {}
         flagged: dict[int, Flagged] = {}  # suspected injections, by index
         rubrics: dict[str, Rubric] = {}  # one rubric per question for the whole call
-        for i, submission in enumerate(submissions):
-            question = self._questions[submission.question_id]
-            if question.type.objective:
-                grades[i] = objective_grade(submission, question, self.settings.rules)
-                continue
-            if question.id not in rubrics:
-                rubrics[question.id] = rubric_for(question, self.rubrics)
-            ruled = self._by_rule(submission, rubrics[question.id])
-            if isinstance(ruled, Grade):
-                grades[i] = ruled
-                continue
-            subjective[i] = submission
-            if ruled is not None:
-                flagged[i] = ruled
+        self._read(submissions, grades, subjective, flagged, rubrics)
         tell(Stage.RULED, len(grades))
-        # A flagged answer's cleaned twin is graded beside it, end to end (``injected``).
+        # A flagged answer's cleaned twin is graded beside it, end to end (``injection_bound``).
         taken = {s.id for s in (*submissions, *cohort)} | {g.id for g in graded}
         twins = {len(submissions) + k: i for k, i in enumerate(flagged)}
         for j, i in twins.items():
@@ -146,7 +140,7 @@ class Pipeline:
         mine = [subjective[i] for i in subjective if i not in twins]
         shadows = [subjective[j] for j in twins]
         analyses = self._analyze(mine, cohort, rubrics, graded, tell, shadows)
-        plans: dict[tuple[str, ...], object] = {}  # once per question and anchor set
+        prefixes: dict[tuple[str, ...], object] = {}  # once per question and anchor set
         work: dict[int, AnswerToJudge] = {}
         scoring = scorer or self.scorer
         for i, submission in subjective.items():
@@ -162,20 +156,26 @@ class Pipeline:
                 grades[i] = off_topic_grade(submission, rubric, signals, self._embed_model)
             elif self.judge is None:
                 grades[i] = needs_judge_grade(submission, question, rubric, signals)
-            else:  # no plan: the scorer decides without the judge's reading (``judge_plan``)
+            else:  # no prefix: the scorer decides without the judge's reading (``judge_reads``)
                 reads = self._anchored(question, rubric, scoring, bool(analysis)) or reads_criteria(
                     self.settings.judge, scoring, question.language, bool(analysis)
                 )
-                plan = self._plan(plans, question, rubric, submission, analysis) if reads else None
-                work[i] = AnswerToJudge(submission, plan, signals, flagged.get(i))
+                prefix = (
+                    self._prefix(prefixes, question, rubric, submission, analysis)
+                    if reads
+                    else None
+                )
+                work[i] = AnswerToJudge(submission, prefix, signals, flagged.get(i))
         tell(Stage.SET_ASIDE, sum(i not in work for i in subjective if i not in twins))
         if work:
-            counted = _counted(tell, sum(i not in twins for i in work))
-            raw_ids = {j: submissions[i].id for j, i in twins.items()}
-            self._judge(grades, work, analyses, rubrics, scoring, counted, raw_ids)
-        self._conclude(grades, subjective, rubrics)  # the decisive part caps each final grade
-        for j, i in twins.items():
-            grades[i] = bound(grades[i], grades.pop(j), flagged[i])
+            counted = judged_at_most(tell, sum(i not in twins for i in work))
+            self._judge(grades, work, rubrics, scoring, counted)
+        # one place decides every final score: scorer, substance, conclusion, injection bound
+        raw_ids = {j: submissions[i].id for j, i in twins.items()}
+        scored = self._scoring(grades, work, analyses, rubrics, scoring, raw_ids)
+        grades.update(self._finish(grades, subjective, rubrics, scored, twins, flagged))
+        for j in twins:
+            grades.pop(j)  # the cleaned twin bound its raw answer's grade
         # review: hard reasons, then the top of each question's ranking by expected error
         return rank_grades([grades[i] for i in range(len(submissions))], self.settings.review.share)
 
@@ -183,17 +183,14 @@ class Pipeline:
         self,
         grades: dict[int, Grade],
         work: dict[int, AnswerToJudge],
-        analyses: dict[str, QuestionAnalysis],
         rubrics: dict[str, Rubric],
         scorer: ScorerSet | None,
         tell: Progress,
-        raw_ids: dict[int, str],
     ) -> None:
-        """The judge's grades of ``work`` in one batch, then the scorer's. An item without a
-        plan is not read by the judge: its criteria are split by coverage (``judge_plan``).
-        ``raw_ids``: the cleaned twins' raw answers, whose place they take before the scorer."""
+        """The judge's grades of ``work`` in one batch. An item without a prefix is not read by
+        the judge: its criteria are split by coverage (``judging.budget``)."""
         assert self.judge is not None
-        asked = {i: item for i, item in work.items() if item.plan is not None}
+        asked = {i: item for i, item in work.items() if item.prefix is not None}
         unread = [i for i in work if i not in asked]
         if asked:
             parts = self.settings.judge, self.settings.review
@@ -211,38 +208,61 @@ class Pipeline:
                 self.settings.judge, self.settings.review,
             )  # fmt: skip
         tell(Stage.JUDGED, len(unread))  # nothing to wait for, as an answer without requests
-        judged_answers = [(i, item.submission) for i, item in work.items()]
-        self._calibrate(grades, judged_answers, analyses, rubrics, scorer, raw_ids)
-        if unread and self.settings.judge.feedback == "judge":  # written once the scorer has spoken
-            answers = {i: work[i].submission for i in unread}
-            asks = {i: (self._questions[s.question_id], s.answer) for i, s in answers.items()}
-            grades.update(write_feedback(self.judge, asks, grades, rubrics))
-        for i, (submission, *_) in work.items():  # restated questions, known wrong claims
-            question = self._questions[submission.question_id]
-            grades[i] = substance.checked(
-                grades[i], submission.answer, question, rubrics[question.id]
-            )
 
-    def _conclude(
+    def _finish(
         self,
         grades: dict[int, Grade],
         subjective: dict[int, Submission],
         rubrics: dict[str, Rubric],
+        scored: dict[int, Scoring],
+        twins: dict[int, int],
+        flagged: dict[int, Flagged],
+    ) -> dict[int, Grade]:
+        """Every subjective answer's final grade (``finish.final``), its cleaned twin, if any,
+        finished beside it and binding it."""
+        order = list(subjective)
+        position = {i: k for k, i in enumerate(order)}
+        twin_of = {i: j for j, i in twins.items()}
+        by_judge = self.settings.judge.feedback == "judge"
+        contexts = []
+        for i in order:
+            question = self._questions[subjective[i].question_id]
+            j = twin_of.get(i)
+            contexts.append(
+                Finishing(
+                    answer=subjective[i].answer, rubric=rubrics[question.id], question=question,
+                    scoring=scored.get(i), judge=self.judge, feedback_by_judge=by_judge,
+                    twin=None if j is None else position[j],
+                    injection=None if j is None else injection_reason(flagged[i].findings),
+                )
+            )  # fmt: skip
+        finished = finish_many([grades[i] for i in order], contexts)
+        return dict(zip(order, finished, strict=True))
+
+    def _read(
+        self,
+        submissions: Sequence[Submission],
+        grades: dict[int, Grade],
+        subjective: dict[int, Submission],
+        flagged: dict[int, Flagged],
+        rubrics: dict[str, Rubric],
     ) -> None:
-        """Each grade under its rubric's conclusion; the conclusions the rules cannot read, where
-        the reading would change the grade, are asked of the judge first, in one call."""
-        asks = [
-            Ask(s.id, self._questions[s.question_id], conclusion, s.answer)
-            for i, s in subjective.items()
-            if (conclusion := rubrics[s.question_id].conclusion) is not None
-            and self.judge is not None
-            and asks_judge(grades[i], rubrics[s.question_id], s.answer)
-        ]
-        judged = judge_conclusions(self.judge, asks) if asks and self.judge else {}
-        for i, s in subjective.items():
-            grades[i] = apply_conclusion(
-                grades[i], rubrics[s.question_id], s.answer, judged.get(s.id)
-            )
+        """Objective answers graded, the answers that score 0 by rule ruled on; the others
+        are ``subjective``, a suspected injection also ``flagged``."""
+        for i, submission in enumerate(submissions):
+            question = self._questions[submission.question_id]
+            if question.type.objective:
+                grades[i] = objective_grade(submission, question, self.settings.rules)
+                continue
+            if question.id not in rubrics:
+                rubrics[question.id] = rubric_for(question, self.rubrics)
+            ruled = self._by_rule(submission, rubrics[question.id])
+            if isinstance(ruled, Grade):
+                grades[i] = ruled
+                continue
+            subjective[i] = submission
+            if ruled is not None:
+                flagged[i] = ruled
 
     def _by_rule(self, submission: Submission, rubric: Rubric) -> Grade | Flagged | None:
         """0 by rule (blank, a non-answer, the rubric pasted, only an injection attempt), a
@@ -256,23 +276,24 @@ class Pipeline:
             return injection_only_grade(submission, rubric, found)
         return found
 
-    def _calibrate(
+    def _scoring(
         self,
         grades: dict[int, Grade],
-        judged: list[tuple[int, Submission]],
+        work: dict[int, AnswerToJudge],
         analyses: dict[str, QuestionAnalysis],
         rubrics: dict[str, Rubric],
         scorer: ScorerSet | None,
         raw_ids: dict[int, str],
-    ) -> None:
-        """The scorer's score for every judged answer, the question's graded answers as its
-        neighbours (their pool built once per question). A cleaned twin is scored as its raw
+    ) -> dict[int, Scoring]:
+        """What the scorer reads of every judged answer, the question's graded answers as its
+        neighbours (their pool built once per question). A cleaned twin is read as its raw
         answer, so that answer's own human score is never its neighbour or copy."""
         if scorer is None:
-            return
+            return {}
         pools: dict[str, GradedPool] = {}
-        for i, submission in judged:
-            qid = submission.question_id
+        scored = {}
+        for i, item in work.items():
+            submission, qid = item.submission, item.submission.question_id
             analysis = analyses.get(qid)
             if analysis is None or grades[i].status != GradeStatus.GRADED:
                 continue
@@ -283,12 +304,12 @@ class Pipeline:
                 pools[qid] = GradedPool.build(
                     question, rubric, analysis.graded, analysis.vectors, scorer
                 )
+            judged = judge_reading(grades[i])
+            inputs = answer_evidence(submission, question, rubric, analysis, pools[qid], judged)
             anchored = self._anchored(question, rubric, scorer, analysed=True)
-            grades[i] = calibrated(
-                grades[i], submission, question, rubric, analysis, pools[qid], scorer,
-                self.settings.review,
-                self._anchors.reading(question, rubric, grades[i]) if anchored else None,
-            )  # fmt: skip
+            reading = self._anchors.reading(question, rubric, grades[i]) if anchored else None
+            scored[i] = Scoring(scorer, inputs, self.settings.review.below_confidence, reading)
+        return scored
 
     def _anchor_items(
         self, asked: Iterable[AnswerToJudge], rubrics: dict[str, Rubric], scorer: ScorerSet | None
@@ -303,7 +324,7 @@ class Pipeline:
         k = self.settings.signals.anchors_k
         return self._anchors.to_read(
             wanted.values(),
-            lambda q, r: self.mode.plan(q, r, choose_anchors(r.anchors, k), self.settings.judge),
+            lambda q, r: self.mode.prefix(q, r, choose_anchors(r.anchors, k), self.settings.judge),
         )
 
     def _anchored(
@@ -316,24 +337,24 @@ class Pipeline:
     def _embed_model(self) -> str | None:
         return self.embedder.name if self.embedder is not None else None
 
-    def _plan(
+    def _prefix(
         self,
-        plans: dict[tuple[str, ...], object],
+        prefixes: dict[tuple[str, ...], object],
         question: Question,
         rubric: Rubric,
         submission: Submission,
         analysis: QuestionAnalysis | None,
     ) -> object:
-        """The mode's plan for this answer's question and anchors, made once: answers shown
+        """The mode's prefix for this answer's question and anchors, made once: answers shown
         the same anchors share it."""
         if analysis is None or submission.id not in analysis.anchors:
             anchors = choose_anchors(rubric.anchors, self.settings.signals.anchors_k)
         else:
             anchors = analysis.anchors[submission.id]
         key = (question.id, *(a.id for a in anchors))
-        if key not in plans:
-            plans[key] = self.mode.plan(question, rubric, anchors, self.settings.judge)
-        return plans[key]
+        if key not in prefixes:
+            prefixes[key] = self.mode.prefix(question, rubric, anchors, self.settings.judge)
+        return prefixes[key]
 
     def _analyze(
         self,
@@ -373,17 +394,3 @@ class Pipeline:
             )
             tell(Stage.EMBEDDED, len(mine))
         return analyses
-
-
-def _counted(tell: Progress, limit: int) -> Progress:
-    """``tell`` with at most ``limit`` answers reported judged in all: cleaned twins are
-    judged too, but each submission is reported once."""
-    left = [limit]
-
-    def capped(stage: Stage, count: int) -> None:
-        if stage == Stage.JUDGED:
-            count = min(count, left[0])
-            left[0] -= count
-        tell(stage, count)
-
-    return capped

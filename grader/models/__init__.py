@@ -19,8 +19,6 @@ from grader.models.details import (
     ConclusionReading,
     FoundClaim,
     GradedCopy,
-    GradeDetails,
-    InjectionReading,
     JudgeModeName,
     JudgeSide,
     Neighbour,
@@ -35,7 +33,9 @@ from grader.models.grade import (
     CriterionScore,
     Grade,
     GradedAnswer,
+    GradeDetails,
     GradeStatus,
+    InjectionReading,
     KeyPointMatch,
     Method,
     NearDuplicate,
@@ -58,6 +58,7 @@ from grader.models.service import (
     DeliveryStatus,
     SubmissionStatus,
 )
+from grader.models.trail import TrailEntry, TrailStep
 from grader.models.verdict import (
     CriterionVerdict,
     Verdict,
@@ -109,6 +110,8 @@ __all__ = [
     "Submission",
     "SubmissionStatus",
     "Substance",
+    "TrailEntry",
+    "TrailStep",
     "Verdict",
     "WrongClaim",
 ]

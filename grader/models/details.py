@@ -1,4 +1,5 @@
-"""A grade's ``details``: what each step that decided the grade read, one typed part per step.
+"""The parts of a grade's ``details``: what each step that decided the grade read, one typed
+part per step (``GradeDetails`` itself, which holds them, sits beside ``Grade``).
 
 The JSON is the record exam platforms already parse (README, "Submissions and grades"): a
 part a grade never went through is absent, not null, so ``GradeDetails`` writes exactly the
@@ -11,7 +12,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from grader.models.base import _Model
 from grader.models.codes import GradeStatus, Method, ReviewReason
@@ -112,14 +113,6 @@ class RescoredFrom(_Model):
     decided_by: str | None
 
 
-class InjectionReading(_Model):
-    """A suspected injection: both grades, and which one stands (the lower)."""
-
-    raw_score: float | None
-    cleaned_score: float | None
-    kept: AnswerVariant
-
-
 class FoundClaim(_Model):
     """A wrong claim the answer's closest sentence carries, asserted or negated."""
 
@@ -201,42 +194,3 @@ class OverrideRecord(_Model):
     by: str
     at: str
     judge: JudgeSide
-
-
-class GradeDetails(SetOnly):
-    """Every part a grade's steps recorded; a part is absent when its step did not run."""
-
-    model_config = ConfigDict(extra="allow")
-
-    # objective questions
-    read_as: str | bool | list[str] | None = None
-    expected: str | bool | None = None
-    correct: bool | None = None
-    # the judge
-    judge_mode: JudgeModeName | None = None  # the probability mode's grades say so
-    judge_points: dict[str, float] | None = None  # its own points, before the scorer
-    checks: list[CheckReading] | None = None
-    coverage_points: float | None = None
-    samples: int | None = None  # the verdict mode's valid samples
-    sample_totals: list[float] | None = None
-    missing: list[str] | None = None
-    # the judge's budget (``GRADER_JUDGE_PLAN``): no judge read the answer, its criteria are
-    # split by key-point coverage
-    judge_plan: JudgePlanName | None = None
-    split: Literal["coverage"] | None = None
-    coverage: dict[str, float] | None = None
-    # after the judge
-    scorer: ScorerExplanation | None = None
-    rescored_from: RescoredFrom | None = None
-    raw_score: float | None = None  # the judge's score under a learned score mapping
-    substance: Substance | None = None
-    conclusion: ConclusionReading | None = None
-    anchored: AnchoredReading | None = None  # plan ``anchored``: the judge's reading, anchored
-    injection: InjectionReading | None = None
-    review: ReviewRanking | None = None
-    override: OverrideRecord | None = None
-
-    def without(self, *parts: str) -> GradeDetails:
-        """These details less ``parts`` (as if their steps had not run)."""
-        kept = self.model_dump(exclude=set(parts))
-        return GradeDetails.model_validate(kept)

@@ -3,15 +3,33 @@ the embedding signals it carries."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Literal
+
 from pydantic import (
+    ConfigDict,
     Field,
     model_validator,
 )
 
 from grader.models.base import _Model
 from grader.models.codes import GradeStatus, Method, ReviewCode, ReviewReason
-from grader.models.details import GradeDetails
+from grader.models.details import (
+    AnchoredReading,
+    AnswerVariant,
+    CheckReading,
+    ConclusionReading,
+    JudgeModeName,
+    JudgePlanName,
+    OverrideRecord,
+    RescoredFrom,
+    ReviewRanking,
+    ScorerExplanation,
+    SetOnly,
+    Substance,
+)
 from grader.models.provenance import GradeProvenance
+from grader.models.trail import TrailEntry, TrailStep
 
 
 class Submission(_Model):
@@ -61,7 +79,7 @@ class AnswerSignals(_Model):
     reference_z: float | None = Field(
         default=None,
         description="No longer computed (always None): it read the answers that shared the "
-        "run, so a score depended on them (issue 27); kept so grades recorded before load.",
+        "run, so a score depended on them; kept so grades recorded before load.",
     )
     topic_margin: float = Field(
         description="How far above unrelated text the answer sits, near question and reference."
@@ -95,6 +113,57 @@ class GradedAnswer(_Model):
     score: float = Field(ge=0, description="On the question's scale.")
 
 
+class InjectionReading(SetOnly):
+    """A suspected injection: both grades, and which one stands (the lower). ``other`` is the
+    finished grade of the variant not kept, so a re-score can bind the two again."""
+
+    raw_score: float | None
+    cleaned_score: float | None
+    kept: AnswerVariant
+    other: Grade | None = None
+
+
+class GradeDetails(SetOnly):
+    """Every part a grade's steps recorded; a part is absent when its step did not run."""
+
+    model_config = ConfigDict(extra="allow")
+
+    # objective questions
+    read_as: str | bool | list[str] | None = None
+    expected: str | bool | None = None
+    correct: bool | None = None
+    # the judge
+    judge_mode: JudgeModeName | None = None  # the probability mode's grades say so
+    judge_points: dict[str, float] | None = None  # its own points, before the scorer
+    checks: list[CheckReading] | None = None
+    coverage_points: float | None = None
+    samples: int | None = None  # the verdict mode's valid samples
+    sample_totals: list[float] | None = None
+    missing: list[str] | None = None
+    # the judge's budget (``GRADER_JUDGE_PLAN``): no judge read the answer, its criteria are
+    # split by key-point coverage
+    judge_plan: JudgePlanName | None = None
+    split: Literal["coverage"] | None = None
+    coverage: dict[str, float] | None = None
+    # after the judge
+    scorer: ScorerExplanation | None = None
+    rescored_from: RescoredFrom | None = None
+    raw_score: float | None = None  # the judge's score under a learned score mapping
+    substance: Substance | None = None
+    conclusion: ConclusionReading | None = None
+    anchored: AnchoredReading | None = None  # plan ``anchored``: the judge's reading, anchored
+    injection: InjectionReading | None = None
+    review: ReviewRanking | None = None
+    override: OverrideRecord | None = None
+    # every step that set or moved the score, in order (``TrailEntry``)
+    trail: list[TrailEntry] | None = None
+
+    def without(self, *parts: str) -> GradeDetails:
+        """These details less ``parts`` (as if their steps had not run)."""
+        kept = self.model_dump(exclude=set(parts))
+        return GradeDetails.model_validate(kept)
+
+
 class Grade(_Model):
     """The record exam platforms code against; one per submission."""
 
@@ -124,3 +193,24 @@ class Grade(_Model):
         if (self.status is GradeStatus.GRADED) != (self.score is not None):
             raise ValueError("score is set exactly when status is 'graded'")
         return self
+
+    @property
+    def trail(self) -> list[TrailEntry]:
+        """The steps that set or moved the score (empty for a grade recorded before trails)."""
+        return list(self.details.trail or [])
+
+    def moved(
+        self, step: TrailStep, before: float | None, why: str, evidence: Sequence[str] = ()
+    ) -> Grade:
+        """This grade with one more trail entry: ``step`` took the score from ``before`` to
+        this grade's own. A step that starts the trail passes ``before=None``."""
+        entry = TrailEntry(
+            step=step, before=before, after=self.score, why=why, evidence=[e for e in evidence if e]
+        )
+        details = self.details.model_copy(update={"trail": [*self.trail, entry]})
+        return self.model_copy(update={"details": details})
+
+
+# ``details.injection.other`` is a grade: resolved once ``Grade`` exists.
+InjectionReading.model_rebuild()
+GradeDetails.model_rebuild()

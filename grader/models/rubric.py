@@ -26,7 +26,7 @@ class Level(_Model):
 
 class WrongClaim(_Model):
     """A known misconception ("学习率越大收敛越快"): an answer asserting it loses ``points``
-    (None: all its criterion's). Checked by wording (``engine.substance``)."""
+    (None: all its criterion's). Checked by wording (``engine.finish.substance``)."""
 
     claim: str = Field(min_length=2)
     points: float | None = Field(default=None, gt=0)
@@ -89,7 +89,7 @@ ConclusionKind = Literal["verdict", "value", "formula", "complexity", "choice"]
 
 class Conclusion(_Model):
     """What an answer must conclude (错误; 2^(n-1); O(1); 链式存储结构); a wrong one caps the
-    grade at ``cap`` of the points (engine.conclusion). ``gate: false``: shown, never caps."""
+    grade at ``cap`` of the points (engine.finish.conclusion). ``gate: false``: shown, never caps."""
 
     kind: ConclusionKind
     expected: str = Field(min_length=1)

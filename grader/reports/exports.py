@@ -38,7 +38,7 @@ SHEET_NAME_MAX = 31
 LONG_COLUMNS = [
     "submission_id", "student", "question_id", "section", "number", "status", "score",
     "max_score", "method", "confidence", "needs_review", "review_codes",
-    "expected_error", "review_rank",  # engine.review_queue: the question's ranking
+    "expected_error", "review_rank",  # engine.review.queue: the question's ranking
 ]  # fmt: skip
 
 

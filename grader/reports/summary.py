@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import pandas as pd
 from pydantic import BaseModel
 
-from grader.engine.review_queue import queue_order, recorded_error
+from grader.engine.review.queue import queue_order, recorded_error
 from grader.models import Question, QuestionType
 from grader.reports.items import ChoiceItem, ItemAnalysis, ItemStats, TestStats, analyse
 from grader.reports.scores import ExamScores
@@ -49,7 +49,7 @@ class ReviewItem(BaseModel):
     max_score: float | None
     reasons: list[str]  # "code: message"
     answer: str | None  # with --submissions
-    expected_error: float | None = None  # points (engine.review_queue); None: hard reason
+    expected_error: float | None = None  # points (engine.review.queue); None: hard reason
 
 
 class StudentReport(BaseModel):
@@ -243,7 +243,7 @@ def _student_reports(scores: ExamScores) -> list[StudentReport]:
 
 def _under_review(scores: ExamScores, student: str) -> list[ReviewItem]:
     """The student's grades under review in queue order: hard reasons first, then the
-    largest expected error (``engine.review_queue``)."""
+    largest expected error (``engine.review.queue``)."""
     records = {}
     for q in scores.questions:
         record = scores.record(student, q.id)

@@ -10,9 +10,14 @@ from grader.bank.files import load_bank
 from grader.config import Settings
 from grader.embed import Embedder, make_embedder
 from grader.engine.pipeline import Pipeline
-from grader.engine.rubrics import load_rubrics
-from grader.engine.scorer_choice import AppliedScorer, ScorerChoice, choose_scorer, scorer_setting
-from grader.engine.scorer_model import ScorerSet
+from grader.engine.reading.rubrics import load_rubrics
+from grader.engine.scoring.scorer_choice import (
+    AppliedScorer,
+    ScorerChoice,
+    choose_scorer,
+    scorer_setting,
+)
+from grader.engine.scoring.scorer_model import ScorerSet
 from grader.errors import ConfigError
 from grader.judge import Judge, make_judge
 from grader.models import Bank, Rubric

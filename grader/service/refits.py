@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from grader.calibrate.tables import ScorePair
     from grader.config import Settings
     from grader.embed import Embedder
-    from grader.engine.rescored_grade import Rescoring
-    from grader.engine.scorer_model import ScorerSet
+    from grader.engine.finish.rescored import Rescoring
+    from grader.engine.scoring.scorer_model import ScorerSet
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def current_scorer(settings: Settings, store: Store, exam: Exam) -> ScorerSet:
     """The scorer the workers grade ``exam`` with now, chosen as they choose it
     (``GRADER_SCORER`` first, then the refit applied last, the exam's file, the shipped one);
     a CalibrationError when they grade it without one."""
-    from grader.engine.scorer_choice import choose_scorer, scorer_setting
+    from grader.engine.scoring.scorer_choice import choose_scorer, scorer_setting
 
     setting = scorer_setting(settings.scorer.choice)
     chosen = choose_scorer(setting, exam.path, applied=store.scorers.applied(exam.name)).scorer
@@ -86,7 +86,7 @@ def propose(
     what is missing when the scored answers are too few."""
     from grader.calibrate.refit import refit
     from grader.calibrate.refit_rows import check_enough, refit_answers
-    from grader.engine.scorer_model import to_json
+    from grader.engine.scoring.scorer_model import to_json
 
     base = base_scorer(settings, store, exam)
     found = store.reviews.answers(exam.name, scored_only=True)
@@ -140,7 +140,7 @@ def apply(
 ) -> Applied:
     """Make ``proposal`` the exam's scorer and re-score every stored grade of the exam with it,
     from the features the grades recorded (``rescore_grades``), in one transaction."""
-    from grader.engine.scorer_model import from_json
+    from grader.engine.scoring.scorer_model import from_json
 
     base_scorer(settings, store, exam)  # refused the same way as a proposal
     scorer = from_json(proposal.text, f"refit {proposal.version} of {exam.name}")
@@ -199,9 +199,9 @@ def _rescore_platform(
     embedder: Embedder | None,
 ) -> tuple[list[Rescored], Rescoring]:
     """One platform's grades of the exam re-scored, its own scored answers the neighbours."""
-    from grader.engine.rescored_grade import rescore_grades
-    from grader.engine.review_queue import unranked
-    from grader.engine.rubrics import rubric_for
+    from grader.engine.finish.rescored import rescore_grades
+    from grader.engine.reading.rubrics import rubric_for
+    from grader.engine.review.queue import unranked
 
     graded = [
         GradedAnswer(

@@ -22,7 +22,7 @@ from grader.client import (
     parse_webhook,
     verify_webhook,
 )
-from grader.engine.review_queue import unranked
+from grader.engine.review.queue import unranked
 from tests.integration.service import (
     ROOT,
     WebhookReceiver,

@@ -16,7 +16,7 @@ import pytest
 from grader.bank.files import load_bank
 from grader.config import JudgeSettings, Settings
 from grader.engine.pipeline import Pipeline
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from grader.models import Submission
 from tests.conftest import RUBRICS
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from grader.bank.files import load_bank
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from tests.integration.service import (
     ROOT,
     browser_page,

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from grader.engine.asking import ask
+from grader.engine.judging.asking import ask
 from tests.integration.test_vllm_backend import request
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,7 @@ from grader.bank.files import load_bank
 from grader.cli import app
 from grader.config import EmbeddingSettings, JudgeSettings, Settings, SignalSettings
 from grader.engine.pipeline import Pipeline
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from grader.judge.scripted import ScriptedJudge
 from grader.models import Anchor, Submission
 from tests.conftest import RUBRICS
@@ -76,9 +76,11 @@ def bank():
 @pytest.fixture(scope="module")
 def graded(embedder, bank):
     judge = RecordingJudge()
-    settings = Settings(  # every check asked (``judge_plan``): what reaches the judge is the test
-        judge=JudgeSettings(backend="scripted", plan="full"),
-        embeddings=EmbeddingSettings(model=MODEL),
+    settings = (
+        Settings(  # every check asked (``judging.budget``): what reaches the judge is the test
+            judge=JudgeSettings(backend="scripted", plan="full"),
+            embeddings=EmbeddingSettings(model=MODEL),
+        )
     )
     pipeline = Pipeline(bank, load_rubrics(BANK_PATH, bank), judge, settings, embedder)
     grades = pipeline.grade_many(submissions())
@@ -124,7 +126,7 @@ def test_light_edit_copy_is_a_near_duplicate_and_paraphrases_are_not(graded):
     grades, _ = graded
     assert [d.submission_id for d in grades["p1"].signals.near_duplicates] == ["copy"]
     assert [d.submission_id for d in grades["copy"].signals.near_duplicates] == ["p1"]
-    # an integrity matter (`grader integrity`), not a review reason (engine.review_queue)
+    # an integrity matter (`grader integrity`), not a review reason (engine.review.queue)
     assert "near_duplicate" not in codes(grades["copy"])
     for i in ("p2", "p3", "warmup"):
         assert grades[i].signals.near_duplicates == [], i

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from grader.engine.asking import ask
-from grader.engine.verdict import verdict_schema
+from grader.engine.judging.asking import ask
+from grader.engine.judging.verdict import verdict_schema
 from grader.judge.base import JudgeRequest, LabelRequest
 from grader.models import Criterion, Rubric
 

@@ -54,7 +54,7 @@ def installed(tmp_path_factory) -> Path:
 
 def test_the_wheel_carries_the_prompts_templates_and_migrations(installed):
     package = installed / "grader"
-    prompts = package / "engine" / "prompt_templates"
+    prompts = package / "engine" / "judging" / "prompt_templates"
     for prompt in ("judge", "draft"):
         for language in ("zh", "en"):
             for part in ("system.j2", "user.j2"):
@@ -63,6 +63,8 @@ def test_the_wheel_carries_the_prompts_templates_and_migrations(installed):
                 assert (
                     copy.read_bytes() == (ROOT / "prompts" / prompt / language / part).read_bytes()
                 )
+    assert (package / "engine" / "scoring" / "scorer_default.json").is_file()
+    assert (package / "engine" / "review" / "review_error.json").is_file()
     assert (package / "templates" / "instructor" / "question.html.j2").is_file()
     assert (package / "service" / "migrations" / "script.py.mako").is_file()
     assert (installed / "workers" / "app.py").is_file()
@@ -78,8 +80,8 @@ def test_a_wheel_installed_grader_grades_the_example_exam_elsewhere(installed, t
     run = textwrap.dedent(
         """
         import sys
-        import grader, grader.engine.prompts
-        print(grader.__file__, grader.engine.prompts.PROMPTS_DIR, sep="\\n", file=sys.stderr)
+        import grader, grader.engine.judging.prompts
+        print(grader.__file__, grader.engine.judging.prompts.PROMPTS_DIR, sep="\\n", file=sys.stderr)
         from grader.cli import main
         sys.argv = ["grader", *sys.argv[1:]]
         main()
@@ -107,3 +109,11 @@ def test_a_wheel_installed_grader_grades_the_example_exam_elsewhere(installed, t
     assert judged and all(g["status"] == "graded" for g in judged)
     assert {g["provenance"]["backend"] for g in judged} == {"scripted"}
     assert all(g["provenance"]["prompt_version"] for g in judged)
+    # ``grader explain`` reads the example's grades back: the criteria, then the trail
+    explained = subprocess.run(
+        [sys.executable, "-c", run, "explain", "grades.jsonl", judged[0]["submission_id"]],
+        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert explained.returncode == 0, explained.stderr[-3000:]
+    assert "How the score was decided:" in explained.stdout
+    assert f"→ {judged[0]['score']:g}" in explained.stdout

@@ -1,4 +1,4 @@
-"""Fairness between platforms before any body byte is read (issue 29): a key over its
+"""Fairness between platforms before any body byte is read: a key over its
 requests in flight, or whose posts keep being refused, is answered 429 with Retry-After and
 its body is never pulled, while another platform is served; and a response sent before a body
 has all arrived closes the connection, so the server never reads (and discards) the rest."""

@@ -14,8 +14,8 @@ from grader.api.app import create_app
 from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 from grader.bank.files import load_bank
 from grader.config import JudgeSettings, ServiceSettings, Settings
-from grader.engine.graded_answers import graded_answers
-from grader.engine.rubrics import is_anchor, load_rubric, load_rubrics, save_rubric
+from grader.engine.reading.rubrics import is_anchor, load_rubric, load_rubrics, save_rubric
+from grader.engine.signals.graded_answers import graded_answers
 from grader.files.yamlfile import write_yaml
 from grader.models import Anchor
 from grader.service.dispatch import InlineDispatcher

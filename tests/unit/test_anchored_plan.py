@@ -1,4 +1,4 @@
-"""Plan ``anchored`` (``engine.anchored``): on a reviewed rubric in a language the scorer weighs
+"""Plan ``anchored`` (``engine.scoring.anchored``): on a reviewed rubric in a language the scorer weighs
 no judge for, the judge reads every answer and the question's three anchors once; its reading,
 set between the anchors, takes a quarter of the final share. Requests are counted on the
 scripted judge, embeddings come from a deterministic double."""
@@ -6,12 +6,12 @@ scripted judge, embeddings come from a deterministic double."""
 import pytest
 
 from grader.config import JudgeSettings, Settings, SignalSettings
-from grader.engine.anchored import ANCHOR_ID, VAGUE
-from grader.engine.calibrated_grade import to_points
+from grader.engine.finish.rescored import rescored
 from grader.engine.pipeline import Pipeline
-from grader.engine.rescored_grade import rescored
-from grader.engine.scorer_core.rules import ANCHORED_WEIGHT
-from grader.engine.scorer_model import load_scorer
+from grader.engine.scoring.anchored import ANCHOR_ID, VAGUE
+from grader.engine.scoring.points import to_points
+from grader.engine.scoring.scorer_core.rules import ANCHORED_WEIGHT
+from grader.engine.scoring.scorer_model import load_scorer
 from grader.models import Bank, Grade, Submission
 from tests.embedders import CountingEmbedder
 from tests.judges import RecordingJudge

@@ -4,7 +4,7 @@ import pytest
 
 from grader.bank.files import import_papers
 from grader.bank.keys import alternatives, blanks, choice_key, true_false_key
-from grader.engine.objective import grade_objective
+from grader.engine.reading.objective import grade_objective
 from tests.conftest import ROOT
 
 PAPERS = ROOT / "tests" / "data" / "papers"

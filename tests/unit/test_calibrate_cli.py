@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from grader.bank.files import save_bank
 from grader.calibrate import agreement
 from grader.cli import app
-from grader.engine.rubrics import load_rubrics, save_rubric
+from grader.engine.reading.rubrics import load_rubrics, save_rubric
 from grader.files.grades import GradeWriter, read_grades
 from grader.models import (
     Bank,

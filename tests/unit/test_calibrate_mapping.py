@@ -103,7 +103,8 @@ def test_apply_keeps_the_raw_score_and_records_the_mapping(tmp_path):
     )  # fmt: skip
     out = apply_mapping([graded("a", "q1", 5), graded("b", "q9", 4), unscored], loaded, "m.json")
     assert out[0].score == 3
-    assert out[0].details.model_dump() == {"coverage_points": 1.0, "raw_score": 5}
+    assert out[0].details.model_dump(exclude={"trail"}) == {"coverage_points": 1.0, "raw_score": 5}
+    assert [(e.step, e.before, e.after) for e in out[0].trail] == [("mapping", 5, 3)]
     assert out[0].provenance.score_mapping is not None
     assert out[0].provenance.score_mapping.version == mapping.version
     assert out[1] == graded("b", "q9", 4)  # no mapping for q9: unchanged

@@ -5,11 +5,11 @@ deterministic double, the scripted judge)."""
 import pytest
 
 from grader.config import JudgeSettings, ScorerSettings, Settings, SignalSettings
-from grader.engine.calibrated_grade import _spread
-from grader.engine.evidence import locate
+from grader.engine.judging.evidence import locate
 from grader.engine.pipeline import Pipeline
-from grader.engine.review_queue import explanations
-from grader.engine.scorer_model import load_scorer
+from grader.engine.review.queue import explanations
+from grader.engine.scoring.points import _spread
+from grader.engine.scoring.scorer_model import load_scorer
 from grader.models import (
     Anchor,
     Bank,
@@ -66,7 +66,7 @@ def sub(answer, i):
 
 
 def test_the_scorer_decides_and_the_grade_says_how():
-    # the full judge plan: the judge reads the Chinese answer too (``judge_plan``)
+    # the full judge plan: the judge reads the Chinese answer too (``judging.budget``)
     (grade,) = pipeline(yes(0.8), judge_plan="full").grade_many([sub(ANSWERS[0], "a")])
     scorer = load_scorer("default")
     assert grade.status == "graded" and grade.score is not None
@@ -154,7 +154,7 @@ def test_a_judge_far_from_the_scorer_sends_the_grade_to_review():
     full, weather = judged.grade_many([sub(ANSWERS[0], "a"), sub(ANSWERS[4], "b")])
     assert "scorer_disagreement" not in {r.code for r in explanations(full)}
     assert weather.details.scorer.share < 0.5 < weather.details.scorer.features["judge_share"]
-    # the disagreement explains the grade's place in the review ranking (engine.review_queue)
+    # the disagreement explains the grade's place in the review ranking (engine.review.queue)
     assert "scorer_disagreement" in {r.code for r in explanations(weather)}
     assert weather.score < full.score
 

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from grader.engine.anchors import choose_anchors
-from grader.engine.blanks import blank_reason
-from grader.engine.cohort import centroid, group_answers, near_duplicates
+from grader.engine.reading.blanks import blank_reason
+from grader.engine.signals.anchors import choose_anchors
+from grader.engine.signals.cohort import centroid, group_answers, near_duplicates
 from grader.models import Anchor
 from grader.text import content_chars, sentences_of
 

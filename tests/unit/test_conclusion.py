@@ -9,12 +9,12 @@ import time
 import pytest
 
 from grader.config import JudgeSettings, Settings
-from grader.engine.conclusion import apply_conclusion
-from grader.engine.conclusion_derive import derive_conclusion
-from grader.engine.conclusion_read import read_conclusion, verdict_of
-from grader.engine.formulas import equivalent, parse, plain, same_growth
+from grader.engine.finish.conclusion import apply_conclusion
 from grader.engine.pipeline import Pipeline
-from grader.engine.rubrics import rubric_for, rubric_problems
+from grader.engine.reading.conclusion_derive import derive_conclusion
+from grader.engine.reading.conclusion_read import read_conclusion, verdict_of
+from grader.engine.reading.formulas import equivalent, parse, plain, same_growth
+from grader.engine.reading.rubrics import rubric_for, rubric_problems
 from grader.models import (
     Bank,
     Conclusion,
@@ -233,7 +233,7 @@ def test_rubric_check_shows_the_derived_conclusion(tmp_path):
 
 
 def test_a_drafted_rubric_proposes_the_conclusion_for_review():
-    from grader.engine.draft import draft_rubric
+    from grader.engine.judging.draft import draft_rubric
 
     proposal = {
         "criteria": [{"description": "判断并解释", "points": 4, "key_points": ["可以删除"]}]
@@ -245,8 +245,8 @@ def test_a_drafted_rubric_proposes_the_conclusion_for_review():
 
 
 def test_a_rescore_by_another_scorer_keeps_the_cap():
-    from grader.engine.rescored_grade import rescored
-    from grader.engine.scorer_model import load_scorer
+    from grader.engine.finish.rescored import rescored
+    from grader.engine.scoring.scorer_model import load_scorer
 
     features = {"reference_margin": 0.1, "semantic_coverage": 0.9, "ngram_coverage": 0.8,
                 "length_log_ratio": 0.0, "cohort_reference_z": 0.5, "language": "zh"}  # fmt: skip

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from grader.config import JudgeSettings, Settings
-from grader.engine.conclusion import apply_conclusion
-from grader.engine.conclusion_judge import MARGIN, Ask, reading_of, requests
+from grader.engine.finish.conclusion import apply_conclusion
+from grader.engine.judging.conclusion_judge import MARGIN, Ask, reading_of, requests
 from grader.engine.pipeline import Pipeline
 from grader.judge.base import LabelScores
 from grader.models import Bank, Submission

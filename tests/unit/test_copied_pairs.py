@@ -1,4 +1,4 @@
-"""Near-duplicates need shared wording as well as a high cosine (issue 13, "Review flags").
+"""Near-duplicates need shared wording as well as a high cosine (benchmarks-log, "Review flags").
 
 On 60 real ADS answers the cosine-only rule flagged 18 answers `near_duplicate`, among them
 two answers in their own words at cosine 0.973. The issue quotes only their openings
@@ -13,8 +13,8 @@ import math
 import numpy as np
 
 from grader.config import Settings, SignalSettings
-from grader.engine.rubrics import rubric_for
-from grader.engine.signals import analyze_question, copied_pairs
+from grader.engine.reading.rubrics import rubric_for
+from grader.engine.signals.analysis import analyze_question, copied_pairs
 from grader.models import Question, QuestionType, Submission
 from tests.embedders import CountingEmbedder
 

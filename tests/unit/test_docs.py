@@ -1,7 +1,7 @@
 """The README and the pages under docs/ it sends readers to: every link lands, every setting
 is documented.
 
-The README keeps the user's path and links reference material in docs/ (issue 28); a link to a
+The README keeps the user's path and links reference material in docs/; a link to a
 page or a heading that moved, or a setting added without a line in docs/settings.md, is a
 reader sent nowhere.
 """

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from grader.engine.draft import _rescale, draft_rubric, draft_schema
-from grader.engine.rubrics import rubric_problems
+from grader.engine.judging.draft import _rescale, draft_rubric, draft_schema
+from grader.engine.reading.rubrics import rubric_problems
 from grader.errors import JudgeProtocolError
 from grader.judge.base import Completion
 from grader.judge.scripted import ScriptedJudge

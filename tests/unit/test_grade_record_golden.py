@@ -5,7 +5,7 @@ and ``provenance`` were free dicts: ``Pipeline.grade_many`` on the grad_accum_en
 exam (``rubrics/``) with the scripted judge in both modes and ``tests.embedders``, the
 default scorer with graded answers (neighbours, a copy), suspected injections, a restated
 answer and a wrong claim, a conclusion (gated and not), the review ranking, then
-``calibrate.mapping.apply_mapping``, ``engine.rescoring.rescore_grades`` and the service's
+``calibrate.mapping.apply_mapping``, the re-score (``rescore_grades``) and the service's
 override (``store.records.overridden``), through ``files.grades.GradeWriter``. It is never
 regenerated: it stands for the files platforms already hold.
 """
@@ -25,10 +25,11 @@ def canonical(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-# parts a later release added (the judge's budget: ``engine.judge_plan``; plan ``anchored``:
-# ``engine.anchored``); new records carry them, tested where they are written
-# (tests/unit/test_judge_plan.py, tests/unit/test_anchored_plan.py)
-ADDED_DETAILS = {"judge_plan", "split", "coverage", "anchored"}
+# parts a later release added (the judge's budget: ``engine.judging.budget``; plan ``anchored``:
+# ``engine.scoring.anchored``; the score's trail: ``engine.finish.final``); new records carry
+# them, tested where they are written (tests/unit/test_judge_plan.py,
+# tests/unit/test_anchored_plan.py, tests/unit/test_trail.py)
+ADDED_DETAILS = {"judge_plan", "split", "coverage", "anchored", "trail"}
 ADDED_PROVENANCE = {"judge_plan", "judge_checks"}
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine.injection import find_injections, strip_injections
+from grader.engine.reading.injection import find_injections, strip_injections
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

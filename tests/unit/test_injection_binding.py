@@ -1,4 +1,4 @@
-"""Injections bind the final grade (issue 26): the 42 clean/injected pairs and the master keys
+"""Injections bind the final grade: the 42 clean/injected pairs and the master keys
 go through the whole grade — rules, signals, judge and the calibrated scorer — not the judge
 alone. The judge here is fooled by every attempt (top label whenever it sees one), the way a
 small model can be; the grade must not follow it."""
@@ -12,12 +12,11 @@ import pytest
 
 from grader.bank.files import load_bank
 from grader.config import JudgeSettings, ReviewSettings, Settings, SignalSettings
-from grader.engine.injected import flag
-from grader.engine.injection import find_injections
-from grader.engine.modes import MODES, AnswerToJudge
+from grader.engine.judging.modes import MODES, AnswerToJudge
+from grader.engine.judging.progress import Stage
 from grader.engine.pipeline import Pipeline
-from grader.engine.progress import Stage
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.injection import find_injections, flag
+from grader.engine.reading.rubrics import load_rubrics
 from grader.judge.scripted import coverage_labels
 from grader.models import Anchor, GradedAnswer, ReviewCode, Submission
 from tests.conftest import RUBRICS
@@ -170,15 +169,15 @@ def test_a_mode_judges_the_text_it_is_given_and_names_the_flag(mode):
     question = next(q for q in bank.questions if q.id == qid)
     settings = JudgeSettings(backend="scripted", mode=mode)
     judge_mode = MODES[mode]
-    plan = judge_mode.plan(question, rubrics[qid], [], settings)
+    prefix = judge_mode.prefix(question, rubrics[qid], [], settings)
     submission = Submission(id="s1", question_id=qid, answer=case["injected"])
     judge = RecordingJudge(label_script=fooled)
-    flagged = AnswerToJudge(submission, plan, None, flag(case["injected"]))
+    flagged = AnswerToJudge(submission, prefix, None, flag(case["injected"]))
     (marked,) = judge_mode.grade(judge, [flagged], settings, ReviewSettings(), None)
     assert {r.answer for call in judge.calls for r in call} == {case["injected"]}
     assert ReviewCode.SUSPECTED_INJECTION in {r.code for r in marked.review_reasons}
     assert marked.needs_review
-    plain = AnswerToJudge(submission, plan, None)
+    plain = AnswerToJudge(submission, prefix, None)
     (unmarked,) = judge_mode.grade(judge, [plain], settings, ReviewSettings(), None)
     assert ReviewCode.SUSPECTED_INJECTION not in {r.code for r in unmarked.review_reasons}
 

@@ -1,5 +1,5 @@
 """The instructor pages' "grade these first", with TestClient: a question's K answers in the
-order ``engine.suggest`` picks them (what ``grader suggest`` writes), scored from the page and
+order ``engine.review.suggest`` picks them (what ``grader suggest`` writes), scored from the page and
 back to it, then the question's stored grades re-scored with those scores as graded
 neighbours by the exam's scorer as it stands. The app has no judge at all and a dispatcher
 that fails the test on any enqueue: a regrade that needed the judge could not pass."""
@@ -10,7 +10,7 @@ import re
 import pytest
 
 from grader.config import ScorerSettings, ServiceSettings, Settings
-from grader.engine.suggest import suggest
+from grader.engine.review.suggest import suggest
 from grader.errors import CalibrationError
 from grader.models import Submission
 from grader.service import refits

@@ -17,7 +17,7 @@ from grader.api.instructor.session import MAX_AGE_S, Session, encode
 from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 from grader.bank.files import load_bank
 from grader.config import JudgeSettings, ServiceSettings, Settings
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from grader.models import Neighbour, ScorerExplanation
 from grader.service.dispatch import InlineDispatcher
 from grader.service.exams import Graders
@@ -240,7 +240,7 @@ def test_human_scores_update_agreement_and_entering_again_replaces(service):
 
 def test_a_scored_answer_says_which_scorer_decided_and_on_what(service):
     """The essay here has no reference, so the scorer cannot read it: its grade is stored as
-    a scored one would be (``calibrated_grade._explanation``), and the page must explain it."""
+    a scored one would be (``scorer_grade._explanation``), and the page must explain it."""
     client, store, keys, _, _ = service
     login(client, keys["li"])
     question = f"/instructor/exams/{EXAM}/questions/{ESSAY}"

@@ -13,7 +13,7 @@ import grader.embed
 from grader.api.app import create_app
 from grader.api.keys import INSTRUCTOR_PREFIX, new_key
 from grader.config import JudgeSettings, ScorerSettings, ServiceSettings, Settings
-from grader.engine.scorer_model import from_json
+from grader.engine.scoring.scorer_model import from_json
 from grader.errors import CalibrationError
 from grader.service import refits
 from grader.service.exams import load_exams

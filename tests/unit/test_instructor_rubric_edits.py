@@ -1,4 +1,4 @@
-"""Changing a question's rubric from its page (issue 26): a known wrong claim marked on a
+"""Changing a question's rubric from its page: a known wrong claim marked on a
 graded answer, and the conclusion's gate switched off and on. The service of
 ``test_instructor_pages`` (real SQLite, scripted judge, a copy of the bank), with the essay's
 rubric naming a verdict it must conclude."""
@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from grader.bank.files import load_bank
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from tests.conftest import RUBRICS
 from tests.integration.service import wait_for
 from tests.unit.test_instructor_pages import ESSAY, EXAM, GOOD, OTHER, csrf_of, login, service, sid

@@ -5,10 +5,10 @@ Requests are counted on the scripted judge, embeddings come from a deterministic
 import pytest
 
 from grader.config import JudgeSettings, ScorerSettings, Settings, SignalSettings
-from grader.engine.evidence import locate
+from grader.engine.finish.rescored import rescored
+from grader.engine.judging.evidence import locate
 from grader.engine.pipeline import Pipeline
-from grader.engine.rescored_grade import rescored
-from grader.engine.scorer_model import load_scorer
+from grader.engine.scoring.scorer_model import load_scorer
 from grader.models import Bank, Criterion, Grade, Question, QuestionType, Rubric, Submission
 from tests.embedders import CountingEmbedder
 from tests.judges import RecordingJudge

@@ -88,7 +88,7 @@ def test_shared_part_is_padded_to_whole_cache_blocks():
 
 
 def test_probability_requests_mark_what_the_checks_of_an_answer_share():
-    from grader.engine.probability_requests import ProbabilityPlan
+    from grader.engine.judging.probability_requests import ProbabilityPrefix
     from grader.models import Criterion, Question, QuestionType, Rubric
 
     question = Question(id="q", number="1", section="简答题", type=QuestionType.SHORT_ANSWER,
@@ -97,7 +97,7 @@ def test_probability_requests_mark_what_the_checks_of_an_answer_share():
         Criterion(id="C1", description="定义", points=1, key_points=["梯度相加"]),
         Criterion(id="C2", description="目的", points=1, key_points=["模拟大批次"]),
     ])  # fmt: skip
-    first, second = ProbabilityPlan.build(question, rubric, []).requests("s1", "把梯度加起来")
+    first, second = ProbabilityPrefix.build(question, rubric, []).requests("s1", "把梯度加起来")
     a, b = first.messages[-1]["content"], second.messages[-1]["content"]
     assert first.shared_chars == second.shared_chars
     shared = a[: first.shared_chars]

@@ -7,7 +7,9 @@ cli; beside them ``grader/__init__`` (the "public" room), the library's API, whi
 the engine's entry points and loads them on first use.
 ``ALLOWED`` says, for each room (a top-level module or package of ``grader``, or ``workers``),
 which other rooms it may import; imports inside one room are free. A new room must be added
-here, on purpose.
+here, on purpose. Inside the engine, ``STAGES`` keeps the order an answer goes through:
+reading ← signals ← judging ← scoring ← finish ← review ← record, each stage a package that imports only
+earlier ones; the engine's root holds only the pipeline, which composes them, and the package.
 
 The scorer core (``grader/engine/scorer_core``, docs/layout.md) is the one place the
 scorer's rules live: the neighbour rule (``graded_split``), the copy rule and the decision
@@ -64,6 +66,12 @@ ALLOWED: dict[str, set[str]] = {
 }
 
 
+# The engine's stages, in the order an answer goes through them: a stage imports only
+# earlier ones; the engine's root holds the pipeline, which composes them, and the package.
+STAGES = ("reading", "signals", "judging", "scoring", "finish", "review", "record")
+ENGINE_ROOT = {"__init__.py", "pipeline.py"}
+
+
 def room(module: str) -> str:
     """``grader.engine.pipeline`` -> ``engine``; ``grader`` -> ``public``; ``workers.x`` -> ``workers``."""
     parts = module.split(".")
@@ -92,8 +100,8 @@ def imports(module: str, source: str, is_package: bool = False) -> set[str]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            # ``from grader.engine import asking``: the module grader.engine.asking; an attribute
-            # (``from grader.models import Grade``) resolves to its module below
+            # ``from grader.engine.judging import asking``: the module grader.engine.judging.asking;
+            # an attribute (``from grader.models import Grade``) resolves to its module below
             names = [f"{base}.{alias.name}" for alias in node.names]
         else:
             continue
@@ -130,6 +138,34 @@ def wrong_way(edges: Mapping[str, set[str]]) -> list[str]:
             theirs = room(target)
             if theirs != mine and theirs not in ALLOWED[mine]:
                 problems.append(f"{module} ({mine}) imports {target} ({theirs})")
+    return problems
+
+
+def stage(module: str) -> str | None:
+    """``grader.engine.scoring.scorer_core.rules`` -> ``scoring``; None outside the engine's
+    stages (the pipeline, the package, any other room)."""
+    parts = module.split(".")
+    if parts[:2] != ["grader", "engine"] or len(parts) < 3:
+        return None
+    return parts[2] if parts[2] in STAGES else None
+
+
+def stages_out_of_order(edges: Mapping[str, set[str]]) -> list[str]:
+    """Engine imports against the stage order, as readable lines: a stage importing a later
+    stage or the pipeline, and an engine module in no stage but the pipeline."""
+    problems = []
+    for module, targets in sorted(edges.items()):
+        if module.split(".")[:2] != ["grader", "engine"]:
+            continue
+        mine = stage(module)
+        if mine is None:
+            if module not in {"grader.engine", "grader.engine.pipeline"}:
+                problems.append(f"{module}: in no stage of {STAGES}")
+            continue
+        for target in sorted(t for t in targets if t.split(".")[:2] == ["grader", "engine"]):
+            theirs = stage(target)
+            if theirs is None or STAGES.index(theirs) > STAGES.index(mine):
+                problems.append(f"{module} ({mine}) imports {target} ({theirs or 'the root'})")
     return problems
 
 
@@ -189,6 +225,23 @@ def test_imports_go_one_way():
 
 def test_no_import_cycles():
     assert cycles(graph(our_sources())) == []
+
+
+def test_the_engine_stages_import_only_earlier_stages():
+    assert stages_out_of_order(graph(our_sources())) == []
+
+
+def test_the_engine_root_holds_only_the_pipeline_and_the_package():
+    engine = ROOT / "grader" / "engine"
+    stray = sorted(
+        p.name
+        for p in engine.iterdir()
+        if p.name not in ENGINE_ROOT | set(STAGES) and p.name != "__pycache__"
+    )
+    assert stray == [], "move them into a stage package"
+    for name in STAGES:
+        package = engine / name / "__init__.py"
+        assert package.is_file() and ast.get_docstring(ast.parse(package.read_text())), name
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -261,6 +314,21 @@ def test_no_constructor_with_more_than_8_parameters(package):
     assert wide == {}, f"group these parameters into a value: {wide}"
 
 
+def test_no_comment_cites_an_issue_number():
+    """A reader of the repository cannot look an issue up: a comment says the reason instead."""
+    import re
+
+    citation = re.compile(r"\bissues?\s*#?" + r"[0-9]+", re.IGNORECASE)
+    found = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for folder in (*PACKAGES, "tests")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if citation.search(line)
+    ]
+    assert found == [], "say the reason, not the issue"
+
+
 def test_importing_grader_loads_no_model_runtime():
     """``import grader`` and the modules every command and worker loads stay free of torch,
     vLLM and sentence-transformers: those load when a model is actually used."""
@@ -296,12 +364,12 @@ def test_importing_the_workers_builds_no_celery_app():
 
 # The scorer's rules and where each is defined; the names they had when written several times.
 SCORER_RULES = {
-    "graded_split": "grader/engine/scorer_core/rules.py",  # the neighbour rule
-    "copy_share": "grader/engine/scorer_core/rules.py",
-    "copied_share": "grader/engine/scorer_core/rules.py",  # the copy rule
-    "decide": "grader/engine/scorer_core/rules.py",
-    "readable": "grader/engine/scorer_core/rules.py",  # which answers a scorer can score
-    "read_answer": "grader/engine/scorer_core/pool.py",
+    "graded_split": "grader/engine/scoring/scorer_core/rules.py",  # the neighbour rule
+    "copy_share": "grader/engine/scoring/scorer_core/rules.py",
+    "copied_share": "grader/engine/scoring/scorer_core/rules.py",  # the copy rule
+    "decide": "grader/engine/scoring/scorer_core/rules.py",
+    "readable": "grader/engine/scoring/scorer_core/rules.py",  # which answers a scorer can score
+    "read_answer": "grader/engine/scoring/scorer_core/pool.py",
     "question_split": "grader/calibrate/scorer_cv.py",  # the one fold split
     "fit_model": "grader/calibrate/scorer_fit.py",  # the one fitter
 }
@@ -328,7 +396,7 @@ def rules_written_again(files: Mapping[str, str]) -> list[str]:
                 if (node.id if isinstance(node, ast.Name) else node.attr) == "GroupKFold":
                     found.append(f"{where} splits folds with GroupKFold")
             elif isinstance(node, ast.Compare) and not path.startswith(
-                "grader/engine/scorer_core/"
+                "grader/engine/scoring/scorer_core/"
             ):
                 sides = [node.left, *node.comparators]
                 if any(isinstance(x, ast.Constant) and x.value == COPY_CODE for x in sides):
@@ -347,8 +415,8 @@ def test_the_scorer_rules_live_in_one_place():
 
 def test_a_scorer_rule_written_again_is_caught():
     files = {
-        "grader/engine/calibrated_grade.py": "def decide(features, scorer, copies):\n    pass\n",
-        "grader/engine/scorer_core/rules.py": "def decide(reading, scorer):\n    pass\n",
+        "grader/engine/scoring/scorer_grade.py": "def decide(features, scorer, copies):\n    pass\n",
+        "grader/engine/scoring/scorer_core/rules.py": "def decide(reading, scorer):\n    pass\n",
         "benchmarks/x.py": textwrap.dedent(
             """
             from sklearn.model_selection import GroupKFold
@@ -361,7 +429,7 @@ def test_a_scorer_rule_written_again_is_caught():
     assert rules_written_again(files) == [
         "benchmarks/x.py:4 splits folds with GroupKFold",
         "benchmarks/x.py:5 compares with 'copy'",
-        "grader/engine/calibrated_grade.py:1 defines decide",
+        "grader/engine/scoring/scorer_grade.py:1 defines decide",
     ]
 
 
@@ -393,14 +461,35 @@ def test_type_checking_imports_and_relative_imports_count():
             "grader.config": """
                 from typing import TYPE_CHECKING
                 if TYPE_CHECKING:
-                    from grader.engine.objective import MultipleChoiceCredit
+                    from grader.engine.reading.objective import MultipleChoiceCredit
                 """,
-            "grader.engine.objective": "from ..models import Question\n",
+            "grader.engine.reading.objective": "from ...models import Question\n",
             "grader.models": "",
         }
     )
-    assert edges["grader.engine.objective"] == {"grader.models"}
-    assert wrong_way(edges) == ["grader.config (config) imports grader.engine.objective (engine)"]
+    assert edges["grader.engine.reading.objective"] == {"grader.models"}
+    assert wrong_way(edges) == [
+        "grader.config (config) imports grader.engine.reading.objective (engine)"
+    ]
+
+
+def test_an_import_of_a_later_stage_or_the_pipeline_is_caught():
+    edges = _fake(
+        **{
+            "grader.engine.reading.rubrics": "from grader.engine.signals.cohort import x\n",
+            "grader.engine.signals.cohort": "def f():\n    from grader.engine import pipeline\n",
+            "grader.engine.scoring.scorer_core.rules": "from grader.engine.judging.modes import m\n",
+            "grader.engine.judging.modes": "",
+            "grader.engine.pipeline": "from grader.engine.review.queue import q\n",
+            "grader.engine.review.queue": "",
+            "grader.engine.helpers": "",
+        }
+    )
+    assert stages_out_of_order(edges) == [
+        "grader.engine.helpers: in no stage of " + str(STAGES),
+        "grader.engine.reading.rubrics (reading) imports grader.engine.signals.cohort (signals)",
+        "grader.engine.signals.cohort (signals) imports grader.engine.pipeline (the root)",
+    ]
 
 
 def test_a_new_room_must_be_declared():

@@ -27,9 +27,9 @@ from grader.bank.marks import choice_letters, true_false
 from grader.bank.paper import parse_paper
 from grader.bank.points import take_own_points
 from grader.config import LimitSettings
-from grader.engine.blanks import blank_reason
-from grader.engine.injection import find_injections, strip_injections
-from grader.engine.prompts import defuse_delimiters
+from grader.engine.judging.prompts import defuse_delimiters
+from grader.engine.reading.blanks import blank_reason
+from grader.engine.reading.injection import find_injections, strip_injections
 from grader.errors import BankError
 from grader.text import clean
 
@@ -88,7 +88,7 @@ def _paper(text: str) -> object:
         return None
 
 
-# (reader, input maker): the former worst cases named in issue 29, and their neighbours
+# (reader, input maker): the inputs that made the former patterns backtrack, and their neighbours
 STUDENT_TEXT = {
     "choice letters 'A A … z'": (choice_letters, _repeat("", "A ", "z")),
     "choice letters 'A, A, … z'": (choice_letters, _repeat("答案：", "A, ", "z")),

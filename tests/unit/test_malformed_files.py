@@ -148,7 +148,7 @@ def test_the_fuzz_strategies_reach_valid_files(tmp_path):
 
 def test_a_yaml_alias_in_a_bank_or_rubric_is_refused_with_file_and_line(tmp_path):
     """An alias repeats a node without copying it: a 72 KB bank stood for 2.4 GB once read."""
-    from grader.engine.rubrics import load_rubric
+    from grader.engine.reading.rubrics import load_rubric
     from grader.errors import BankError, RubricError
 
     text = BANK_FILE.read_text(encoding="utf-8")

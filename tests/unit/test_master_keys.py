@@ -10,10 +10,10 @@ import pytest
 
 from grader.bank.files import load_bank
 from grader.config import JudgeSettings, Settings
-from grader.engine.blanks import blank_reason
-from grader.engine.coverage import pastes_rubric
 from grader.engine.pipeline import Pipeline
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.blanks import blank_reason
+from grader.engine.reading.rubrics import load_rubrics
+from grader.engine.signals.coverage import pastes_rubric
 from grader.models import Submission
 from tests.conftest import RUBRICS
 from tests.judges import RecordingJudge

@@ -1,6 +1,6 @@
 import pytest
 
-from grader.engine.objective import fill_key, grade_objective
+from grader.engine.reading.objective import fill_key, grade_objective
 from grader.models import MultipleChoiceCredit, Question, QuestionType
 
 OPTIONS = {"A": "TensorFlow", "B": "PyTorch", "C": "Horovod", "D": "Spark"}

@@ -1,4 +1,4 @@
-"""One answer, one grade (issue 27): the same answer to the same question, with the same graded
+"""One answer, one grade: the same answer to the same question, with the same graded
 answers, gets the same score and is shown the same anchors whether it is graded alone, in a
 batch of 32 or among all its classmates.
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 
 from grader.config import JudgeSettings, Settings, SignalSettings
-from grader.engine.features import answer_features
 from grader.engine.pipeline import Pipeline
-from grader.engine.scorer_model import JUDGE_FEATURES, load_scorer
-from grader.engine.signals import analyze_question
+from grader.engine.scoring.features import answer_features
+from grader.engine.scoring.scorer_model import JUDGE_FEATURES, load_scorer
+from grader.engine.signals.analysis import analyze_question
 from grader.models import (
     Anchor,
     Bank,

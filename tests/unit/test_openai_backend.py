@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("openai")
 
-from grader.engine.asking import ask
+from grader.engine.judging.asking import ask
 from grader.judge.base import JudgeRequest, LabelRequest
 from grader.judge.openai_compat import OpenAIJudge
 from grader.models import Criterion, Rubric

@@ -1,4 +1,4 @@
-"""The classmates' answers as off-topic evidence (``AnswerSignals.peer_margin``, issue 13).
+"""The classmates' answers as off-topic evidence (``AnswerSignals.peer_margin``).
 
 A genuine answer that shares few words with a one-line reference still sits among the other
 students' answers; blatant off-topic text sits far from all of them. The embedder double's
@@ -8,8 +8,8 @@ vectors are character histograms, so answers that share their wording are close.
 from __future__ import annotations
 
 from grader.config import Settings, SignalSettings
-from grader.engine.rubrics import rubric_for
-from grader.engine.signals import MIN_PEERS, analyze_question
+from grader.engine.reading.rubrics import rubric_for
+from grader.engine.signals.analysis import MIN_PEERS, analyze_question
 from grader.models import Question, QuestionType, Submission
 from tests.embedders import CountingEmbedder
 

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from grader.config import JudgeSettings, ReviewSettings, ScorerSettings, Settings, SignalSettings
-from grader.engine.evidence import locate
+from grader.engine.judging.evidence import locate
 from grader.engine.pipeline import Pipeline
-from grader.engine.review_queue import explanations
+from grader.engine.review.queue import explanations
 from grader.judge.base import Completion
 from grader.models import Bank, Criterion, Question, QuestionType, Rubric, Submission
 from tests.embedders import CountingEmbedder
@@ -230,7 +230,7 @@ def test_english_coverage_and_evidence_work_word_by_word():
 
 
 def test_a_questions_prompt_prefix_and_schema_are_built_once_not_per_answer(monkeypatch):
-    import grader.engine.verdict_requests as verdict_requests
+    import grader.engine.judging.verdict_requests as verdict_requests
 
     rendered = []
     real = verdict_requests.judge_system
@@ -250,7 +250,7 @@ def test_a_questions_prompt_prefix_and_schema_are_built_once_not_per_answer(monk
 
 
 def test_a_derived_rubric_is_derived_once_per_question():
-    from grader.engine.rubrics import derive_rubric, rubric_for
+    from grader.engine.reading.rubrics import derive_rubric, rubric_for
 
     assert rubric_for(Q2, {}) is rubric_for(Q2, {}) and rubric_for(Q2, {}) == derive_rubric(Q2)
     assert rubric_for(Q, {"q1": RUBRIC}) is RUBRIC  # an instructor's rubric always wins

@@ -4,8 +4,8 @@ how distributions become points, evidence, feedback, failures and injections."""
 import pytest
 
 from grader.config import JudgeSettings, Settings
-from grader.engine.checks import Check, checks_for
-from grader.engine.evidence import locate
+from grader.engine.judging.checks import Check, checks_for
+from grader.engine.judging.evidence import locate
 from grader.engine.pipeline import Pipeline
 from grader.judge.base import Completion, LabelScores
 from grader.models import Bank, Criterion, Level, Question, QuestionType, Rubric, Submission

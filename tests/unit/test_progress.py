@@ -7,9 +7,9 @@ import pytest
 
 from grader.bank.files import load_bank
 from grader.config import EmbeddingSettings, JudgeSettings, ScorerSettings, Settings
+from grader.engine.judging.progress import Stage, judge_each_once, judge_in_chunks
 from grader.engine.pipeline import Pipeline
-from grader.engine.progress import Stage, judge_each_once, judge_in_chunks
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from grader.files.submissions import read_submissions
 from tests.conftest import ROOT, RUBRICS
 from tests.embedders import CountingEmbedder

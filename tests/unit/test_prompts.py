@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine.prompts import PROMPTS_DIR, judge_messages, judge_prompt, load_prompt
+from grader.engine.judging.prompts import PROMPTS_DIR, judge_messages, judge_prompt, load_prompt
 from grader.errors import PromptError
 from grader.models import Anchor, Criterion, Level, Penalty, Question, QuestionType, Rubric
 
@@ -58,11 +58,11 @@ def test_golden(language):
 def test_golden_probability_checks(language):
     """The probability mode's requests for one answer: the rules, the shared head with the
     answer last in it, and each criterion's short check after it."""
-    from grader.engine.probability_requests import ProbabilityPlan
+    from grader.engine.judging.probability_requests import ProbabilityPrefix
 
     question = QUESTIONS[language]
-    plan = ProbabilityPlan.build(question, rubric(question.id), rubric(question.id).anchors)
-    requests = plan.requests("s1", "梯度会累加。")
+    prefix = ProbabilityPrefix.build(question, rubric(question.id), rubric(question.id).anchors)
+    requests = prefix.requests("s1", "梯度会累加。")
     parts = [f"[system]\n{requests[0].messages[0]['content']}"]
     parts += [f"[user {r.id} {'/'.join(r.labels)}]\n{r.messages[1]['content']}" for r in requests]
     text = "\n=====\n".join(parts)

@@ -1,4 +1,4 @@
-"""Quotas (issue 15): a platform's queued submissions capped, requests per API key per minute,
+"""Quotas: a platform's queued submissions capped, requests per API key per minute,
 failed logins per client address; each 429 with Retry-After, counted in the database so two
 apps (two API processes) on one database share every count."""
 

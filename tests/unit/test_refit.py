@@ -9,9 +9,9 @@ from grader.calibrate.refit import _verdict, refit
 from grader.calibrate.refit_fit import refit_first_stage
 from grader.calibrate.refit_rows import check_enough, refit_row
 from grader.calibrate.tables import ScorePair
-from grader.engine.rescored_grade import judged, rescored, stored_features
-from grader.engine.scorer_core.pool import GradedPool
-from grader.engine.scorer_model import AnswerFeatures, load_scorer
+from grader.engine.finish.rescored import judged, rescored, stored_features
+from grader.engine.scoring.scorer_core.pool import GradedPool
+from grader.engine.scoring.scorer_model import AnswerFeatures, load_scorer
 from grader.errors import CalibrationError
 from grader.models import (
     CriterionScore,

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import grader.embed
 from grader.cli import app
-from grader.engine.scorer_model import load_scorer, to_json
+from grader.engine.scoring.scorer_model import load_scorer, to_json
 from grader.files.grades import read_grades
 from tests.conftest import ROOT, RUBRICS
 from tests.embedders import CountingEmbedder
@@ -174,7 +174,7 @@ def test_rescore_changes_the_grades_without_calling_the_judge(exam, fitted, tmp_
         before = old[g.submission_id]
         assert g.details.rescored_from.score == before.score
         assert g.provenance.scorer_version == g.details.scorer.version == version
-        # the judge's own points, where a judge read the answer (``judge_plan``), and the split
+        # the judge's own points, where a judge read the answer (``judging.budget``), and the split
         assert g.details.judge_points == before.details.judge_points
         assert g.details.split == before.details.split
         assert g.submission_id not in {n.id for n in g.details.scorer.neighbours}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from grader.engine.review_queue import (
+from grader.engine.review.queue import (
     ERROR_BASE,
     ERROR_WEIGHTS,
     SIGNALS,
@@ -124,7 +124,7 @@ def test_unranked_gives_back_the_grade_as_scoring_left_it():
 
 
 def explained(semantic, ngram, *neighbour_scores):
-    """A scorer explanation as ``engine.scoring`` records it."""
+    """A scorer explanation as ``engine.scoring.scorer_grade`` records it."""
     return {
         "version": None, "decided_by": "graded", "share": 0.5, "contributions": {}, "copies": [],
         "features": {"semantic_coverage": semantic, "ngram_coverage": ngram},

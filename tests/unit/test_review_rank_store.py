@@ -4,7 +4,7 @@ a question's share of all of them (``service.store.review_rank``)."""
 import pytest
 import sqlalchemy as sa
 
-from grader.engine.review_queue import rank_grades
+from grader.engine.review.queue import rank_grades
 from grader.models import Grade, GradeStatus, Method, ReviewReason
 from grader.service.store import NewSubmission, Store
 from grader.service.store.review_rank import RANKED_OUT

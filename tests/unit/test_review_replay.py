@@ -10,7 +10,7 @@ import pytest
 from benchmarks.lib.replay import Answer, Scored, catch
 from benchmarks.lib.seed_queue import queue
 from grader.calibrate.scorer_rows import ScorerRow
-from grader.engine.scorer_model import AnswerFeatures
+from grader.engine.scoring.scorer_model import AnswerFeatures
 from grader.models import Method, ReviewCode
 from tests.unit.test_review_queue import grade
 

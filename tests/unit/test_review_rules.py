@@ -4,16 +4,14 @@ import numpy as np
 import pytest
 
 from grader.calibrate.scorer_fit import fit_confidence, fit_ridge
-from grader.engine.review_rules import (
+from grader.engine.scoring.confidence import (
     caught,
     confidence,
-    containment,
-    is_copy,
-    jaccard,
     review_threshold,
     uncertainty_signals,
 )
-from grader.engine.scorer_model import AnswerFeatures
+from grader.engine.scoring.scorer_model import AnswerFeatures
+from grader.engine.signals.copies import containment, is_copy, jaccard
 
 QUESTION = "栈底元素是不能删除的元素，这种说法对吗？为什么？"
 ORIGINAL = "不正确，当栈里只有一个元素时，栈底元素就是栈顶元素，这时它可以被删除。"

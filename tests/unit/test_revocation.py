@@ -1,4 +1,4 @@
-"""Sessions and keys that end (issue 15): logout and removal refuse a copied session cookie at
+"""Sessions and keys that end: logout and removal refuse a copied session cookie at
 once, a rotated platform key and a removed platform's key are refused; the commands that do it."""
 
 import pytest

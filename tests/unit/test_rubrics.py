@@ -1,7 +1,7 @@
 import pytest
 import yaml
 
-from grader.engine.rubrics import (
+from grader.engine.reading.rubrics import (
     derive_rubric,
     key_points_of,
     load_rubric,

@@ -1,5 +1,5 @@
 """Which off-topic answers score 0 without the judge (``rule_grades.zero_off_topic``): below
-the second topic margin, whatever the classmates' answers say (issue 27: one answer, one
+the second topic margin, whatever the classmates' answers say (one answer, one
 grade). The question's graded answers may rescue one: they are the same for every run."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from grader.config import Settings, SignalSettings
-from grader.engine.rule_grades import nearest_scored, zero_off_topic
-from grader.engine.signals import QuestionAnalysis
+from grader.engine.judging.rule_grades import nearest_scored, zero_off_topic
+from grader.engine.signals.analysis import QuestionAnalysis
 from grader.models import AnswerSignals, GradedAnswer
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine.scorer_choice import (
+from grader.engine.scoring.scorer_choice import (
     EXAM_SCORER_FILE,
     ScorerKind,
     ScorerSetting,
@@ -19,7 +19,7 @@ from grader.engine.scorer_choice import (
     exam_scorer_path,
     scorer_setting,
 )
-from grader.engine.scorer_model import ScorerSet, from_json, load_scorer, to_json
+from grader.engine.scoring.scorer_model import ScorerSet, from_json, load_scorer, to_json
 from grader.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -169,7 +169,7 @@ def test_a_file_named_like_a_word_is_still_a_file(tmp_path, monkeypatch):
 # --- the layout: one chooser ------------------------------------------------------------------
 
 # ``load_scorer`` is defined in the scorer module and called, for grading, by the chooser only.
-MAY_LOAD = {"grader/engine/scorer_model.py", "grader/engine/scorer_choice.py"}
+MAY_LOAD = {"grader/engine/scoring/scorer_model.py", "grader/engine/scoring/scorer_choice.py"}
 
 
 def loads_outside_the_chooser(files: dict[str, str]) -> list[str]:
@@ -198,10 +198,10 @@ def test_only_the_chooser_loads_a_scorer():
 
 def test_a_second_chooser_is_caught():
     files = {
-        "grader/engine/pipeline.py": "from grader.engine.scorer_model import load_scorer\n"
+        "grader/engine/pipeline.py": "from grader.engine.scoring.scorer_model import load_scorer\n"
         "s = load_scorer('default') if embedder else None\n",
-        "workers/tasks.py": "import grader.engine.scorer_model as sc\nsc.load_scorer(path)\n",
-        "grader/engine/scorer_choice.py": "load_scorer(path)\n",
+        "workers/tasks.py": "import grader.engine.scoring.scorer_model as sc\nsc.load_scorer(path)\n",
+        "grader/engine/scoring/scorer_choice.py": "load_scorer(path)\n",
     }
     assert loads_outside_the_chooser(files) == [
         "grader/engine/pipeline.py:2",

@@ -1,10 +1,11 @@
-"""The shipped scorer is what the documented fit makes from development data (issue 13).
+"""The shipped scorer is what the documented fit makes from development data.
 
-``grader/engine/scorer_default.json`` must equal, byte for byte, ``fit_default`` on the
-development rows of the feature table in the repository
+``grader/engine/scoring/scorer_default.json`` must equal, byte for byte, ``fit_default`` on
+the development rows of the feature table in the repository
 (``benchmarks/results/scorer_features.jsonl.gz``, production's features of every Mohler and
 ADS answer; ``python -m benchmarks.feature_table --from-table --scorer-out
-grader/engine/scorer_default.json`` writes the file). No model is loaded: the table holds the numbers.
+grader/engine/scoring/scorer_default.json`` writes the file). No model is loaded: the table
+holds the numbers.
 
 "Equal" is every name, feature, setting and count the same, and every number within a
 relative 1e-4 of the file's: the fit's last digits follow the processor's BLAS kernels (the
@@ -18,7 +19,7 @@ import math
 
 from grader.calibrate.scorer_fit import fit_default
 from grader.calibrate.scorer_rows import read_rows
-from grader.engine.scorer_model import DEFAULT_FILE, load_scorer, to_json
+from grader.engine.scoring.scorer_model import DEFAULT_FILE, load_scorer, to_json
 from tests.conftest import ROOT
 
 TABLE = ROOT / "benchmarks" / "results" / "scorer_features.jsonl.gz"

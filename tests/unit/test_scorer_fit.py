@@ -14,7 +14,7 @@ from grader.calibrate.scorer_fit import (
     with_judge,
 )
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow, setting_features
-from grader.engine.scorer_model import AnswerFeatures
+from grader.engine.scoring.scorer_model import AnswerFeatures
 
 
 def _rows(seed: int = 0, questions: int = 12, answers: int = 20) -> list[ScorerRow]:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from grader.calibrate.scorer_fit import fit_isotonic, fit_ridge
-from grader.engine.scorer_core.rules import graded_split
-from grader.engine.scorer_model import (
+from grader.engine.scoring.scorer_core.rules import graded_split
+from grader.engine.scoring.scorer_model import (
     AnswerFeatures,
     Scorer,
     ScorerSet,

@@ -18,7 +18,7 @@ import pytest
 from pydantic import ValidationError
 
 from grader.bank.files import load_bank
-from grader.engine.rubrics import load_rubrics
+from grader.engine.reading.rubrics import load_rubrics
 from grader.models import Rubric, Submission
 from tests.conftest import ROOT, RUBRICS
 
@@ -29,7 +29,7 @@ KINDS = {
     "blank", "master_key",
 }  # fmt: skip
 SET2_KINDS = KINDS - {"blank", "master_key"}
-# set 3 (development data for issue 26's zero gates): per question, how many of each kind
+# set 3 (development data for the "worth 0 scores 0" gates): per question, how many of each kind
 SET3_KINDS = {"off_topic": 2, "wrong": 2, "weak": 1, "strong": 1, "partial": 1, "paraphrase": 1}
 WORTH_0 = {"off_topic", "wrong", "weak"}
 MASTER_KEYS = (":", "Thought process:", "解：", "答案正确。", '{"C1":', "满分")

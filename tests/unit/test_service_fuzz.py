@@ -116,7 +116,7 @@ def test_hostile_values_in_any_field_get_a_4xx_never_a_5xx(service, caplog):  # 
 
 
 # --- pathological text: every reader of student or paper text finishes, with a sane answer -----
-# Repeated tokens and runs of whitespace are what made the old patterns backtrack (issue 29):
+# Repeated tokens and runs of whitespace are what made the old patterns backtrack:
 # "A " * 24 + "z", "C11" * 25 + "x", "[" * 20000, "ab" + "\n" * 19998, 8,000 spaces after 答案.
 # ``test_linear_text`` measures the worst of them; here hypothesis mixes them at random, up to
 # the answer limit, under a deadline no linear reader comes near.
@@ -167,8 +167,8 @@ TEXT_FUZZ = settings(
 @given(answer=pathological_text())
 def test_student_text_readers_finish_on_repeated_tokens_and_whitespace(answer):
     from grader.bank.marks import choice_letters, true_false
-    from grader.engine.blanks import blank_reason
-    from grader.engine.injection import find_injections, strip_injections
+    from grader.engine.reading.blanks import blank_reason
+    from grader.engine.reading.injection import find_injections, strip_injections
     from grader.models import ReviewCode
 
     letters = choice_letters(answer)

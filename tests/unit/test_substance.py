@@ -1,5 +1,5 @@
 """Answers that only restate the question earn no key point, and known wrong claims take their
-points (issue 26, item 3): the rules alone, in the whole grade, and again after a re-score."""
+points: the rules alone, in the whole grade, and again after a re-score."""
 
 import json
 from functools import cache
@@ -9,11 +9,11 @@ import pytest
 
 from grader.bank.files import load_bank
 from grader.config import JudgeSettings, Settings
-from grader.engine import substance
+from grader.engine.finish import substance
+from grader.engine.finish.rescored import rescored
 from grader.engine.pipeline import Pipeline
-from grader.engine.rescored_grade import rescored
-from grader.engine.rubrics import load_rubrics
-from grader.engine.scorer_model import load_scorer
+from grader.engine.reading.rubrics import load_rubrics
+from grader.engine.scoring.scorer_model import load_scorer
 from grader.models import (
     Criterion,
     Grade,

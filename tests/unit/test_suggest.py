@@ -12,7 +12,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from grader.engine.suggest import RIDGE, as_kernel, choose
+from grader.engine.review.suggest import RIDGE, as_kernel, choose
 from grader.files.grades import read_grades
 from tests.conftest import RUBRICS
 from tests.unit.test_refit_cli import EXAM, counting, invoke, seed_answers

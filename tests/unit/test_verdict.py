@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from grader.engine.asking import ask
-from grader.engine.verdict import parse_verdict, point_choices, verdict_schema
+from grader.engine.judging.asking import ask
+from grader.engine.judging.verdict import parse_verdict, point_choices, verdict_schema
 from grader.errors import JudgeProtocolError
 from grader.judge.base import Completion, JudgeRequest
 from grader.judge.scripted import ScriptedJudge

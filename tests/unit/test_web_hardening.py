@@ -1,4 +1,4 @@
-"""The web face's hardening (issue 15): a long enough secret key and a warning when it lives in
+"""The web face's hardening: a long enough secret key and a warning when it lives in
 the database, the login's Origin check, the Secure cookie and the throttle's client address
 behind a trusted proxy, the instructor pages' security headers, and a token for /metrics."""
 

@@ -1,13 +1,13 @@
-"""The wording model of a question's graded answers (``grader.engine.wording``): what it
+"""The wording model of a question's graded answers (``grader.engine.scoring.wording``): what it
 learns, when it declines, and that the engine's pool and the scorer's training rows read it
 the same way."""
 
 import numpy as np
 
 from grader.calibrate.scorer_rows import Neighbours, ScorerRow, setting_features
-from grader.engine.scorer_core.pool import GradedPool
-from grader.engine.scorer_model import AnswerFeatures
-from grader.engine.wording import MIN_GRADED, WordingModel, wording_residual
+from grader.engine.scoring.scorer_core.pool import GradedPool
+from grader.engine.scoring.scorer_model import AnswerFeatures
+from grader.engine.scoring.wording import MIN_GRADED, WordingModel, wording_residual
 from grader.models import GradedAnswer
 
 GOOD = [

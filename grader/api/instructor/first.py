@@ -1,5 +1,5 @@
 """The answers to grade first, on the pages: per question, the K answers whose instructor scores
-help the rest most (``engine.suggest``, what ``grader suggest`` writes), each with the human
+help the rest most (``engine.review.suggest``, what ``grader suggest`` writes), each with the human
 score form; then one form that re-scores the question's stored grades with those scores as
 graded neighbours, by the exam's scorer as it stands, the judge never called
 (``service.refits.regrade``).
@@ -102,9 +102,9 @@ def _question(exam: Exam, question_id: str) -> Question:
 
 
 def first_rows(ctx: Pages, exam: Exam, question: Question, k: int) -> list[AnswerRow]:
-    """The question's ``k`` answers to grade first, in the order ``engine.suggest`` picks them
+    """The question's ``k`` answers to grade first, in the order ``engine.review.suggest`` picks them
     (over every platform's answers: the choice reads meaning, not who posted)."""
-    from grader.engine.suggest import suggest
+    from grader.engine.review.suggest import suggest
 
     embedder = ctx.embedder
     if embedder is None:

@@ -15,7 +15,7 @@ from grader.text import match_key
 
 MAX_REASON_CHARS = 1000
 # A wrong claim counts when one or two adjacent sentences of an answer hold most of its
-# wording (``engine.substance``): a longer claim would rarely match an answer at all.
+# wording (``engine.finish.substance``): a longer claim would rarely match an answer at all.
 MAX_CLAIM_CHARS = 200
 
 

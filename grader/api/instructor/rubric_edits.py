@@ -1,4 +1,4 @@
-"""The forms that change a question's rubric from its page (issue 26): mark a sentence of a
+"""The forms that change a question's rubric from its page: mark a sentence of a
 graded answer as a known wrong claim of one criterion, and switch the conclusion's gate off or
 on. Each writes a new rubric version the way promoting an anchor does: checked, written to the
 bank's rubric folder and put in the exam's rubrics, which the pipeline reads on every call, so
@@ -15,7 +15,7 @@ from fastapi.responses import RedirectResponse
 from grader.api.instructor.context import Ctx, Who, checked_form
 from grader.api.instructor.forms import FormError, parse_wrong_claim
 from grader.api.instructor.views import back_to, question_page
-from grader.engine.rubrics import rubric_dir, rubric_for, rubric_problems, save_rubric
+from grader.engine.reading.rubrics import rubric_dir, rubric_for, rubric_problems, save_rubric
 from grader.models import Question, Rubric
 from grader.service.exams import Exam
 

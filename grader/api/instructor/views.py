@@ -12,9 +12,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from grader.api.instructor.context import Pages, SignedIn
 from grader.api.instructor.forms import MAX_CLAIM_CHARS, FormError, criterion_field
-from grader.engine.conclusion import cap_share
-from grader.engine.review_queue import is_hard, recorded_error
-from grader.engine.rubrics import is_anchor, rubric_for
+from grader.engine.finish.conclusion import cap_share
+from grader.engine.reading.rubrics import is_anchor, rubric_for
+from grader.engine.review.queue import is_hard, recorded_error
 from grader.models import Criterion, GradeStatus, Question
 from grader.service.exams import Exam
 from grader.service.store import AnswerCounts, AnswerRow
@@ -212,7 +212,7 @@ def back_to(row: AnswerRow, form: dict[str, str], done: str) -> RedirectResponse
 
 def ranked_rows(rows: list[AnswerRow]) -> list[AnswerRow]:
     """Open reviews in the queue's order: hard reasons first, then the largest expected
-    error (``engine.review_queue``), submission order among equals."""
+    error (``engine.review.queue``), submission order among equals."""
 
     def key(row: AnswerRow) -> tuple[bool, float]:
         grade = row.submission.grade
@@ -235,7 +235,7 @@ class CopiedPair:
 
 def copied_pairs(rows: list[AnswerRow]) -> list[CopiedPair]:
     """The near-duplicates the grades' signals name (an integrity matter, not a review
-    reason: ``engine.review_queue``), each pair once, most similar first. A platform's ids
+    reason: ``engine.review.queue``), each pair once, most similar first. A platform's ids
     name the other answer, so pairs stay within one platform."""
     by_id = {(r.submission.platform_id, r.submission.external_id): r for r in rows}
     pairs: dict[tuple[int, int], CopiedPair] = {}

@@ -15,6 +15,7 @@ from grader.models import (
     Method,
     OverrideRecord,
     SubmissionStatus,
+    TrailStep,
 )
 
 GRADE_EVENT = "grade.completed"
@@ -168,6 +169,11 @@ def overridden(grade: Grade, override: Override | None) -> Grade:
     """The grade a platform sees: the override's score, the judge's grade kept in details."""
     if override is None:
         return grade
+    why = (
+        f"{override.instructor}'s score: {override.reason}"
+        if override.reason
+        else (f"{override.instructor}'s score")
+    )
     return grade.model_copy(
         update={
             "status": GradeStatus.GRADED,
@@ -188,4 +194,4 @@ def overridden(grade: Grade, override: Override | None) -> Grade:
                 }
             ),
         }
-    )
+    ).moved(TrailStep.OVERRIDE, grade.score, why)

@@ -3,7 +3,7 @@
 Answers of one exam arrive over hours in small batches, and ``grade_many`` ranks only the
 batch it graded; the budget (``ReviewSettings.share`` of a question's answers, plus hard
 reasons) is over all of them. So after each batch is stored, the question's stored grades are
-ranked again (``engine.review_queue.rank_question``): a grade that enters the top gets an open
+ranked again (``engine.review.queue.rank_question``): a grade that enters the top gets an open
 review, one that falls out has its open review closed by ``RANKED_OUT`` (and reopened should
 it rise again); reviews an instructor resolved stay resolved.
 """
@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from grader.engine.review_queue import rank_question
+from grader.engine.review.queue import rank_question
 from grader.models import Grade
 from grader.service.store.engine import insert_ignore
 from grader.service.store.records import utcnow

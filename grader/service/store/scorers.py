@@ -32,7 +32,7 @@ class ExamScorer:
     id: int
     exam: str
     version: str
-    text: str  # the scorer file, as ``grader.engine.scorer_model.to_json`` wrote it
+    text: str  # the scorer file, as ``grader.engine.scoring.scorer_model.to_json`` wrote it
     report: dict
     created_by: str
     created_at: datetime

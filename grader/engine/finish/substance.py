@@ -1,0 +1,253 @@
+"""Answers that say nothing checkable, and answers that assert a known misconception.
+
+Topic similarity is not content: an answer that restates the question ("梯度累积
+步数的选择会对模型训练产生影响……所以要选择合适的步数") sits near the reference, and the scorer
+paid such answers half the points. Two lexical checks on the final grade, after the scorer:
+
+- **Restated question.** An answer's content is its character 3-grams less the question
+  stem's own and those of a few filler phrases ("具体情况具体分析", "选择合适的"). A Chinese
+  answer earns no key point when it names nothing concrete beyond the stem (no number,
+  formula, identifier or Latin term the stem lacks), under ``MAX_REFERENCE_SHARE`` of its
+  content is the reference's or the key points' wording, and its content is under
+  ``MIN_CONTENT_SHARE`` of its 3-grams — for an answer of at least ``MIN_GRAMS`` 3-grams; a
+  shorter one only under ``MIN_SHORT_SHARE`` (short right answers repeat the stem too: "否。
+  只有在n个元素连续进栈后……"). Such a grade is capped at ``CAP_SHARE`` of the points and goes
+  to review. English answers are not checked: on the Mohler development half the measure
+  capped 35 answers, 22 of them worth half the points or more (short right answers reuse the
+  stem's words). Thresholds: docs/research/benchmarks-log.md, "Injections bind, restatements capped".
+- **Wrong claims.** A criterion may list known wrong claims (``Criterion.wrong_claims``). The
+  answer's sentence holding the largest share of a claim's 3-grams (beyond the stem's) asserts
+  it when that share is at least ``CLAIM_CONTAINMENT`` and the sentence does not negate it
+  ("并不是", "not"). An asserted claim takes its points (all its criterion's by default) off the
+  grade, never below 0: a deduction, like the rubric's penalties, because one wrong statement
+  costs what the rubric says it costs whatever else the answer has.
+
+The decision, with its evidence, goes to ``details.substance``; ``reapply`` applies a
+recorded decision again to a rescored grade (the text of the question is not needed).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from grader.engine.finish.context import Finishing
+from grader.engine.scoring.points import STEP, allocate
+from grader.engine.signals.copies import char_ngrams
+from grader.models import (
+    FoundClaim,
+    Grade,
+    GradeStatus,
+    Method,
+    Question,
+    ReviewCode,
+    ReviewReason,
+    Rubric,
+    Substance,
+    TrailStep,
+)
+from grader.text import language_of, sentences_of
+
+# Chosen on development data (the seed sets, the ADS development part), with
+# ``benchmarks/injection_binding.py``.
+MIN_CONTENT_SHARE = 0.7
+MIN_GRAMS = 30
+MIN_SHORT_SHARE = 0.25
+MAX_REFERENCE_SHARE = 0.2
+CAP_SHARE = 0.1  # of the points, rounded down to half points
+CLAIM_CONTAINMENT = 0.6
+_CONCRETE = re.compile(r"[a-z0-9_]+")
+
+FILLER = (
+    *("具体情况具体分析", "具体问题具体分析", "视情况而定", "因情况而异", "根据实际情况"),
+    *("根据具体情况", "需要综合考虑", "选择合适的", "合适的", "非常重要", "很重要", "产生影响"),
+    *("效果更好", "训练得更好", "需要根据", "来确定", "所以要", "因为", "因此", "总之", "一般来说"),
+)  # Chinese only: English answers are not checked (see above)
+_FILLER_NGRAMS = frozenset().union(*(char_ngrams(f) for f in FILLER))
+NEGATIONS = (
+    *("不是", "并非", "并不", "不一定", "不会", "不能", "不要", "不应", "不必", "不需要", "避免"),
+    *("错误", "误区", "误解", "以为", "不对", "不正确", "不能说", "而不是"),
+    *(" not ", "n't", " no ", "never", "avoid", "instead of", "rather than", "wrong", "myth"),
+    *("misconception", "false", "incorrect"),
+)
+_FEEDBACK = {
+    "restated": {
+        "zh": "答案只复述了题目或泛泛而谈（如“具体情况具体分析”），没有可评分的要点。",
+        "en": "The answer only restates the question or says nothing checkable, so it earns "
+        "no key point.",
+    },
+    "claim": {"zh": "答案包含错误说法：{}。", "en": "The answer asserts a misconception: {}."},
+}
+
+
+def assess(answer: str, question: Question, rubric: Rubric) -> Substance:
+    """The answer's content beyond the stem, what of it is the reference's, and its wrong
+    claims."""
+    stem = char_ngrams(question.stem)
+    grams = char_ngrams(answer)
+    content = grams - stem - _FILLER_NGRAMS
+    share = len(content) / len(grams) if grams else 0.0
+    hits = len(content & (char_ngrams(_reference(question, rubric)) - stem))
+    reference = hits / len(content) if content else 0.0
+    asked = question.stem.casefold()
+    concrete = sum(t not in asked for t in _CONCRETE.findall(answer.casefold()))
+    restated = (
+        language_of(answer) == "zh"
+        and concrete == 0
+        and reference < MAX_REFERENCE_SHARE
+        and share < (MIN_CONTENT_SHARE if len(grams) >= MIN_GRAMS else MIN_SHORT_SHARE)
+    )
+    return Substance(
+        language="en" if question.language == "en" else "zh",
+        content_share=round(share, 4),
+        reference_share=round(reference, 4),
+        concrete=concrete,
+        restated=restated,
+        claims=wrong_claims(answer, rubric, stem),
+    )
+
+
+def wrong_claims(answer: str, rubric: Rubric, stem: set[str]) -> list[FoundClaim]:
+    """Each listed wrong claim whose closest sentence carries enough of its wording."""
+    found = []
+    sentences = sentences_of(answer) or [answer]
+    spans = [(k, k + width) for width in (1, 2) for k in range(len(sentences) - width + 1)]
+    for criterion in rubric.criteria:
+        taken = 0.0
+        for wrong in criterion.wrong_claims:
+            wanted = (char_ngrams(wrong.claim) - stem) or char_ngrams(wrong.claim)
+            if not wanted:
+                continue
+            # A claim may run over two clauses ("步数越大，显存占用越大"): single clauses and
+            # adjacent pairs are its candidate spans.
+            (a, b), share = max(
+                (((a, b), len(wanted & char_ngrams("".join(sentences[a:b]))) / len(wanted))
+                 for a, b in spans),
+                key=lambda pair: pair[1],
+            )  # fmt: skip
+            if share < CLAIM_CONTAINMENT:
+                continue
+            best = "，".join(sentences[a:b])
+            # The clauses on either side count: "……能减少计算量，这是错误的".
+            negated = _negates(" ".join(sentences[max(0, a - 1) : b + 1]), wrong.claim)
+            # A criterion loses at most its own points, however many of its claims match.
+            points = wrong.points if wrong.points is not None else criterion.points
+            points = 0.0 if negated else min(points, criterion.points - taken)
+            taken += points
+            found.append(
+                FoundClaim(
+                    criterion=criterion.id,
+                    claim=wrong.claim,
+                    sentence=best[:80],
+                    containment=round(share, 3),
+                    negated=negated,
+                    points=points,
+                )
+            )
+    return found
+
+
+def substance_step(grade: Grade, context: Finishing) -> Grade:
+    """The finishing step: a model's grade checked for substance (a rule's 0 is left as it
+    is), on the answer when its question is known, else by the decision the grade recorded."""
+    if grade.method == Method.RULE or context.rubric is None:
+        return grade
+    if context.question is not None and context.answer is not None:
+        new = checked(grade, context.answer, context.question, context.rubric)
+    else:
+        new = reapply(grade, context.rubric)
+    found = new.details.substance
+    if new.score == grade.score or found is None:
+        return new
+    why, evidence = [], []
+    if found.restated:
+        why.append(f"only restates the question: capped at {CAP_SHARE:.0%} of the points")
+    for claim in found.claims:
+        if not claim.negated:
+            why.append(f"asserts a known wrong claim ({claim.claim}): −{claim.points:g}")
+            evidence.append(claim.sentence)
+    return new.moved(TrailStep.SUBSTANCE, grade.score, "; ".join(why), evidence)
+
+
+def checked(grade: Grade, answer: str, question: Question, rubric: Rubric) -> Grade:
+    """The final grade with the restatement cap and the wrong claims' deductions applied."""
+    return bound(grade, assess(answer, question, rubric), answer, rubric)
+
+
+def bound(grade: Grade, substance: Substance, answer: str, rubric: Rubric) -> Grade:
+    """``grade`` with the substance rules applied: capped for a restated question, less the
+    points of each asserted wrong claim, to review with the reasons and a feedback line.
+    Applying it twice changes nothing more."""
+    if grade.status != GradeStatus.GRADED or grade.score is None or not substance.fired:
+        return grade
+    score = capped(grade.score, rubric.points, substance)
+    criteria = grade.criteria
+    if score < grade.score:
+        criteria = allocate(grade.criteria, rubric, score, answer, grade)
+    reasons, lines = list(grade.review_reasons), []
+    codes = {r.code for r in reasons}
+    if substance.restated and ReviewCode.RESTATED_QUESTION not in codes:
+        reasons.append(_restated_reason(substance))
+        lines.append(_FEEDBACK["restated"][substance.language])
+    for claim in substance.claims:
+        if not claim.negated and ReviewCode.WRONG_CLAIM not in codes:
+            reasons.append(
+                ReviewReason(
+                    code=ReviewCode.WRONG_CLAIM,
+                    message=f"{claim.criterion}: asserts {claim.claim!r} ({claim.sentence!r}), "
+                    f"−{claim.points:g}",
+                )
+            )
+            lines.append(_FEEDBACK["claim"][substance.language].format(claim.claim))
+    feedback = "\n".join(x for x in (*lines, grade.feedback or "") if x) or None
+    return grade.model_copy(
+        update={
+            "score": score,
+            "criteria": criteria,
+            "feedback": feedback,
+            "needs_review": True,
+            "review_reasons": reasons,
+            "details": grade.details.model_copy(update={"substance": substance}),
+        }
+    )
+
+
+def capped(score: float, points: float, substance: Substance) -> float:
+    """The score after the cap and the deductions, in half points, never below 0."""
+    if substance.restated:
+        score = min(score, math.floor(CAP_SHARE * points / STEP) * STEP)
+    taken = sum(c.points for c in substance.claims if not c.negated)
+    return max(0.0, math.floor((score - taken) / STEP + 1e-9) * STEP) if taken else score
+
+
+def reapply(grade: Grade, rubric: Rubric) -> Grade:
+    """A rescored grade with the substance decision its first grading recorded."""
+    recorded = grade.details.substance
+    if recorded is None:
+        return grade
+    return bound(grade, recorded, "", rubric)
+
+
+def _reference(question: Question, rubric: Rubric) -> str:
+    """What an answer's content should come from: the reference and the key points (the
+    criteria's descriptions where a criterion has none)."""
+    parts = [question.answer] if isinstance(question.answer, str) else []
+    for c in rubric.criteria:
+        parts.extend(c.key_points or [c.description])
+    return " ".join(parts)
+
+
+def _negates(sentence: str, claim: str) -> bool:
+    """Whether the sentence negates what it shares with the claim ("并不是…", "it is not
+    true that…"): a negation word in the sentence that the claim itself does not have."""
+    text, own = f" {sentence.casefold()} ", f" {claim.casefold()} "
+    return any(n in text and n not in own for n in NEGATIONS)
+
+
+def _restated_reason(substance: Substance) -> ReviewReason:
+    return ReviewReason(
+        code=ReviewCode.RESTATED_QUESTION,
+        message=f"only {substance.content_share:.0%} of the answer goes beyond the question's "
+        f"own words, nothing concrete, {substance.reference_share:.0%} of it the reference's: "
+        f"capped at {CAP_SHARE:.0%} of the points",
+    )
