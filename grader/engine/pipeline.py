@@ -30,6 +30,7 @@ from grader.engine.anchored import AnchorReadings, anchors_judge
 from grader.engine.anchors import choose_anchors
 from grader.engine.blanks import blank_reason
 from grader.engine.calibrated_grade import calibrated
+from grader.engine.claims import verified
 from grader.engine.conclusion import apply_conclusion, asks_judge
 from grader.engine.conclusion_judge import Ask, judge_conclusions
 from grader.engine.coverage import pastes_rubric
@@ -217,11 +218,11 @@ class Pipeline:
             answers = {i: work[i].submission for i in unread}
             asks = {i: (self._questions[s.question_id], s.answer) for i, s in answers.items()}
             grades.update(write_feedback(self.judge, asks, grades, rubrics))
-        for i, (submission, *_) in work.items():  # restated questions, known wrong claims
+        for i, (submission, *_) in work.items():  # verified parts, restatements, wrong claims
             question = self._questions[submission.question_id]
-            grades[i] = substance.checked(
-                grades[i], submission.answer, question, rubrics[question.id]
-            )
+            rubric = rubrics[question.id]
+            grades[i] = verified.checked(grades[i], submission.answer, rubric)
+            grades[i] = substance.checked(grades[i], submission.answer, question, rubric)
 
     def _conclude(
         self,

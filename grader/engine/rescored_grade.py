@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from grader.engine import substance
+from grader.engine.claims import verified
 from grader.engine.calibrated_grade import scored_grade
 from grader.engine.conclusion import apply_conclusion
 from grader.engine.scorer_core.pool import GradedPool, read_answer
@@ -85,6 +86,7 @@ def rescored(
         reading = Reading(features, _recorded_copies(grade, rubric.points))
     anchored = grade.details.anchored  # plan ``anchored``: the judge's reading still counts
     new = scored_grade(judged(grade), answer or "", rubric, reading, scorer, review_below, anchored)
+    new = verified.reapply(new, rubric)  # the recorded reading of the decisive parts
     new = substance.reapply(new, rubric)  # the recorded restatement/claim rules
     was = RescoredFrom(
         score=grade.score, scorer_version=before.version, decided_by=before.decided_by

@@ -32,6 +32,8 @@ import math
 import re
 
 from grader.engine.calibrated_grade import STEP, allocate
+from grader.engine.claims.reading import patterned_wrong_claims
+from grader.engine.claims.text import clauses_of
 from grader.engine.review_rules import char_ngrams
 from grader.models import (
     FoundClaim,
@@ -105,13 +107,20 @@ def assess(answer: str, question: Question, rubric: Rubric) -> Substance:
 
 
 def wrong_claims(answer: str, rubric: Rubric, stem: set[str]) -> list[FoundClaim]:
-    """Each listed wrong claim whose closest sentence carries enough of its wording."""
+    """Each listed wrong claim the answer asserts or negates: read by the rubric's patterns
+    where it has them ("运算变少了" for "减少计算量"), else by its wording (the closest
+    sentence carrying enough of it)."""
     found = []
     sentences = sentences_of(answer) or [answer]
     spans = [(k, k + width) for width in (1, 2) for k in range(len(sentences) - width + 1)]
+    clauses = clauses_of(answer)
     for criterion in rubric.criteria:
-        taken = 0.0
+        patterned = patterned_wrong_claims(clauses, criterion)
+        found.extend(patterned)
+        taken = sum(c.points for c in patterned)
         for wrong in criterion.wrong_claims:
+            if wrong.when:
+                continue
             wanted = (char_ngrams(wrong.claim) - stem) or char_ngrams(wrong.claim)
             if not wanted:
                 continue

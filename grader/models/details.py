@@ -121,7 +121,8 @@ class InjectionReading(_Model):
 
 
 class FoundClaim(_Model):
-    """A wrong claim the answer's closest sentence carries, asserted or negated."""
+    """A wrong claim the answer's closest sentence carries, asserted or negated: read by its
+    wording (``containment`` of its 3-grams) or by the rubric's patterns (``by: rules``)."""
 
     criterion: str
     claim: str
@@ -129,6 +130,37 @@ class FoundClaim(_Model):
     containment: float
     negated: bool
     points: float  # taken off the grade; 0 when negated
+    by: Literal["wording", "rules"] = "wording"
+
+
+PartStatus = Literal["asserted", "negated", "absent"]
+
+
+class PartReading(_Model):
+    """One decisive part of a criterion as read in the answer, and the clause it rests on."""
+
+    criterion: str
+    claim: str
+    status: PartStatus
+    evidence: str
+    pays: float  # points it verifies when asserted
+    by: Literal["rules"] = "rules"
+
+
+class ClaimsCheck(_Model):
+    """What the answer was read to assert of its rubric's decisive parts, and what the
+    verification left of the scorer's grade: each criterion keeps what was verified plus at
+    most ``unverified_share`` of the rest of its points."""
+
+    parts: list[PartReading]
+    verified: dict[str, float]  # criterion -> points its asserted parts verify
+    unverified_share: float
+    withheld: float = 0.0  # points the cap took off the scorer's grade
+    capped_from: float | None = None
+
+    @property
+    def nothing_verified(self) -> bool:
+        return not any(self.verified.values())
 
 
 class Substance(_Model):
@@ -229,6 +261,7 @@ class GradeDetails(SetOnly):
     scorer: ScorerExplanation | None = None
     rescored_from: RescoredFrom | None = None
     raw_score: float | None = None  # the judge's score under a learned score mapping
+    claims: ClaimsCheck | None = None
     substance: Substance | None = None
     conclusion: ConclusionReading | None = None
     anchored: AnchoredReading | None = None  # plan ``anchored``: the judge's reading, anchored

@@ -1,0 +1,74 @@
+"""An answer cut into clauses, each with a comparison key: NFKC, case-folded, Simplified,
+without spaces, hyphens or underscores ("Micro-Batch" = "micro batch" = "microbatch"), and
+the way back from a key position to the words before it (English negation reads words).
+
+Every split is a single character class over the text: linear work on untrusted answers.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from grader.text import to_simplified
+
+_SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?=\s|$)")
+_CLAUSE_END = re.compile(r"[，,、：:（）]")
+_DROPPED = frozenset(" \t\r-_‐‑–—")
+_FENCE = "```"
+_WORD = re.compile(r"[a-z']+")
+
+
+@lru_cache(maxsize=4096)
+def key_of(text: str) -> str:
+    """The comparison key of a term or a clause."""
+    normal = to_simplified(unicodedata.normalize("NFKC", text).casefold())
+    return "".join(ch for ch in normal if ch not in _DROPPED)
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One clause: its text as written, its key, and for each key position the text before
+    it (for English negation)."""
+
+    text: str
+    key: str
+    sentence: int  # which sentence of the answer it is in
+    _spaced: str
+    _at: tuple[int, ...]
+
+    @staticmethod
+    def of(text: str, sentence: int) -> Clause:
+        spaced = to_simplified(unicodedata.normalize("NFKC", text).casefold())
+        kept = [(ch, i) for i, ch in enumerate(spaced) if ch not in _DROPPED]
+        return Clause(
+            text=text.strip(),
+            key="".join(ch for ch, _ in kept),
+            sentence=sentence,
+            _spaced=spaced,
+            _at=tuple(i for _, i in kept),
+        )
+
+    def words_before(self, position: int, count: int) -> list[str]:
+        """The ``count`` English words that end before key position ``position``."""
+        end = self._at[position] if position < len(self._at) else len(self._spaced)
+        return _WORD.findall(self._spaced[max(0, end - 12 * count) : end])[-count:]
+
+
+def clauses_of(answer: str) -> list[Clause]:
+    """The answer's clauses in order, numbered by sentence; empty fragments dropped. A fenced
+    code block (a configuration, a training loop) is one clause: its commas split nothing."""
+    found: list[Clause] = []
+    for k, chunk in enumerate(answer.split(_FENCE)):
+        if k % 2:  # inside a fence
+            if chunk.strip():
+                found.append(Clause.of(chunk, len(found) and found[-1].sentence + 1))
+            continue
+        first = found[-1].sentence + 1 if found else 0
+        for n, sentence in enumerate(_SENTENCE_END.split(chunk), start=first):
+            for part in _CLAUSE_END.split(sentence):
+                if part.strip():
+                    found.append(Clause.of(part, n))
+    return found

@@ -1,0 +1,141 @@
+"""Credit for what was verified: a criterion keeps the points its decisive parts verify, and
+of the rest of its points at most a bounded share of what the scorer gave it.
+
+Topical similarity is not content: the scorer pays a fluent wrong answer in the rubric's own
+words about three quarters of the points. On a rubric that names its criteria's decisive
+parts (``Criterion.parts``), each criterion's points are
+
+    max(verified, min(scorer's allocation, verified + share · (points − verified)))
+
+where ``share`` rises from ``NOTHING_VERIFIED_SHARE`` (no part of any criterion asserted:
+the grade rests on similarity alone) to ``UNVERIFIED_SHARE`` once ``FULL_TRUST_AT`` of the
+points are verified (an answer that demonstrably addresses the question may word the rest
+its own way). Verified points stand even where the scorer gave less. A grade with nothing
+verified says so (``unverified``, its confidence at most ``UNVERIFIED_CONFIDENCE``), and the
+points withheld rank it in the review queue. Shares chosen on development data (seed sets 1
+and 3): docs/research/benchmarks-log.md, "Credit for what was verified".
+"""
+
+from __future__ import annotations
+
+import math
+
+from grader.engine.calibrated_grade import STEP
+from grader.engine.claims.reading import has_parts, read_parts, verified_points
+from grader.models import (
+    ClaimsCheck,
+    CriterionScore,
+    Grade,
+    GradeStatus,
+    Method,
+    ReviewCode,
+    ReviewReason,
+    Rubric,
+)
+
+UNVERIFIED_SHARE = 0.5
+NOTHING_VERIFIED_SHARE = 0.1
+FULL_TRUST_AT = 0.5  # of the points verified
+UNVERIFIED_CONFIDENCE = 0.5
+
+
+def checked(grade: Grade, answer: str, rubric: Rubric) -> Grade:
+    """The grade with its criteria bounded by what the answer was read to assert."""
+    if not _applies(grade, rubric):
+        return grade
+    parts = read_parts(answer, rubric)
+    verified = verified_points(rubric, parts)
+    check = ClaimsCheck(parts=parts, verified=verified, unverified_share=share_for(verified, rubric))
+    return bound(grade, check, rubric)
+
+
+def reapply(grade: Grade, rubric: Rubric) -> Grade:
+    """A re-scored grade bounded by the reading its first grading recorded (no answer text
+    needed): the same bound as a fresh grade."""
+    recorded = grade.details.claims
+    if recorded is None or not _scored(grade):
+        return grade
+    fresh = recorded.model_copy(update={"withheld": 0.0, "capped_from": None})
+    return bound(grade, fresh, rubric)
+
+
+def share_for(verified: dict[str, float], rubric: Rubric) -> float:
+    """How much of an unverified criterion's points the scorer may still give."""
+    trust = min(1.0, sum(verified.values()) / rubric.points / FULL_TRUST_AT)
+    return round(NOTHING_VERIFIED_SHARE + (UNVERIFIED_SHARE - NOTHING_VERIFIED_SHARE) * trust, 4)
+
+
+def bound(grade: Grade, check: ClaimsCheck, rubric: Rubric) -> Grade:
+    """``grade`` with each criterion bounded by ``check``; the evidence of a verified
+    criterion is the clause that verified it."""
+    assert grade.score is not None
+    by_id = {c.id: c for c in rubric.criteria}
+    evidence = {p.criterion: p.evidence for p in check.parts if p.status == "asserted"}
+    criteria = []
+    for c in grade.criteria:
+        top = by_id[c.id].points if c.id in by_id else c.max_points
+        v = check.verified.get(c.id, 0.0)
+        points = max(v, min(c.points, v + check.unverified_share * (top - v)))
+        criteria.append(_criterion(c, points, v, evidence.get(c.id, "")))
+    total = math.floor(sum(c.points for c in criteria) / STEP + 1e-9) * STEP
+    score = min(total, rubric.points)
+    update: dict = {"withheld": round(max(0.0, grade.score - score), 2)}
+    if score < grade.score:
+        update["capped_from"] = grade.score
+    reasons, confidence = list(grade.review_reasons), grade.confidence
+    if check.nothing_verified and grade.score > 0:
+        reasons.append(_unverified_reason(check, rubric))
+        confidence = min(confidence, UNVERIFIED_CONFIDENCE) if confidence is not None else None
+    return grade.model_copy(
+        update={
+            "score": score,
+            "criteria": _scaled(criteria, score, check.verified),
+            "review_reasons": reasons,
+            "needs_review": grade.needs_review or bool(reasons),
+            "confidence": confidence,
+            "details": grade.details.model_copy(update={"claims": check.model_copy(update=update)}),
+        }
+    )
+
+
+def _applies(grade: Grade, rubric: Rubric) -> bool:
+    return _scored(grade) and has_parts(rubric)
+
+
+def _scored(grade: Grade) -> bool:
+    """A grade a model scored (not an exact, ruled or failed one)."""
+    return (
+        grade.status == GradeStatus.GRADED
+        and grade.method == Method.JUDGE
+        and grade.score is not None
+    )
+
+
+def _criterion(c: CriterionScore, points: float, verified: float, evidence: str) -> CriterionScore:
+    if verified > 0:
+        return c.model_copy(update={"points": points, "evidence": evidence})
+    return c.model_copy(update={"points": points, "evidence": "" if points == 0 else c.evidence})
+
+
+def _scaled(criteria: list[CriterionScore], score: float, verified: dict[str, float]) -> list[CriterionScore]:
+    """The criteria, rounded to two places, brought down to the half-point ``score``: the
+    difference comes off their unverified points first."""
+    excess = sum(c.points for c in criteria) - score
+    spare = [max(0.0, c.points - verified.get(c.id, 0.0)) for c in criteria]
+    out = []
+    for c, free in zip(criteria, spare, strict=True):
+        cut = min(free, excess * free / sum(spare)) if excess > 1e-9 and sum(spare) else 0.0
+        out.append(c.model_copy(update={"points": round(c.points - cut, 2)}))
+    left = sum(c.points for c in out) - score
+    if left > 0.005:  # unverified points did not cover it: scale what is left
+        factor = score / (score + left)
+        out = [c.model_copy(update={"points": round(c.points * factor, 2)}) for c in out]
+    return out
+
+
+def _unverified_reason(check: ClaimsCheck, rubric: Rubric) -> ReviewReason:
+    return ReviewReason(
+        code=ReviewCode.UNVERIFIED,
+        message=f"no decisive part of any criterion was found asserted: the grade rests on "
+        f"similarity alone, each criterion capped at {check.unverified_share:.0%} of its points",
+    )
