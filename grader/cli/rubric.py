@@ -81,7 +81,7 @@ def rubric_check(
             table.add_row(
                 escape(q.id),
                 q.type.value,
-                f"{rubric.points:g}",
+                f"{rubric.points:g}" + (" (the paper prints none)" if q.points is None else ""),
                 state,
                 escape(rubric.version),
                 _conclusion(rubric.conclusion),

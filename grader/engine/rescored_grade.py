@@ -98,13 +98,22 @@ def rescored(
 def judged(grade: Grade) -> Grade:
     """The grade as the judge left it, before any scorer: its points per criterion, its own
     review reasons."""
-    points = grade.details.judge_points or {}
+    points = grade.details.judge_points or _coverage_points(grade)
     criteria = [c.model_copy(update={"points": points.get(c.id, c.points)}) for c in grade.criteria]
     reasons = [r for r in grade.review_reasons if r.code not in SCORER_REASONS]
     details = grade.details.without("scorer", "rescored_from")
     return grade.model_copy(
         update={"criteria": criteria, "review_reasons": reasons, "details": details}
     )
+
+
+def _coverage_points(grade: Grade) -> dict[str, float]:
+    """Where no judge read the answer, its criteria's points as the coverage split first gave
+    them (the proportions the scorer spreads its total by), not as later steps left them."""
+    shares = grade.details.coverage if grade.details.split == "coverage" else None
+    if not shares:
+        return {}
+    return {c.id: round(c.max_points * shares.get(c.id, 0.0), 2) for c in grade.criteria}
 
 
 def _recorded_copies(grade: Grade, points: float) -> tuple[Copy, ...]:
