@@ -22,7 +22,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from benchmarks.common import RESULTS, ROOT, code_version, command, write_result
+from benchmarks.common import ROOT, code_version, command, write_result
 from benchmarks.seed_quality import pearson, spearman
 from grader.bank.files import load_bank
 from grader.config import JudgeSettings, Settings
@@ -48,7 +48,9 @@ def load_seeds(sets: list[str]) -> list[dict]:
     seeds = []
     for name in sets:
         path = ROOT / "tests" / "data" / SETS[name]
-        seeds += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+        seeds += [
+            json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line
+        ]
     return seeds
 
 
@@ -60,8 +62,9 @@ def grade_seeds(seeds: list[dict], settings: Settings) -> tuple[dict[str, Grade]
     by_bank: dict[Path, list[Submission]] = defaultdict(list)
     for s in seeds:
         by_bank[where[s["question_id"]]].append(
-            Submission(id=s["id"], question_id=s["question_id"], answer=s["answer"],
-                       student=s["student"])  # fmt: skip
+            Submission(
+                id=s["id"], question_id=s["question_id"], answer=s["answer"], student=s["student"]
+            )  # fmt: skip
         )
     grades: dict[str, Grade] = {}
     started = time.perf_counter()
@@ -79,8 +82,12 @@ def kind_table(seeds: list[dict], grades: dict[str, Grade]) -> dict:
         g = grades[s["id"]]
         points = g.max_score or 1.0
         rows.append(
-            {"kind": s["kind"], "human": s["human_total"] / points,
-             "grader": (g.score or 0.0) / points, "flagged": g.needs_review}  # fmt: skip
+            {
+                "kind": s["kind"],
+                "human": s["human_total"] / points,
+                "grader": (g.score or 0.0) / points,
+                "flagged": g.needs_review,
+            }  # fmt: skip
         )
     by_kind: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
@@ -101,7 +108,9 @@ def kind_table(seeds: list[dict], grades: dict[str, Grade]) -> dict:
         "answers": len(rows),
         "spearman": _round(spearman(given, human)),
         "pearson": _round(pearson(given, human)),
-        "mae_share": round(statistics.fmean(abs(a - b) for a, b in zip(given, human)), 3),
+        "mae_share": round(
+            statistics.fmean(abs(a - b) for a, b in zip(given, human, strict=True)), 3
+        ),
         "flagged_share": round(sum(r["flagged"] for r in rows) / len(rows), 3),
         "worthless": len(worthless),
         "worthless_generous_unflagged": sum(
@@ -134,8 +143,9 @@ def main() -> None:
     grades, seconds = grade_seeds(seeds, settings)
     result = {
         "benchmark": "seed_kinds",
-        "data": ", ".join(f"{SETS[s]} ({'held out' if s in HELD_OUT else 'development'})"
-                          for s in sets),  # fmt: skip
+        "data": ", ".join(
+            f"{SETS[s]} ({'held out' if s in HELD_OUT else 'development'})" for s in sets
+        ),  # fmt: skip
         "settings": f"e5, the shipped scorer, judge plan {args.plan}, {args.judge} judge",
         "command": command(),
         "code": code_version("grader", "rubrics", __file__),

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from grader.engine import substance
-from grader.engine.claims import verified
 from grader.engine.calibrated_grade import scored_grade
+from grader.engine.claims import verified
 from grader.engine.conclusion import apply_conclusion
 from grader.engine.scorer_core.pool import GradedPool, read_answer
 from grader.engine.scorer_core.reading import Copy, Reading

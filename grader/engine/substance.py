@@ -33,7 +33,7 @@ import re
 
 from grader.engine.calibrated_grade import STEP, allocate
 from grader.engine.claims.reading import patterned_wrong_claims
-from grader.engine.claims.text import clauses_of
+from grader.engine.claims.rules import ReadAnswer
 from grader.engine.review_rules import char_ngrams
 from grader.models import (
     FoundClaim,
@@ -113,9 +113,9 @@ def wrong_claims(answer: str, rubric: Rubric, stem: set[str]) -> list[FoundClaim
     found = []
     sentences = sentences_of(answer) or [answer]
     spans = [(k, k + width) for width in (1, 2) for k in range(len(sentences) - width + 1)]
-    clauses = clauses_of(answer)
+    read = ReadAnswer.of(answer)
     for criterion in rubric.criteria:
-        patterned = patterned_wrong_claims(clauses, criterion)
+        patterned = patterned_wrong_claims(read, criterion)
         found.extend(patterned)
         taken = sum(c.points for c in patterned)
         for wrong in criterion.wrong_claims:

@@ -48,10 +48,10 @@ from grader.models.grade import (
 from grader.models.provenance import GradeProvenance, MappingUsed, Sampling
 from grader.models.rubric import (
     Anchor,
+    ClaimPattern,
     Conclusion,
     ConclusionKind,
     Criterion,
-    ClaimPattern,
     Level,
     Part,
     Penalty,

@@ -17,7 +17,6 @@ pattern: linear in the answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -101,12 +100,12 @@ def _value(alternative: str, written: str) -> Value:
     return Value(lo, hi, keys)
 
 
-def negated_at(clause: Clause, start: int, covered: Sequence[tuple[int, int]] = ()) -> bool:
+def negated_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> bool:
     """Whether a negator stands just before key position ``start`` in the clause. Words that
-    start with one and negate nothing ("不仅", "无论") do not count, nor does a negator inside
-    ``covered``: the pattern's own terms ("而不是", "不随")."""
+    start with one and negate nothing ("不仅", "无论") do not count, nor does a negator at a
+    position ``ignored`` marks: the pattern's own terms ("而不是", "不随")."""
     for at in range(max(0, start - NEGATION_WINDOW), start):
-        if clause.key[at] not in NEGATORS_ZH or any(a <= at < b for a, b in covered):
+        if clause.key[at] not in NEGATORS_ZH or (at < len(ignored) and ignored[at]):
             continue
         if not any(clause.key.startswith(w, at) for w in NOT_NEGATIONS_ZH):
             return True

@@ -3,8 +3,7 @@ and each wrong claim that carries patterns, by rules (``rules``)."""
 
 from __future__ import annotations
 
-from grader.engine.claims.rules import read_claim
-from grader.engine.claims.text import Clause, clauses_of
+from grader.engine.claims.rules import ReadAnswer, read_claim
 from grader.models import Criterion, FoundClaim, PartReading, Rubric
 
 EVIDENCE_CHARS = 120
@@ -17,12 +16,12 @@ def has_parts(rubric: Rubric) -> bool:
 
 def read_parts(answer: str, rubric: Rubric) -> list[PartReading]:
     """Every decisive part of every criterion, as the rules read it in the answer."""
-    clauses = clauses_of(answer)
+    read = ReadAnswer.of(answer)
     return [
         PartReading(
             criterion=c.id,
             claim=part.claim,
-            status=(reading := read_claim(clauses, part.when)).status,
+            status=(reading := read_claim(read, part.when)).status,
             evidence=reading.evidence[:EVIDENCE_CHARS],
             pays=min(c.points, part.pays if part.pays is not None else c.points),
         )
@@ -40,14 +39,14 @@ def verified_points(rubric: Rubric, parts: list[PartReading]) -> dict[str, float
     return {c.id: min(c.points, points[c.id]) for c in rubric.criteria}
 
 
-def patterned_wrong_claims(clauses: list[Clause], criterion: Criterion) -> list[FoundClaim]:
+def patterned_wrong_claims(answer: ReadAnswer, criterion: Criterion) -> list[FoundClaim]:
     """The criterion's wrong claims that carry patterns, each found asserted or negated; the
     criterion loses at most its own points however many are asserted."""
     found, taken = [], 0.0
     for wrong in criterion.wrong_claims:
         if not wrong.when:
             continue
-        reading = read_claim(clauses, wrong.when)
+        reading = read_claim(answer, wrong.when)
         if reading.status == "absent":
             continue
         negated = reading.status == "negated"

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Literal
 
 from grader.engine.claims.lexicon import NEGATION_WINDOW, REFUTATIONS
 from grader.engine.claims.patterns import Group, negated_at, parse_group
-from grader.engine.claims.text import Clause, key_of
+from grader.engine.claims.text import Clause, clauses_of, key_of
 
 RuleStatus = Literal["asserted", "negated", "absent"]
 _REFUTATIONS = tuple(key_of(w) for w in REFUTATIONS)
@@ -30,20 +31,46 @@ class RuleReading:
 ABSENT = RuleReading("absent")
 
 
-def read_claim(clauses: Sequence[Clause], patterns: Sequence[Sequence[str]]) -> RuleReading:
-    """The claim's reading in the answer's clauses; ``patterns`` as the rubric writes them."""
+@dataclass(frozen=True)
+class ReadAnswer:
+    """An answer cut into clauses once, with the sentences that refute what they say: every
+    claim of a rubric is read against it."""
+
+    clauses: tuple[Clause, ...]
+    refuted: frozenset[int]  # sentence numbers
+
+    @staticmethod
+    def of(answer: str) -> ReadAnswer:
+        clauses = tuple(clauses_of(answer))
+        refuting = {c.sentence for c in clauses if any(r in c.key for r in _REFUTATIONS)}
+        first: dict[
+            int, Clause
+        ] = {}  # a sentence's first clause: "……。这是错误的。" refutes the one before
+        for c in clauses:
+            first.setdefault(c.sentence, c)
+        refuted = set(refuting)
+        refuted |= {c.sentence - 1 for s, c in first.items() if s in refuting and _refutes(c)}
+        return ReadAnswer(clauses, frozenset(refuted))
+
+
+def read_claim(answer: ReadAnswer, patterns: Sequence[Sequence[str]]) -> RuleReading:
+    """The claim's reading in the answer; ``patterns`` as the rubric writes them."""
     negated: RuleReading | None = None
     for written in patterns:
         groups = [parse_group(g) for g in written]
-        for span in _spans(clauses, groups):
+        for span in _spans(answer.clauses, groups):
             polarity = _polarity(span, groups)
             if polarity is None:
                 continue
             evidence = "，".join(c.text for c in span)
-            if polarity and not _refuted(clauses, span):
+            if polarity and span[0].sentence not in answer.refuted:
                 return RuleReading("asserted", evidence)
             negated = negated or RuleReading("negated", evidence)
     return negated or ABSENT
+
+
+def _refutes(clause: Clause) -> bool:
+    return any(r in clause.key for r in _REFUTATIONS)
 
 
 def _spans(clauses: Sequence[Clause], groups: list[Group]) -> list[list[Clause]]:
@@ -53,7 +80,7 @@ def _spans(clauses: Sequence[Clause], groups: list[Group]) -> list[list[Clause]]
     if singles:
         return singles
     pairs = []
-    for a, b in zip(clauses, clauses[1:], strict=False):
+    for a, b in pairwise(clauses):
         # in order: the pattern's first group in the first clause, its last in the second
         if (
             a.sentence == b.sentence
@@ -68,32 +95,26 @@ def _spans(clauses: Sequence[Clause], groups: list[Group]) -> list[list[Clause]]
 def _polarity(span: list[Clause], groups: list[Group]) -> bool | None:
     """True: asserted as written; False: a group stands against the pattern (a plain group
     negated wherever it occurs, a ``!`` group nowhere negated); None: a group is missing."""
-    hits = [[(c, h) for c in span for h in g.hits(c)] for g in groups]
+    hits = [[(i, h) for i, c in enumerate(span) for h in g.hits(c)] for g in groups]
     if not all(hits):
         return None
     # The pattern's own terms negate nothing ("而不是", "不随"), and a negator before a ``!``
     # group is that group's ("不立即更新": 更新 is not negated).
-    own = {id(c): [h for found in hits for d, h in found if d is c] for c in span}
-    taken = {
-        id(c): [(max(0, s - NEGATION_WINDOW), e) for d, (s, e) in found if d is c]
-        for c in span
-        for g, found in zip(groups, hits, strict=True)
-        if g.negated
-    }
+    own = [bytearray(len(c.key)) for c in span]
+    taken = [bytearray(len(c.key)) for c in span]
     for group, found in zip(groups, hits, strict=True):
-        negations = [
-            negated_at(c, start, own[id(c)] + ([] if group.negated else taken.get(id(c), [])))
-            for c, (start, _) in found
-        ]
+        for i, (start, end) in found:
+            own[i][start:end] = b"\x01" * (end - start)
+            if group.negated:
+                first = max(0, start - NEGATION_WINDOW)
+                taken[i][first:end] = b"\x01" * (end - first)
+    both = [
+        bytes(a | b for a, b in zip(o, t, strict=True)) for o, t in zip(own, taken, strict=True)
+    ]
+    for group, found in zip(groups, hits, strict=True):
+        masks = own if group.negated else both
+        negations = [negated_at(span[i], start, masks[i]) for i, (start, _) in found]
         holds = any(negations) if group.negated else not all(negations)
         if not holds:
             return False
     return True
-
-
-def _refuted(clauses: Sequence[Clause], span: list[Clause]) -> bool:
-    """Whether the span's sentence, or the next sentence's first clause, refutes it."""
-    sentence = span[0].sentence
-    keys = [c.key for c in clauses if c.sentence == sentence]
-    after = [c.key for c in clauses if c.sentence == sentence + 1][:1]
-    return any(r in k for k in (*keys, *after) for r in _REFUTATIONS)

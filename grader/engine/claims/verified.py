@@ -28,10 +28,12 @@ from grader.models import (
     Grade,
     GradeStatus,
     Method,
+    PartReading,
     ReviewCode,
     ReviewReason,
     Rubric,
 )
+from grader.text import language_of
 
 UNVERIFIED_SHARE = 0.5
 NOTHING_VERIFIED_SHARE = 0.1
@@ -45,7 +47,12 @@ def checked(grade: Grade, answer: str, rubric: Rubric) -> Grade:
         return grade
     parts = read_parts(answer, rubric)
     verified = verified_points(rubric, parts)
-    check = ClaimsCheck(parts=parts, verified=verified, unverified_share=share_for(verified, rubric))
+    check = ClaimsCheck(
+        parts=parts,
+        verified=verified,
+        unverified_share=share_for(verified, rubric),
+        language=language_of(answer),
+    )
     return bound(grade, check, rubric)
 
 
@@ -70,16 +77,19 @@ def bound(grade: Grade, check: ClaimsCheck, rubric: Rubric) -> Grade:
     criterion is the clause that verified it."""
     assert grade.score is not None
     by_id = {c.id: c for c in rubric.criteria}
-    evidence = {p.criterion: p.evidence for p in check.parts if p.status == "asserted"}
+    asserted: dict[str, list[PartReading]] = {}
+    for part in check.parts:
+        if part.status == "asserted":
+            asserted.setdefault(part.criterion, []).append(part)
     criteria = []
     for c in grade.criteria:
         top = by_id[c.id].points if c.id in by_id else c.max_points
         v = check.verified.get(c.id, 0.0)
         points = max(v, min(c.points, v + check.unverified_share * (top - v)))
-        criteria.append(_criterion(c, points, v, evidence.get(c.id, "")))
+        criteria.append(_criterion(c, points, asserted.get(c.id, []), check))
     total = math.floor(sum(c.points for c in criteria) / STEP + 1e-9) * STEP
     score = min(total, rubric.points)
-    update: dict = {"withheld": round(max(0.0, grade.score - score), 2)}
+    update: dict[str, float] = {"withheld": round(max(0.0, grade.score - score), 2)}
     if score < grade.score:
         update["capped_from"] = grade.score
     reasons, confidence = list(grade.review_reasons), grade.confidence
@@ -111,20 +121,37 @@ def _scored(grade: Grade) -> bool:
     )
 
 
-def _criterion(c: CriterionScore, points: float, verified: float, evidence: str) -> CriterionScore:
-    if verified > 0:
-        return c.model_copy(update={"points": points, "evidence": evidence})
-    return c.model_copy(update={"points": points, "evidence": "" if points == 0 else c.evidence})
+def _criterion(
+    c: CriterionScore, points: float, asserted: list[PartReading], check: ClaimsCheck
+) -> CriterionScore:
+    """The criterion's points, its evidence (the clause that verified it, or the scorer's
+    span when it keeps unverified points) and one line of why."""
+    zh = check.language == "zh"
+    if asserted:
+        said = "；".join(p.claim for p in asserted)
+        why = f"已验证：{said}" if zh else f"verified: {said}"
+        return c.model_copy(update={"points": points, "evidence": asserted[0].evidence,
+                                    "rationale": why})  # fmt: skip
+    if points <= 0:
+        why = "未找到其要点的表述" if zh else "no statement of its content found"
+        return c.model_copy(update={"points": 0.0, "evidence": "", "rationale": why})
+    share = f"{check.unverified_share:.0%}"
+    why = (f"未验证：按相似度给分，至多{share}" if zh
+           else f"not verified: scored by similarity, at most {share}")  # fmt: skip
+    return c.model_copy(update={"points": points, "rationale": why})
 
 
-def _scaled(criteria: list[CriterionScore], score: float, verified: dict[str, float]) -> list[CriterionScore]:
+def _scaled(
+    criteria: list[CriterionScore], score: float, verified: dict[str, float]
+) -> list[CriterionScore]:
     """The criteria, rounded to two places, brought down to the half-point ``score``: the
     difference comes off their unverified points first."""
     excess = sum(c.points for c in criteria) - score
     spare = [max(0.0, c.points - verified.get(c.id, 0.0)) for c in criteria]
+    room = float(sum(spare))
     out = []
     for c, free in zip(criteria, spare, strict=True):
-        cut = min(free, excess * free / sum(spare)) if excess > 1e-9 and sum(spare) else 0.0
+        cut = min(free, excess * free / room) if excess > 1e-9 and room > 0 else 0.0
         out.append(c.model_copy(update={"points": round(c.points - cut, 2)}))
     left = sum(c.points for c in out) - score
     if left > 0.005:  # unverified points did not cover it: scale what is left
