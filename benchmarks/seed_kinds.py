@@ -64,7 +64,7 @@ def grade_seeds(seeds: list[dict], settings: Settings) -> tuple[dict[str, Grade]
         by_bank[where[s["question_id"]]].append(
             Submission(
                 id=s["id"], question_id=s["question_id"], answer=s["answer"], student=s["student"]
-            )  # fmt: skip
+            )
         )
     grades: dict[str, Grade] = {}
     started = time.perf_counter()
@@ -87,7 +87,7 @@ def kind_table(seeds: list[dict], grades: dict[str, Grade]) -> dict:
                 "human": s["human_total"] / points,
                 "grader": (g.score or 0.0) / points,
                 "flagged": g.needs_review,
-            }  # fmt: skip
+            }
         )
     by_kind: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
@@ -145,7 +145,7 @@ def main() -> None:
         "benchmark": "seed_kinds",
         "data": ", ".join(
             f"{SETS[s]} ({'held out' if s in HELD_OUT else 'development'})" for s in sets
-        ),  # fmt: skip
+        ),
         "settings": f"e5, the shipped scorer, judge plan {args.plan}, {args.judge} judge",
         "command": command(),
         "code": code_version("grader", "rubrics", __file__),
