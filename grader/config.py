@@ -178,6 +178,11 @@ class JudgeSettings(BaseSettings):
         validation_alias="GRADER_SCRIPTED_LATENCY_S",
         description="the scripted judge's time per batch, standing in for a model",
     )
+    trust: Path | None = Field(
+        None,
+        description="a judge trust file (`grader calibrate judge-trust`); models it names "
+        "are trusted as measured there, the shipped entries for the others",
+    )
     vllm: VllmSettings = Field(default_factory=VllmSettings)
     openai: OpenAISettings = Field(default_factory=OpenAISettings)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from grader.config import JudgeSettings, ReviewSettings
+from grader.config import JudgeSettings, ReviewSettings, Settings
 from grader.engine.coverage import rubric_coverage
 from grader.engine.evidence import closest_evidence
 from grader.engine.feedback import judge_feedback, missing_criteria, template_feedback
@@ -25,6 +25,7 @@ from grader.engine.provenance import rule_provenance
 from grader.engine.reasons import duplicate_reasons, off_topic_reasons, rubric_reasons
 from grader.engine.rule_grades import identity
 from grader.engine.scorer_model import ScorerSet
+from grader.judge import served
 from grader.judge.base import Judge
 from grader.models import (
     AnswerSignals,
@@ -41,6 +42,17 @@ from grader.models import (
 COVERAGE_SPLIT: Literal["coverage"] = (
     "coverage"  # ``details.split``: criteria split by coverage, no judge read it
 )
+
+
+def with_default_plan(settings: Settings) -> Settings:
+    """``settings`` with the judge's plan decided: as set (``GRADER_JUDGE_PLAN``), else
+    ``full`` for a served judge (a server, or vLLM on a GPU: it reads every criterion and its
+    readings count as far as its model is trusted, ``claims.trust``) and ``budget`` for the
+    embedded one on a CPU."""
+    if "plan" in settings.judge.model_fields_set:
+        return settings
+    plan = "full" if served(settings) else "budget"
+    return settings.model_copy(update={"judge": settings.judge.model_copy(update={"plan": plan})})
 
 
 def reads_criteria(

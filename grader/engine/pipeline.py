@@ -31,12 +31,18 @@ from grader.engine.anchors import choose_anchors
 from grader.engine.blanks import blank_reason
 from grader.engine.calibrated_grade import calibrated
 from grader.engine.claims import verified
+from grader.engine.claims.trust import trust_of
 from grader.engine.conclusion import apply_conclusion, asks_judge
 from grader.engine.conclusion_judge import Ask, judge_conclusions
 from grader.engine.coverage import pastes_rubric
 from grader.engine.graded_answers import graded_answers
 from grader.engine.injected import Flagged, as_raw, bound, flag, injection_only_grade, twin
-from grader.engine.judge_plan import coverage_grade, reads_criteria, write_feedback
+from grader.engine.judge_plan import (
+    coverage_grade,
+    reads_criteria,
+    with_default_plan,
+    write_feedback,
+)
 from grader.engine.modes import MODES, AnswerToJudge
 from grader.engine.progress import Progress, Stage, reporter
 from grader.engine.review_queue import rank_grades
@@ -88,7 +94,7 @@ class Pipeline:
         self.bank = bank
         self.rubrics = rubrics if rubrics is not None else {}
         self.judge = judge
-        self.settings = settings or Settings()
+        self.settings = with_default_plan(settings or Settings())
         self.embedder = embedder
         self.mode = MODES[self.settings.judge.mode]
         # ``scorer``: the caller's choice (``choose_scorer``, which knows the exam's file);
@@ -221,7 +227,8 @@ class Pipeline:
         for i, (submission, *_) in work.items():  # verified parts, restatements, wrong claims
             question = self._questions[submission.question_id]
             rubric = rubrics[question.id]
-            grades[i] = verified.checked(grades[i], submission.answer, rubric)
+            trust = trust_of(grades[i].provenance.model, self.settings.judge.trust)
+            grades[i] = verified.checked(grades[i], submission.answer, rubric, trust)
             grades[i] = substance.checked(grades[i], submission.answer, question, rubric)
 
     def _conclude(

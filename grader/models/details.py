@@ -156,6 +156,7 @@ class ClaimsCheck(_Model):
     verified: dict[str, float]  # criterion -> points its asserted parts verify
     unverified_share: float
     language: Literal["zh", "en"] = "zh"  # the answer's: the criteria's lines are written in it
+    judge_trust: float | None = None  # the judge's, where its own readings took part
     withheld: float = 0.0  # points the cap took off the scorer's grade
     capped_from: float | None = None
 

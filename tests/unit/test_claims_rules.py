@@ -94,3 +94,16 @@ def test_a_pattern_that_cannot_be_read_says_why(written, message):
 def test_a_group_mixes_terms_classes_and_values():
     group = parse_group("#1~100 步/steps|每n|@up")
     assert group.values and "每n" in group.terms and "增加" in group.terms
+
+
+def test_an_excluded_group_keeps_a_pattern_from_matching():
+    times = [["n=", "×", "micro", "-÷|/"]]
+    assert status("N = 目标全局batch × micro × 卡数", times) == "asserted"
+    assert status("N = 目标全局batch ÷ (micro × 卡数)", times) == "absent"
+
+
+def test_a_wrong_claims_subject_and_direction_stay_in_one_clause():
+    down = [["flops|计算量", "@down"]]
+    said = ReadAnswer.of("总 FLOPs 不变，optimizer 更新次数变少")
+    assert read_claim(said, down).status == "asserted"  # a part may span the two clauses
+    assert read_claim(said, down, strict=True).status == "absent"  # a wrong claim may not

@@ -1,12 +1,14 @@
 """Claim patterns: what a rubric writes to say how rules recognise a claim.
 
-A pattern is a list of groups that must all occur in one clause (or, failing that, in two
-adjacent clauses of a sentence: "步数越大，显存越大"), in any order. A group is written as
+A pattern is a list of groups that must all occur in one clause, in any order, or in two
+adjacent clauses of a sentence, its first group in the first and its last in the second
+("步数越大，显存越大"); a wrong claim's two-group pattern only in one clause (``rules``). A group is written as
 
 - ``计算量|运算量|flops``: any of these terms (compared on keys: Traditional, case, spaces
   and hyphens do not matter);
 - ``@down``: a shared word class (``lexicon.CLASSES``), mixable with terms: ``@down|1/n``;
 - ``!立即更新|马上更新``: the group must occur *negated* ("不立即更新");
+- ``-÷|/|除以``: the group must *not* occur in the span ("N = 目标 × micro", not "÷");
 - ``#40~50 gb/g``: a number in the range followed by one of the units ("约45GB", "45 GiB").
 
 A term is negated when a negator stands just before it in its clause ("并不会减少",
@@ -51,6 +53,7 @@ class Group:
     terms: tuple[str, ...] = ()  # keys
     values: tuple[Value, ...] = ()
     negated: bool = False  # ``!``: must occur negated
+    excluded: bool = False  # ``-``: must not occur at all
 
     def hits(self, clause: Clause) -> list[tuple[int, int]]:
         """Where the group occurs in the clause: (start, end) in its key."""
@@ -66,12 +69,12 @@ class Group:
 @lru_cache(maxsize=2048)
 def parse_group(written: str) -> Group:
     """A group as written: alternatives joined by ``|`` (terms, ``@class``, ``#low~high
-    unit/unit``), the whole group optionally led by ``!``."""
+    unit/unit``), the whole group optionally led by ``!`` or ``-``."""
     text = written.strip()
-    negated = text.startswith("!")
+    negated, excluded = text.startswith("!"), text.startswith("-")
     terms: list[str] = []
     values: list[Value] = []
-    for alternative in text.removeprefix("!").split("|"):
+    for alternative in text[1:].split("|") if negated or excluded else text.split("|"):
         alternative = alternative.strip()
         if alternative.startswith("#"):
             values.append(_value(alternative, written))
@@ -84,7 +87,9 @@ def parse_group(written: str) -> Group:
             terms.append(key_of(alternative))
         else:
             raise PatternError(f"{written!r}: an empty term")
-    return Group(terms=tuple(dict.fromkeys(terms)), values=tuple(values), negated=negated)
+    return Group(
+        terms=tuple(dict.fromkeys(terms)), values=tuple(values), negated=negated, excluded=excluded
+    )
 
 
 def _value(alternative: str, written: str) -> Value:

@@ -46,7 +46,7 @@ def patterned_wrong_claims(answer: ReadAnswer, criterion: Criterion) -> list[Fou
     for wrong in criterion.wrong_claims:
         if not wrong.when:
             continue
-        reading = read_claim(answer, wrong.when)
+        reading = read_claim(answer, wrong.when, strict=True)
         if reading.status == "absent":
             continue
         negated = reading.status == "negated"

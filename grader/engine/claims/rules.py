@@ -53,13 +53,16 @@ class ReadAnswer:
         return ReadAnswer(clauses, frozenset(refuted))
 
 
-def read_claim(answer: ReadAnswer, patterns: Sequence[Sequence[str]]) -> RuleReading:
-    """The claim's reading in the answer; ``patterns`` as the rubric writes them."""
+def read_claim(
+    answer: ReadAnswer, patterns: Sequence[Sequence[str]], strict: bool = False
+) -> RuleReading:
+    """The claim's reading in the answer; ``patterns`` as the rubric writes them. ``strict``
+    (a wrong claim, which costs points): a two-group pattern must hold in one clause."""
     negated: RuleReading | None = None
     for written in patterns:
         groups = [parse_group(g) for g in written]
-        for span in _spans(answer.clauses, groups):
-            polarity = _polarity(span, groups)
+        for span in _spans(answer.clauses, groups, 3 if strict else 2):
+            polarity = _polarity(span, [g for g in groups if not g.excluded])
             if polarity is None:
                 continue
             evidence = "，".join(c.text for c in span)
@@ -73,11 +76,18 @@ def _refutes(clause: Clause) -> bool:
     return any(r in clause.key for r in _REFUTATIONS)
 
 
-def _spans(clauses: Sequence[Clause], groups: list[Group]) -> list[list[Clause]]:
-    """Single clauses where every group occurs; where none has them all, adjacent pairs of one
-    sentence that hold the groups in order ("步数越大，显存越大")."""
-    singles = [[c] for c in clauses if all(g.hits(c) for g in groups)]
-    if singles:
+def _spans(clauses: Sequence[Clause], written: list[Group], pair_from: int) -> list[list[Clause]]:
+    """Single clauses where every group occurs and no excluded one does; where none, for a
+    pattern of ``pair_from`` groups or more, adjacent pairs of one sentence that hold the
+    groups in order ("步数越大，显存越大")."""
+    groups = [g for g in written if not g.excluded]
+    excluded = [g for g in written if g.excluded]
+
+    def clean(span: list[Clause]) -> bool:
+        return not any(g.hits(c) for g in excluded for c in span)
+
+    singles = [[c] for c in clauses if all(g.hits(c) for g in groups) and clean([c])]
+    if singles or len(groups) < pair_from:
         return singles
     pairs = []
     for a, b in pairwise(clauses):
@@ -87,6 +97,7 @@ def _spans(clauses: Sequence[Clause], groups: list[Group]) -> list[list[Clause]]
             and groups[0].hits(a)
             and groups[-1].hits(b)
             and all(g.hits(a) or g.hits(b) for g in groups)
+            and clean([a, b])
         ):
             pairs.append([a, b])
     return pairs

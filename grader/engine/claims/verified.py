@@ -14,6 +14,11 @@ its own way). Verified points stand even where the scorer gave less. A grade wit
 verified says so (``unverified``, its confidence at most ``UNVERIFIED_CONFIDENCE``), and the
 points withheld rank it in the review queue. Shares chosen on development data (seed sets 1
 and 3): docs/research/benchmarks-log.md, "Credit for what was verified".
+
+A judge whose own readings are trusted (``claims.trust``: learned per model, at least
+``MIN_TRUST``) then decides each criterion in proportion: ``t · judge + (1 − t) · bounded``,
+the rules' verification inside the second term. An unmeasured judge, or one that says yes to everything, has trust 0 and moves
+nothing; a reader as good as the instructor sets each criterion where it reads it.
 """
 
 from __future__ import annotations
@@ -39,19 +44,23 @@ UNVERIFIED_SHARE = 0.5
 NOTHING_VERIFIED_SHARE = 0.1
 FULL_TRUST_AT = 0.5  # of the points verified
 UNVERIFIED_CONFIDENCE = 0.5
+MIN_TRUST = 0.5  # a judge trusted less decides nothing: its readings stay the scorer's inputs
 
 
-def checked(grade: Grade, answer: str, rubric: Rubric) -> Grade:
-    """The grade with its criteria bounded by what the answer was read to assert."""
-    if not _applies(grade, rubric):
+def checked(grade: Grade, answer: str, rubric: Rubric, trust: float = 0.0) -> Grade:
+    """The grade with its criteria bounded by what the answer was read to assert, and a
+    judge trusted at least ``MIN_TRUST`` (``claims.trust``) deciding in proportion."""
+    judged = trust >= MIN_TRUST and bool(grade.details.judge_points)
+    if not _scored(grade) or not (has_parts(rubric) or judged):
         return grade
     parts = read_parts(answer, rubric)
     verified = verified_points(rubric, parts)
     check = ClaimsCheck(
         parts=parts,
         verified=verified,
-        unverified_share=share_for(verified, rubric),
+        unverified_share=share_for(verified, rubric) if has_parts(rubric) else 1.0,
         language=language_of(answer),
+        judge_trust=trust if judged else None,
     )
     return bound(grade, check, rubric)
 
@@ -81,11 +90,15 @@ def bound(grade: Grade, check: ClaimsCheck, rubric: Rubric) -> Grade:
     for part in check.parts:
         if part.status == "asserted":
             asserted.setdefault(part.criterion, []).append(part)
+    judged = (grade.details.judge_points or {}) if check.judge_trust is not None else {}
     criteria = []
     for c in grade.criteria:
         top = by_id[c.id].points if c.id in by_id else c.max_points
         v = check.verified.get(c.id, 0.0)
         points = max(v, min(c.points, v + check.unverified_share * (top - v)))
+        if c.id in judged:  # a trusted judge's own reading decides in proportion
+            t = check.judge_trust or 0.0
+            points = t * min(top, judged[c.id]) + (1 - t) * points
         criteria.append(_criterion(c, points, asserted.get(c.id, []), check))
     total = math.floor(sum(c.points for c in criteria) / STEP + 1e-9) * STEP
     score = min(total, rubric.points)
@@ -93,7 +106,7 @@ def bound(grade: Grade, check: ClaimsCheck, rubric: Rubric) -> Grade:
     if score < grade.score:
         update["capped_from"] = grade.score
     reasons, confidence = list(grade.review_reasons), grade.confidence
-    if check.nothing_verified and grade.score > 0:
+    if check.parts and check.nothing_verified and grade.score > 0:
         reasons.append(_unverified_reason(check, rubric))
         confidence = min(confidence, UNVERIFIED_CONFIDENCE) if confidence is not None else None
     return grade.model_copy(
