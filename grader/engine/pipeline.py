@@ -228,7 +228,7 @@ class Pipeline:
             question = self._questions[submission.question_id]
             rubric = rubrics[question.id]
             trust = trust_of(grades[i].provenance.model, self.settings.judge.trust)
-            grades[i] = verified.checked(grades[i], submission.answer, rubric, trust)
+            grades[i] = verified.checked(grades[i], submission.answer, rubric, trust, question.stem)
             grades[i] = substance.checked(grades[i], submission.answer, question, rubric)
 
     def _conclude(

@@ -46,6 +46,7 @@ SOFT = frozenset(
         ReviewCode.SCORER_DISAGREEMENT,
         ReviewCode.UNVERIFIED,
         ReviewCode.WRONG_CLAIM,
+        ReviewCode.KEYWORDS_ONLY,
     }
 )
 INTEGRITY = frozenset({ReviewCode.NEAR_DUPLICATE})

@@ -173,11 +173,12 @@ class Substance(_Model):
     reference_share: float  # of that content, the reference's and key points' wording
     concrete: int  # numbers, formulas, identifiers, Latin terms the stem lacks
     restated: bool
+    keywords_only: bool = False  # a bare list of the rubric's terms (``claims.listing``)
     claims: list[FoundClaim] = Field(default_factory=list)
 
     @property
     def fired(self) -> bool:
-        return self.restated or any(not c.negated for c in self.claims)
+        return self.restated or self.keywords_only or any(not c.negated for c in self.claims)
 
 
 class ConclusionReading(SetOnly):

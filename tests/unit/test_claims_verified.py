@@ -4,6 +4,7 @@ eight seed rubrics name their parts."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -65,8 +66,10 @@ def test_verified_parts_stand_with_their_clause_and_the_rest_is_bounded():
     grade = verified.checked(scored(0.5, 2.0), answer, RUBRIC)
     c1, c2 = grade.criteria
     assert c1.points == 2.0 and "梯度加起来" in c1.evidence  # above the scorer's 0.5
-    assert c2.points == 1.0  # half of C2: half the points verified, full trust
-    assert grade.score == 3.0 and not grade.review_reasons
+    share = verified.share_for({"C1": 2.0, "C2": 0.0}, RUBRIC)  # half the points verified
+    assert verified.NOTHING_VERIFIED_SHARE < share <= verified.UNVERIFIED_SHARE
+    assert grade.score == math.floor((2.0 + share * 2.0) / 0.5) * 0.5  # in half points
+    assert c2.points == grade.score - 2.0 and not grade.review_reasons
     assert {p.claim: p.status for p in grade.details.claims.parts} == {
         "梯度累加": "asserted", "不立即更新": "asserted", "计算量不变": "absent",
     }  # fmt: skip

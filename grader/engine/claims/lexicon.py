@@ -38,6 +38,11 @@ NOT_NEGATIONS_ZH = (
     *("无损", "非线性", "非零", "不确定", "不稳定", "不均", "不足", "不够", "不一致", "不平衡"),
 )
 NEGATORS_EN = ("not", "no", "never", "without", "cannot", "neither", "nor", "n't", "instead")
+# Verbs whose negation reaches every term after them in the clause ("不需要实时特征和Flink").
+WIDE_NEGATORS = (
+    *("不需要", "不用", "无需", "无须", "不必", "没有", "没用", "不含", "不包括", "不涉及"),
+    *("并不需要", "根本不", "完全不", "noneed", "doesnotneed", "donotneed", "without"),
+)
 NEGATION_WINDOW = 6  # characters before a Chinese term; words before an English one: 4
 
 # A sentence that holds up a claim only to refute it ("很多人以为…，这是错误的").

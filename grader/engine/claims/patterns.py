@@ -56,14 +56,21 @@ class Group:
     excluded: bool = False  # ``-``: must not occur at all
 
     def hits(self, clause: Clause) -> list[tuple[int, int]]:
-        """Where the group occurs in the clause: (start, end) in its key."""
+        """Where the group occurs in the clause: (start, end) in its key, overlapping terms
+        merged ("activation checkpointing" is one occurrence, negated where it starts)."""
         found = [hit for v in self.values for hit in _values(clause.key, v)]
         for term in self.terms:
             start = clause.key.find(term)
             while start >= 0:
                 found.append((start, start + len(term)))
                 start = clause.key.find(term, start + 1)
-        return found
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(found):
+            if merged and start < merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
 
 
 @lru_cache(maxsize=2048)
@@ -106,9 +113,13 @@ def _value(alternative: str, written: str) -> Value:
 
 
 def negated_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> bool:
-    """Whether a negator stands just before key position ``start`` in the clause. Words that
-    start with one and negate nothing ("不仅", "无论") do not count, nor does a negator at a
-    position ``ignored`` marks: the pattern's own terms ("而不是", "不随")."""
+    """Whether a negator stands just before key position ``start`` in the clause, or a wide
+    one ("不需要", "无需") anywhere before it in the clause. Words that start with one and
+    negate nothing ("不仅", "无论") do not count, nor does a negator at a position ``ignored``
+    marks: the pattern's own terms ("而不是", "不随")."""
+    wide = clause.wide_negation
+    if 0 <= wide < start and not (wide < len(ignored) and ignored[wide]):
+        return True
     for at in range(max(0, start - NEGATION_WINDOW), start):
         if clause.key[at] not in NEGATORS_ZH or (at < len(ignored) and ignored[at]):
             continue

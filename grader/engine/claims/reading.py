@@ -3,6 +3,7 @@ and each wrong claim that carries patterns, by rules (``rules``)."""
 
 from __future__ import annotations
 
+from grader.engine.claims.listing import keyword_list
 from grader.engine.claims.rules import ReadAnswer, read_claim
 from grader.models import Criterion, FoundClaim, PartReading, Rubric
 
@@ -14,9 +15,11 @@ def has_parts(rubric: Rubric) -> bool:
     return any(c.parts for c in rubric.criteria)
 
 
-def read_parts(answer: str, rubric: Rubric) -> list[PartReading]:
-    """Every decisive part of every criterion, as the rules read it in the answer."""
-    read = ReadAnswer.of(answer)
+def read_parts(answer: str, rubric: Rubric, stem: str = "") -> list[PartReading]:
+    """Every decisive part of every criterion, as the rules read it in the answer; clauses
+    that repeat the question's ``stem`` verify nothing, and neither does a bare list of the
+    rubric's terms (``listing``)."""
+    read = ReadAnswer.of("" if keyword_list(answer, rubric) else answer, stem)
     return [
         PartReading(
             criterion=c.id,

@@ -40,8 +40,10 @@ class ReadAnswer:
     refuted: frozenset[int]  # sentence numbers
 
     @staticmethod
-    def of(answer: str) -> ReadAnswer:
-        clauses = tuple(clauses_of(answer))
+    def of(answer: str, stem: str = "") -> ReadAnswer:
+        """``stem``: the question's, whose clauses an answer repeats to say nothing; a clause
+        that is mostly the stem's wording is left out."""
+        clauses = tuple(c for c in clauses_of(answer) if not _echoes(c, stem))
         refuting = {c.sentence for c in clauses if any(r in c.key for r in _REFUTATIONS)}
         first: dict[
             int, Clause
@@ -70,6 +72,19 @@ def read_claim(
                 return RuleReading("asserted", evidence)
             negated = negated or RuleReading("negated", evidence)
     return negated or ABSENT
+
+
+ECHO_SHARE = 0.6  # of a clause's character 3-grams found in the stem: the stem said again
+
+
+def _echoes(clause: Clause, stem: str) -> bool:
+    if not stem:
+        return False
+    grams = {clause.key[i : i + 3] for i in range(len(clause.key) - 2)}
+    if len(grams) < 4:
+        return False
+    asked = key_of(stem)
+    return sum(g in asked for g in grams) >= ECHO_SHARE * len(grams)
 
 
 def _refutes(clause: Clause) -> bool:

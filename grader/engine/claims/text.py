@@ -12,6 +12,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from grader.engine.claims.lexicon import WIDE_NEGATORS
 from grader.text import to_simplified
 
 _SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?=\s|$)")
@@ -28,6 +29,9 @@ def key_of(text: str) -> str:
     return "".join(ch for ch in normal if ch not in _DROPPED)
 
 
+WIDE_KEYS = tuple(key_of(w) for w in WIDE_NEGATORS)
+
+
 @dataclass(frozen=True)
 class Clause:
     """One clause: its text as written, its key, and for each key position the text before
@@ -36,6 +40,7 @@ class Clause:
     text: str
     key: str
     sentence: int  # which sentence of the answer it is in
+    wide_negation: int  # where its first wide negator ("不需要", "无需") starts; -1 if none
     _spaced: str
     _at: tuple[int, ...]
 
@@ -43,10 +48,13 @@ class Clause:
     def of(text: str, sentence: int) -> Clause:
         spaced = to_simplified(unicodedata.normalize("NFKC", text).casefold())
         kept = [(ch, i) for i, ch in enumerate(spaced) if ch not in _DROPPED]
+        key = "".join(ch for ch, _ in kept)
+        wide = [at for w in WIDE_KEYS if (at := key.find(w)) >= 0]
         return Clause(
             text=text.strip(),
-            key="".join(ch for ch, _ in kept),
+            key=key,
             sentence=sentence,
+            wide_negation=min(wide, default=-1),
             _spaced=spaced,
             _at=tuple(i for _, i in kept),
         )

@@ -41,19 +41,20 @@ from grader.models import (
 from grader.text import language_of
 
 UNVERIFIED_SHARE = 0.5
-NOTHING_VERIFIED_SHARE = 0.1
-FULL_TRUST_AT = 0.5  # of the points verified
+NOTHING_VERIFIED_SHARE = 0.05
+FULL_TRUST_AT = 0.7  # of the points verified
 UNVERIFIED_CONFIDENCE = 0.5
 MIN_TRUST = 0.5  # a judge trusted less decides nothing: its readings stay the scorer's inputs
 
 
-def checked(grade: Grade, answer: str, rubric: Rubric, trust: float = 0.0) -> Grade:
-    """The grade with its criteria bounded by what the answer was read to assert, and a
-    judge trusted at least ``MIN_TRUST`` (``claims.trust``) deciding in proportion."""
+def checked(grade: Grade, answer: str, rubric: Rubric, trust: float = 0.0, stem: str = "") -> Grade:
+    """The grade with its criteria bounded by what the answer was read to assert (``stem``:
+    the question's, which a clause repeats to verify nothing), and a judge trusted at least
+    ``MIN_TRUST`` (``claims.trust``) deciding in proportion."""
     judged = trust >= MIN_TRUST and bool(grade.details.judge_points)
     if not _scored(grade) or not (has_parts(rubric) or judged):
         return grade
-    parts = read_parts(answer, rubric)
+    parts = read_parts(answer, rubric, stem)
     verified = verified_points(rubric, parts)
     check = ClaimsCheck(
         parts=parts,
