@@ -100,9 +100,10 @@ def pattern_problems(rubric: Rubric) -> list[str]:
                     for k, w in enumerate(c.wrong_claims)]  # fmt: skip
         for where, patterns in written:
             for pattern in patterns:
-                if not pattern:
+                groups = pattern[1:] if pattern[:1] == ["*"] else pattern
+                if not groups:
                     problems.append(f"{where}.when: an empty pattern")
-                for group in pattern:
+                for group in groups:
                     try:
                         parse_group(group)
                     except PatternError as exc:

@@ -107,3 +107,20 @@ def test_a_wrong_claims_subject_and_direction_stay_in_one_clause():
     said = ReadAnswer.of("总 FLOPs 不变，optimizer 更新次数变少")
     assert read_claim(said, down).status == "asserted"  # a part may span the two clauses
     assert read_claim(said, down, strict=True).status == "absent"  # a wrong claim may not
+
+
+def test_a_heading_reads_before_each_clause_after_its_colon():
+    small = [["小数据|数据少", "不必|不用|无需"]]
+    assert status("小数据集、简单模型：显存够用，一般不用梯度累积。", small) == "asserted"
+
+
+def test_an_answer_wide_pattern_reads_across_the_answer():
+    layers = [["*", "数据层", "特征层", "召回", "排序"]]
+    answer = "1. 数据层：收集行为。\n2. 特征层：画像。\n3. 召回用协同过滤，再排序。"
+    assert status(answer, layers) == "asserted"
+    assert status("1. 数据层：收集行为。\n2. 特征层：画像。", layers) == "absent"
+
+
+def test_english_negation_spares_the_patterns_own_words():
+    without = [["withoutmore", "memory"]]
+    assert status("It reaches the batch without more memory per step.", without) == "asserted"

@@ -40,7 +40,7 @@ NOT_NEGATIONS_ZH = (
 NEGATORS_EN = ("not", "no", "never", "without", "cannot", "neither", "nor", "n't", "instead")
 # Verbs whose negation reaches every term after them in the clause ("不需要实时特征和Flink").
 WIDE_NEGATORS = (
-    *("不需要", "不用", "无需", "无须", "不必", "没有", "没用", "不含", "不包括", "不涉及"),
+    *("不需要", "不用", "无需", "无须", "不必", "不含", "不包括", "不涉及"),
     *("并不需要", "根本不", "完全不", "noneed", "doesnotneed", "donotneed", "without"),
 )
 NEGATION_WINDOW = 6  # characters before a Chinese term; words before an English one: 4

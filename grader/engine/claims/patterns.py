@@ -11,6 +11,9 @@ adjacent clauses of a sentence, its first group in the first and its last in the
 - ``-÷|/|除以``: the group must *not* occur in the span ("N = 目标 × micro", not "÷");
 - ``#40~50 gb/g``: a number in the range followed by one of the units ("约45GB", "45 GiB").
 
+A pattern led by ``*`` holds when its groups occur anywhere in the answer: a criterion that
+asks for a whole architecture ("at least four layers") is read across it.
+
 A term is negated when a negator stands just before it in its clause ("并不会减少",
 "does not reduce"). Matching is ``str.find`` over short keys and one bounded number
 pattern: linear in the answer.
@@ -126,7 +129,10 @@ def negated_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> 
         if not any(clause.key.startswith(w, at) for w in NOT_NEGATIONS_ZH):
             return True
     words = clause.words_before(start, 4)
-    return any(w in NEGATORS_EN or w.endswith("n't") for w in words)
+    return any(
+        (w in NEGATORS_EN or w.endswith("n't")) and not (at < len(ignored) and ignored[at])
+        for w, at in words
+    )
 
 
 def _values(key: str, value: Value) -> list[tuple[int, int]]:

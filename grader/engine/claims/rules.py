@@ -19,6 +19,7 @@ from grader.engine.claims.patterns import Group, negated_at, parse_group
 from grader.engine.claims.text import Clause, clauses_of, key_of
 
 RuleStatus = Literal["asserted", "negated", "absent"]
+ANYWHERE = "*"  # a pattern led by it holds when its groups occur anywhere in the answer
 _REFUTATIONS = tuple(key_of(w) for w in REFUTATIONS)
 
 
@@ -62,12 +63,16 @@ def read_claim(
     (a wrong claim, which costs points): a two-group pattern must hold in one clause."""
     negated: RuleReading | None = None
     for written in patterns:
-        groups = [parse_group(g) for g in written]
-        for span in _spans(answer.clauses, groups, 3 if strict else 2):
+        whole = bool(written) and written[0] == ANYWHERE
+        groups = [parse_group(g) for g in (written[1:] if whole else written)]
+        spans = (
+            [list(answer.clauses)] if whole else _spans(answer.clauses, groups, 3 if strict else 2)
+        )
+        for span in spans:
             polarity = _polarity(span, [g for g in groups if not g.excluded])
             if polarity is None:
                 continue
-            evidence = "，".join(c.text for c in span)
+            evidence = "，".join(c.text for c in _holding(span, groups))
             if polarity and span[0].sentence not in answer.refuted:
                 return RuleReading("asserted", evidence)
             negated = negated or RuleReading("negated", evidence)
@@ -85,6 +90,14 @@ def _echoes(clause: Clause, stem: str) -> bool:
         return False
     asked = key_of(stem)
     return sum(g in asked for g in grams) >= ECHO_SHARE * len(grams)
+
+
+def _holding(span: list[Clause], groups: list[Group]) -> list[Clause]:
+    """The span's clauses where a group occurs: the evidence of an answer-wide pattern is
+    those, not the whole answer."""
+    if len(span) <= 2:
+        return span
+    return [c for c in span if any(g.hits(c) for g in groups)][:4]
 
 
 def _refutes(clause: Clause) -> bool:

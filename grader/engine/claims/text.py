@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -59,10 +60,16 @@ class Clause:
             _at=tuple(i for _, i in kept),
         )
 
-    def words_before(self, position: int, count: int) -> list[str]:
-        """The ``count`` English words that end before key position ``position``."""
+    def words_before(self, position: int, count: int) -> list[tuple[str, int]]:
+        """The ``count`` English words that end before key position ``position``, each with
+        the key position it starts at."""
         end = self._at[position] if position < len(self._at) else len(self._spaced)
-        return _WORD.findall(self._spaced[max(0, end - 12 * count) : end])[-count:]
+        first = max(0, end - 12 * count)
+        words = [
+            (m.group(), bisect_left(self._at, first + m.start()))
+            for m in _WORD.finditer(self._spaced, first, end)
+        ]
+        return words[-count:]
 
 
 def clauses_of(answer: str) -> list[Clause]:
@@ -76,7 +83,19 @@ def clauses_of(answer: str) -> list[Clause]:
             continue
         first = found[-1].sentence + 1 if found else 0
         for n, sentence in enumerate(_SENTENCE_END.split(chunk), start=first):
-            for part in _CLAUSE_END.split(sentence):
-                if part.strip():
-                    found.append(Clause.of(part, n))
+            found.extend(_clauses(sentence, n))
     return found
+
+
+def _clauses(sentence: str, n: int) -> list[Clause]:
+    """A sentence's clauses; what comes before its first colon heads the rest of it
+    ("小数据集、简单模型：显存够用，一般不用梯度累积"): it is read again before each clause after."""
+    out, heading, at = [], "", 0
+    for m in _CLAUSE_END.finditer(sentence + "，"):
+        part = sentence[at : m.start()]
+        at = m.end()
+        if part.strip():
+            out.append(Clause.of(f"{heading}：{part}" if heading else part, n))
+        if m.group() in "：:" and not heading:
+            heading = sentence[: m.start()].strip()
+    return out
