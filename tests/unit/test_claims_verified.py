@@ -111,3 +111,26 @@ def test_every_criterion_of_the_seed_rubrics_names_its_decisive_parts(bank_name)
             assert c.parts, f"{rubric.question_id} {c.id} names no decisive part"
             for wrong in c.wrong_claims:
                 assert wrong.when, f"{rubric.question_id} {c.id}: {wrong.claim} has no pattern"
+
+
+def test_a_bare_list_of_the_rubrics_terms_verifies_nothing_and_is_capped():
+    from grader.engine import substance
+    from grader.engine.claims.listing import keyword_list
+
+    path = RUBRICS / "grad_accum_engineer.yaml"
+    bank = load_bank(path)
+    rubric = load_rubrics(path, bank)["004-s5-q1"]
+    listed = "梯度累加 / 不立即更新 / 多个小批次 / 多次前向反向 / 不清零 / 累积步数 / 有效批次 / 模拟大批次"
+    prose = "每个小批次前向反向后梯度累加，不立即更新；累积步数满了再更新，等效于大批次。"
+    assert keyword_list(listed, rubric) and not keyword_list(prose, rubric)
+    assert verified.checked(scored(2.0, 2.0), listed, rubric).details.claims.nothing_verified
+    found = substance.assess(listed, bank.get("004-s5-q1"), rubric)
+    assert found.keywords_only and substance.capped(4.0, 5.0, found) == 0.5
+
+
+def test_a_clause_that_repeats_the_stem_verifies_nothing():
+    stem = "计算量不变是否正确？请说明计算量不变的原因。"
+    said = "计算量不变是否正确？请说明计算量不变的原因。"
+    grade = verified.checked(scored(1.0, 1.0), said, RUBRIC, stem=stem)
+    assert grade.details.claims.verified["C2"] == 0.0
+    assert verified.checked(scored(1.0, 1.0), said, RUBRIC).details.claims.verified["C2"] == 2.0
