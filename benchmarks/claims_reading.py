@@ -13,7 +13,7 @@ answer is read for C by three readers, as the grade reads a listed wrong claim:
 
 Per reader, overall and split by whether C is true in the world: recall (C answers read
 asserted), false "asserted" on ¬C and on neither answers, ¬C answers read negated, neither
-answers read negated; and one line per claim. The patterns are a data file, claim id →
+answers read negated, answers read as labelled (3-way); and one line per claim. The patterns are a data file, claim id →
 patterns: ``benchmarks/labels/claims_90_patterns.json`` was written blind (from C, ¬C and the
 question, before any answer was read); ``claims_90_patterns_tuned.json`` was tuned on this
 set afterwards, so its figures are not a measure. Development data; no model is loaded.
@@ -39,6 +39,7 @@ from grader.models import Criterion, Rubric, WrongClaim
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "claims" / "claims_90.jsonl"
 BLIND_PATTERNS = ROOT / "benchmarks" / "labels" / "claims_90_patterns.json"
 LABELS = ("C", "notC", "neither")
+RIGHT: dict[str, RuleStatus] = {"C": "asserted", "notC": "negated", "neither": "absent"}
 READERS = ("wording", "rules_strict", "rules")
 FIELDS = ("claim_id", "C", "notC", "C_true", "question", "answer", "label")
 
@@ -125,12 +126,15 @@ def read_set(rows: Sequence[dict], patterns: dict[int, Patterns]) -> list[dict]:
 
 def figures(read: Sequence[dict], reader: str) -> dict:
     """One reader's counts: recall on C answers, false "asserted" on ¬C and neither, ¬C read
-    negated, neither read negated; each as [count, answers, share]."""
+    negated, neither read negated, and every answer read as its label says (C asserted, ¬C
+    negated, neither absent: comparable with a 3-way choice); each as [count, answers, share]."""
 
     def share(label: str, status: RuleStatus) -> list:
         xs = [r for r in read if r["label"] == label]
         hits = sum(r[reader] == status for r in xs)
         return [hits, len(xs), round(hits / len(xs), 3) if xs else None]
+
+    right = sum(r[reader] == RIGHT[r["label"]] for r in read)
 
     return {
         "recall_C_asserted": share("C", "asserted"),
@@ -138,6 +142,7 @@ def figures(read: Sequence[dict], reader: str) -> dict:
         "neither_false_asserted": share("neither", "asserted"),
         "notC_negated": share("notC", "negated"),
         "neither_negated": share("neither", "negated"),
+        "three_way_right": [right, len(read), round(right / len(read), 3) if read else None],
     }
 
 
