@@ -90,6 +90,13 @@ def rubric_check(
                 _exam_claims(bank, q, rubric),
             )
     console.print(table)
+    _check_notes(derived)
+    if failures:
+        raise typer.Exit(code=1)
+
+
+def _check_notes(derived: int) -> None:
+    """What the check's table asks of the instructor."""
     if derived:
         console.print(
             f"[yellow]{derived} subjective question(s) have no reviewed rubric:[/] their grades "
@@ -100,8 +107,6 @@ def rubric_check(
         "exam says: false statements of the bank's own objective items on the question's topic "
         "— `grader rubric claims BANK QUESTION_ID` lists them and adds the ones you accept"
     )
-    if failures:
-        raise typer.Exit(code=1)
 
 
 def _exam_claims(bank: Bank, question: Question, rubric: Rubric) -> str:

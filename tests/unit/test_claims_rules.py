@@ -124,3 +124,15 @@ def test_an_answer_wide_pattern_reads_across_the_answer():
 def test_english_negation_spares_the_patterns_own_words():
     without = [["withoutmore", "memory"]]
     assert status("It reaches the batch without more memory per step.", without) == "asserted"
+
+
+@pytest.mark.parametrize(
+    ("answer", "pattern"),
+    [
+        ("各框架梯度累积的实现方式不一致", ["框架", "实现|方式", "相同|一致"]),
+        ("小批次时训练不稳定", ["训练", "稳定"]),
+        ("通信开销随设备数量非线性增长", ["通信", "线性"]),
+    ],
+)
+def test_a_word_that_starts_with_a_negator_still_negates_its_own_end(answer, pattern):
+    assert status(answer, [pattern]) == "negated"

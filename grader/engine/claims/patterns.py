@@ -126,7 +126,8 @@ def negated_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> 
     for at in range(max(0, start - NEGATION_WINDOW), start):
         if clause.key[at] not in NEGATORS_ZH or (at < len(ignored) and ignored[at]):
             continue
-        if not any(clause.key.startswith(w, at) for w in NOT_NEGATIONS_ZH):
+        # a word like 不稳定 negates nothing after it, but its own 稳定 it does negate
+        if not any(clause.key.startswith(w, at) and at + len(w) <= start for w in NOT_NEGATIONS_ZH):
             return True
     words = clause.words_before(start, 4)
     return any(
