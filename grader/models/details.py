@@ -130,7 +130,8 @@ class FoundClaim(_Model):
     containment: float
     negated: bool
     points: float  # taken off the grade; 0 when negated
-    by: Literal["wording", "rules"] = "wording"
+    # records written before rules read claims have no ``by``: they were read by wording
+    by: Literal["wording", "rules"] = Field("wording", exclude_if=lambda by: by == "wording")
 
 
 PartStatus = Literal["asserted", "negated", "absent"]
@@ -173,7 +174,7 @@ class Substance(_Model):
     reference_share: float  # of that content, the reference's and key points' wording
     concrete: int  # numbers, formulas, identifiers, Latin terms the stem lacks
     restated: bool
-    keywords_only: bool = False  # a bare list of the rubric's terms (``claims.listing``)
+    keywords_only: bool = Field(False, exclude_if=lambda listed: not listed)  # claims.listing
     claims: list[FoundClaim] = Field(default_factory=list)
 
     @property

@@ -49,8 +49,8 @@ def test_the_figures_count_the_readings(read) -> None:
     # claim 0 is false in the world, 10 and 11 are true
     assert figures["rules_strict"]["C_false"]["notC_negated"] == [1, 1, 1.0]
     assert figures["rules_strict"]["C_true"]["recall_C_asserted"] == [2, 2, 1.0]
-    # C and neither read right for all three claims; ¬C negated but for claim 11 ("還少")
-    assert figures["rules_strict"]["all"]["three_way_right"] == [8, 9, 0.889]
+    # C, ¬C and neither read right for all three claims ("還少" is a direction word now)
+    assert figures["rules_strict"]["all"]["three_way_right"] == [9, 9, 1.0]
     lines = per_claim(readings, rows)
     assert [c["claim_id"] for c in lines] == [0, 10, 11]
     assert lines[2]["wording"] == {"C": "absent", "notC": "asserted", "neither": "absent"}

@@ -26,9 +26,10 @@ def canonical(value: object) -> str:
 
 
 # parts a later release added (the judge's budget: ``engine.judge_plan``; plan ``anchored``:
-# ``engine.anchored``); new records carry them, tested where they are written
-# (tests/unit/test_judge_plan.py, tests/unit/test_anchored_plan.py)
-ADDED_DETAILS = {"judge_plan", "split", "coverage", "anchored"}
+# ``engine.anchored``; the decisive parts read: ``engine.claims``); new records carry them,
+# tested where they are written (tests/unit/test_judge_plan.py, test_anchored_plan.py,
+# test_claims_verified.py)
+ADDED_DETAILS = {"judge_plan", "split", "coverage", "anchored", "claims"}
 ADDED_PROVENANCE = {"judge_plan", "judge_checks"}
 
 
