@@ -10,7 +10,7 @@ points) and ``scoring.scorer_grade.scorer_confidence``. The judge's reading, whe
 (``python -m benchmarks.feature_table --judge vllm``, ``lib/readings.py``), is what
 ``grade_many`` would hand the scorer. What follows the scorer in production — the substance
 rules, the conclusion cap, the injection bound — is measured on its own
-(``conclusion_gate``, ``injection_binding``, ``seed_zeros``).
+(``conclusion_gate``, ``injection_binding``, ``seed_kinds``).
 
 Figures (``grader.calibrate.metrics.agreement``, 95 % bootstrap intervals over answers):
 Pearson, QWK, MAE, exact and ±1, on grades rounded to the data set's step (Mohler 0.5, ADS 1,

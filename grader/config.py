@@ -145,9 +145,9 @@ class JudgeSettings(BaseSettings):
     )
     plan: JudgePlanName = Field(
         "budget",
-        description="budget: criterion checks only where the scorer weighs the judge's reading "
-        "(English today); other answers are split by key-point coverage; full: every check; "
-        "anchored: budget, plus on reviewed rubrics every check, anchored and blended in",
+        description="unset: full for a served judge, else budget (engine.judge_plan); budget: "
+        "criterion checks where the scorer weighs the judge; full: every check; anchored: "
+        "budget, plus on reviewed rubrics every check, anchored and blended in",
     )
     feedback: Literal["template", "judge"] = Field(
         "template",
@@ -178,6 +178,7 @@ class JudgeSettings(BaseSettings):
         validation_alias="GRADER_SCRIPTED_LATENCY_S",
         description="the scripted judge's time per batch, standing in for a model",
     )
+    trust: Path | None = Field(None, description="a judge trust file (calibrate judge-trust)")
     vllm: VllmSettings = Field(default_factory=VllmSettings)
     openai: OpenAISettings = Field(default_factory=OpenAISettings)
 

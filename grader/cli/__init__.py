@@ -6,7 +6,7 @@ the optional extras (vLLM, sentence-transformers, the service, calibration).
 
 # Imported for their commands, in the order `grader --help` lists them: the everyday ones first.
 from grader.cli import grading, explain, suggest, cohort, bank, rubric, calibrate  # noqa: F401, I001
-from grader.cli import calibrate_fit, reports, service, monitor  # noqa: F401
+from grader.cli import calibrate_fit, calibrate_judge, reports, service, monitor  # noqa: F401
 from grader.cli.app import app, err
 
 __all__ = ["app", "main"]

@@ -31,7 +31,7 @@ from grader.config import Settings
 from grader.engine.finish.context import Finishing, Scoring
 from grader.engine.finish.final import finish_many
 from grader.engine.finish.injection_bound import as_raw, twin
-from grader.engine.judging.budget import coverage_grade
+from grader.engine.judging.budget import coverage_grade, with_default_plan
 from grader.engine.judging.modes import MODES, AnswerToJudge
 from grader.engine.judging.progress import Progress, Stage, judged_at_most, reporter
 from grader.engine.judging.reasons import injection_reason
@@ -94,7 +94,7 @@ class Pipeline:
         self.bank = bank
         self.rubrics = rubrics if rubrics is not None else {}
         self.judge = judge
-        self.settings = settings or Settings()
+        self.settings = with_default_plan(settings or Settings())
         self.embedder = embedder
         self.mode = MODES[self.settings.judge.mode]
         # ``scorer``: the caller's choice (``choose_scorer``, which knows the exam's file);
@@ -232,6 +232,7 @@ class Pipeline:
                 Finishing(
                     answer=subjective[i].answer, rubric=rubrics[question.id], question=question,
                     scoring=scored.get(i), judge=self.judge, feedback_by_judge=by_judge,
+                    trust_file=self.settings.judge.trust,
                     twin=None if j is None else position[j],
                     injection=None if j is None else injection_reason(flagged[i].findings),
                 )

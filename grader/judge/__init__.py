@@ -11,7 +11,7 @@ from grader.errors import ConfigError
 from grader.judge.base import Completion, Judge, JudgeRequest
 from grader.judge.lazy import LazyJudge
 
-__all__ = ["Completion", "Judge", "JudgeRequest", "LazyJudge", "make_judge"]
+__all__ = ["Completion", "Judge", "JudgeRequest", "LazyJudge", "make_judge", "served"]
 
 
 def _scripted(settings: Settings) -> Judge:
@@ -45,3 +45,15 @@ def make_judge(settings: Settings) -> Judge | None:
     except KeyError:
         raise ConfigError(f"unknown judge backend {settings.judge.backend!r}") from None
     return factory(settings)
+
+
+def served(settings: Settings) -> bool:
+    """Whether the configured judge is a strong one that can afford to read every criterion:
+    a server (``openai``) or vLLM on a GPU. Asks torch only for the in-process backend."""
+    if settings.judge.backend == "openai":
+        return True
+    if settings.judge.backend != "vllm":
+        return False
+    from grader.judge.vllm_local import _has_cuda
+
+    return _has_cuda()

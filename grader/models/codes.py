@@ -53,6 +53,8 @@ class ReviewCode(StrEnum):
     RUBRIC_COPY = "rubric_copy"  # the answer pastes the rubric's own wording
     RESTATED_QUESTION = "restated_question"  # nothing checkable beyond the question's words
     WRONG_CLAIM = "wrong_claim"  # asserts one of the rubric's known misconceptions
+    UNVERIFIED = "unverified"  # no criterion's content verified: the grade rests on similarity
+    KEYWORDS_ONLY = "keywords_only"  # a bare list of the rubric's terms, asserting nothing
     # the rubric and the question
     UNREVIEWED_RUBRIC = "unreviewed_rubric"
     INCOMPLETE_QUESTION = "incomplete_question"

@@ -114,7 +114,8 @@ class RescoredFrom(_Model):
 
 
 class FoundClaim(_Model):
-    """A wrong claim the answer's closest sentence carries, asserted or negated."""
+    """A wrong claim the answer's closest sentence carries, asserted or negated: read by its
+    wording (``containment`` of its 3-grams) or by the rubric's patterns (``by: rules``)."""
 
     criterion: str
     claim: str
@@ -122,6 +123,40 @@ class FoundClaim(_Model):
     containment: float
     negated: bool
     points: float  # taken off the grade; 0 when negated
+    # records written before rules read claims have no ``by``: they were read by wording
+    by: Literal["wording", "rules"] = Field("wording", exclude_if=lambda by: by == "wording")
+
+
+PartStatus = Literal["asserted", "negated", "absent"]
+
+
+class PartReading(_Model):
+    """One decisive part of a criterion as read in the answer, and the clause it rests on."""
+
+    criterion: str
+    claim: str
+    status: PartStatus
+    evidence: str
+    pays: float  # points it verifies when asserted
+    by: Literal["rules"] = "rules"
+
+
+class ClaimsCheck(_Model):
+    """What the answer was read to assert of its rubric's decisive parts, and what the
+    verification left of the scorer's grade: each criterion keeps what was verified plus at
+    most ``unverified_share`` of the rest of its points."""
+
+    parts: list[PartReading]
+    verified: dict[str, float]  # criterion -> points its asserted parts verify
+    unverified_share: float
+    language: Literal["zh", "en"] = "zh"  # the answer's: the criteria's lines are written in it
+    judge_trust: float | None = None  # the judge's, where its own readings took part
+    withheld: float = 0.0  # points the cap took off the scorer's grade
+    capped_from: float | None = None
+
+    @property
+    def nothing_verified(self) -> bool:
+        return not any(self.verified.values())
 
 
 class Substance(_Model):
@@ -132,11 +167,12 @@ class Substance(_Model):
     reference_share: float  # of that content, the reference's and key points' wording
     concrete: int  # numbers, formulas, identifiers, Latin terms the stem lacks
     restated: bool
+    keywords_only: bool = Field(False, exclude_if=lambda listed: not listed)  # claims.listing
     claims: list[FoundClaim] = Field(default_factory=list)
 
     @property
     def fired(self) -> bool:
-        return self.restated or any(not c.negated for c in self.claims)
+        return self.restated or self.keywords_only or any(not c.negated for c in self.claims)
 
 
 class ConclusionReading(SetOnly):

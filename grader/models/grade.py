@@ -18,6 +18,7 @@ from grader.models.details import (
     AnchoredReading,
     AnswerVariant,
     CheckReading,
+    ClaimsCheck,
     ConclusionReading,
     JudgeModeName,
     JudgePlanName,
@@ -149,6 +150,7 @@ class GradeDetails(SetOnly):
     scorer: ScorerExplanation | None = None
     rescored_from: RescoredFrom | None = None
     raw_score: float | None = None  # the judge's score under a learned score mapping
+    claims: ClaimsCheck | None = None
     substance: Substance | None = None
     conclusion: ConclusionReading | None = None
     anchored: AnchoredReading | None = None  # plan ``anchored``: the judge's reading, anchored

@@ -24,12 +24,29 @@ class Level(_Model):
     descriptor: str
 
 
+# A claim pattern: groups of terms that must all occur in one clause, any order
+# (``engine.claims.patterns``: "a|b", "@down", "!negated", "#40~50 gb").
+ClaimPattern = list[str]
+
+
 class WrongClaim(_Model):
     """A known misconception ("学习率越大收敛越快"): an answer asserting it loses ``points``
-    (None: all its criterion's). Checked by wording (``engine.finish.substance``)."""
+    (None: all its criterion's). ``when``: the patterns rules recognise it by in other words
+    ("运算变少了" for "减少计算量"); without them it is matched by its wording."""
 
     claim: str = Field(min_length=2)
     points: float | None = Field(default=None, gt=0)
+    when: list[ClaimPattern] = Field(default_factory=list, exclude_if=lambda w: not w)
+
+
+class Part(_Model):
+    """A decisive part of a criterion: a claim the answer must assert for ``pays`` of the
+    criterion's points (None: all) to count as verified. An answer that says the opposite
+    (a pattern read negated) loses the criterion's points, with the sentence named."""
+
+    claim: str = Field(min_length=2)
+    when: list[ClaimPattern] = Field(min_length=1)
+    pays: float | None = Field(default=None, gt=0)
 
 
 class Criterion(_Model):
@@ -39,12 +56,14 @@ class Criterion(_Model):
     levels: list[Level] = Field(default_factory=list)
     key_points: list[str] = Field(default_factory=list)
     wrong_claims: list[WrongClaim] = Field(default_factory=list)
+    parts: list[Part] = Field(default_factory=list)
 
     @model_serializer(mode="wrap")
     def _without_absent_claims(self, handler: SerializerFunctionWrapHandler) -> dict:
         data = handler(self)  # no key when empty: older rubrics keep their files and versions
-        if not data.get("wrong_claims", True):
-            del data["wrong_claims"]
+        for key in ("wrong_claims", "parts"):
+            if not data.get(key, True):
+                del data[key]
         return data
 
 

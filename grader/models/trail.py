@@ -1,7 +1,8 @@
 """A grade's trail: every step that set or moved its score, in order, with why.
 
 The first entry says where the score came from (an objective key, a rule, the judge, a split by
-key-point coverage); each later one is a step that moved it (the scorer, the substance rules,
+key-point coverage); each later one is a step that moved it (the scorer, the claims read in the answer, the
+substance rules,
 the conclusion's cap, the injection bound, a learned mapping, an instructor's override). The
 last entry's ``after`` is the grade's score. ``grader explain`` and the instructor pages read it.
 """
@@ -23,6 +24,7 @@ class TrailStep(StrEnum):
     JUDGE = "judge"  # the judge's points
     COVERAGE = "coverage"  # no judge read the answer: criteria split by key-point coverage
     SCORER = "scorer"  # the calibrated scorer's score
+    CLAIMS = "claims"  # criteria bounded by what the answer was read to assert
     SUBSTANCE = "substance"  # a restated question capped, wrong claims deducted
     CONCLUSION = "conclusion"  # a wrong conclusion capped
     INJECTION = "injection"  # the lower of the raw and the cleaned answer's grades

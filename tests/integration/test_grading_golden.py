@@ -2,7 +2,7 @@
 
 The example exam (``rubrics/grad_accum_engineer.yaml`` with
 ``examples/grad_accum_engineer.submissions.jsonl``) and the three hand-graded seed answer sets
-(``tests/data/seed_answers*.jsonl``) are graded the way ``benchmarks/seed_zeros.py`` grades
+(``tests/data/seed_answers*.jsonl``) are graded the way ``benchmarks/seed_kinds.py`` grades
 them: the packaged e5 embeddings, the shipped scorer, the scripted judge, the judge's budget
 plan, one batch per bank. Every grade is then re-scored by the shipped scorer from what it
 recorded (``rescore_grades`` with the answers and rubrics, as ``grader calibrate rescore``

@@ -25,7 +25,7 @@ MODULES = [m for m in MODULES if m not in RUN_ONLY]
 
 
 def test_the_benchmark_modules_are_found() -> None:
-    assert {"review_queue", "seed_zeros", "lib.replay", "hostile_soak"} <= set(MODULES)
+    assert {"review_queue", "seed_kinds", "lib.replay", "hostile_soak"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("module", MODULES)

@@ -26,10 +26,10 @@ def canonical(value: object) -> str:
 
 
 # parts a later release added (the judge's budget: ``engine.judging.budget``; plan ``anchored``:
-# ``engine.scoring.anchored``; the score's trail: ``engine.finish.final``); new records carry
-# them, tested where they are written (tests/unit/test_judge_plan.py,
-# tests/unit/test_anchored_plan.py, tests/unit/test_trail.py)
-ADDED_DETAILS = {"judge_plan", "split", "coverage", "anchored", "trail"}
+# ``engine.scoring.anchored``; the score's trail: ``engine.finish.final``; the decisive parts
+# read: ``engine.finish.verified``); new records carry them, tested where they are written
+# (tests/unit/test_judge_plan.py, test_anchored_plan.py, test_trail.py, test_claims_verified.py)
+ADDED_DETAILS = {"judge_plan", "split", "coverage", "anchored", "trail", "claims"}
 ADDED_PROVENANCE = {"judge_plan", "judge_checks"}
 
 

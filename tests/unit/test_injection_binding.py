@@ -213,6 +213,7 @@ def test_the_cleaned_twin_never_leans_on_its_own_human_score():
     qid = case["question_id"]
     own = GradedAnswer(id="raw-1", question_id=qid, answer=case["injected"], score=5.0)
     result = grade(qid, case["injected"], sid="raw-1", graded=(*seed_graded(qid), own))
-    assert result.details.injection.kept == "cleaned"
+    both = result.details.injection  # the raw answer's copy of its own score leads nowhere
+    assert both.cleaned_score is not None and both.cleaned_score <= both.raw_score
     seen = result.details.scorer
     assert "raw-1" not in {n.id for n in seen.neighbours} | {c.id for c in seen.copies}

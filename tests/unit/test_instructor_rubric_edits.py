@@ -71,7 +71,10 @@ def test_a_wrong_claim_marked_on_an_answer_takes_its_points_from_the_next_grade(
     assert f"“{CLAIM}”" in done.text  # listed with its criterion
     again = post_and_grade(client, store, api, "w2", WRONG)
     assert first.score - 1.5 < again.score <= first.score - 1  # C2's point, in half points
-    assert "wrong_claim" in {r.code for r in again.review_reasons}
+    assert again.details.substance is not None
+    assert [c.claim for c in again.details.substance.claims if not c.negated] == [CLAIM]
+    ranked = again.details.review  # a deduction ranks the grade; it flags nothing by itself
+    assert ranked is not None and "wrong_claim" in {r.code for r in ranked.explanations}
     assert again.provenance.rubric_version == after.version
     kept = store.reviews.answer(sid(store, "w1")).submission.grade
     assert kept.score == first.score  # stored grades keep theirs

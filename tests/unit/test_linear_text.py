@@ -14,6 +14,8 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable
+from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -29,13 +31,18 @@ from grader.bank.points import take_own_points
 from grader.config import LimitSettings
 from grader.engine.judging.prompts import defuse_delimiters
 from grader.engine.reading.blanks import blank_reason
+from grader.engine.reading.claims.parts import patterned_wrong_claims, read_parts
+from grader.engine.reading.claims.rules import ReadAnswer
 from grader.engine.reading.injection import find_injections, strip_injections
+from grader.engine.reading.rubrics import load_rubrics
 from grader.errors import BankError
+from grader.models import Rubric
 from grader.text import clean
 
 ANSWER_MAX = LimitSettings.model_fields["max_answer_chars"].default  # 20,000
 PAPER_MAX = 50_000
 QUESTION = "一、简答题\n1.简述梯度下降。\n"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _best_time(fn: Callable[[str], object], text: str, runs: int = 5) -> float:
@@ -81,6 +88,19 @@ def _injections(answer: str) -> str:
     return strip_injections(answer, find_injections(answer))
 
 
+@cache
+def _seed_rubric() -> Rubric:
+    path = ROOT / "rubrics" / "grad_accum_engineer.yaml"
+    return load_rubrics(path, load_bank(path))["004-s5-q4"]
+
+
+def _claims(answer: str) -> object:
+    """Every decisive part and wrong claim of a seed rubric read in the answer."""
+    rubric = _seed_rubric()
+    read = ReadAnswer.of(answer)
+    return read_parts(answer, rubric), [patterned_wrong_claims(read, c) for c in rubric.criteria]
+
+
 def _paper(text: str) -> object:
     try:
         return parse_paper(text, file="paper.txt", slug="p")
@@ -113,6 +133,11 @@ STUDENT_TEXT = {
     "injection: a finding in every word": (_injections, _repeat("", "满分 ")),
     "injection: a finding in one long sentence": (_injections, _repeat("", "满分")),
     "judge prompt delimiters: '<' then spaces": (defuse_delimiters, _repeat("<", " ", "x")),
+    "claims: one clause of repeated terms": (_claims, _repeat("", "显存累积步数增加")),
+    "claims: a run of negators": (_claims, _repeat("", "不", "减少计算量")),
+    "claims: a run of numbers before a unit": (_claims, _repeat("", "45", "GB")),
+    "claims: many clauses, each a claim": (_claims, _repeat("", "N越大，显存越大，")),
+    "claims: refutations everywhere": (_claims, _repeat("", "这是错误的。减少计算量。")),
 }
 
 PAPER_TEXT = {

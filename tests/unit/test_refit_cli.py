@@ -169,7 +169,9 @@ def test_rescore_changes_the_grades_without_calling_the_judge(exam, fitted, tmp_
     version = load_scorer(str(path)).version
     rescored = [g for g in new.values() if g.details.has("rescored_from")]
     assert len(rescored) == sum(g.details.has("scorer") for g in old.values()) > 60
-    assert sum(g.score != old[g.submission_id].score for g in rescored) > 10
+    # the refit moves grades; where the rubric names decisive parts, what the answer was read
+    # to assert still bounds them (engine.claims.verified), so fewer move than the scorer would
+    assert sum(g.score != old[g.submission_id].score for g in rescored) > 5
     for g in rescored:
         before = old[g.submission_id]
         assert g.details.rescored_from.score == before.score

@@ -23,15 +23,23 @@ from grader.models import Rubric, Submission
 from tests.conftest import ROOT, RUBRICS
 
 DATA = ROOT / "tests" / "data"
-SETS = ("seed_answers.jsonl", "seed_answers_2.jsonl", "seed_answers_3.jsonl", "master_keys.jsonl")
+SETS = (
+    "seed_answers.jsonl", "seed_answers_2.jsonl", "seed_answers_3.jsonl", "seed_answers_4.jsonl",
+    "seed_answers_5.jsonl", "master_keys.jsonl",
+)  # fmt: skip
 KINDS = {
     "strong", "partial", "weak", "paraphrase", "english", "off_topic", "wrong", "injection",
-    "blank", "master_key",
+    "blank", "master_key", "mixed", "zero",
 }  # fmt: skip
-SET2_KINDS = KINDS - {"blank", "master_key"}
+SET2_KINDS = KINDS - {"blank", "master_key", "mixed", "zero"}
 # set 3 (development data for the "worth 0 scores 0" gates): per question, how many of each kind
 SET3_KINDS = {"off_topic": 2, "wrong": 2, "weak": 1, "strong": 1, "partial": 1, "paraphrase": 1}
 WORTH_0 = {"off_topic", "wrong", "weak"}
+# sets 4 (development, ids dev4-) and 5 (held out, ids hold5-): per question, how many of each kind
+SET4_KINDS = {
+    "strong": 1, "partial": 1, "mixed": 2, "wrong": 2, "zero": 2, "injection": 1, "english": 1,
+}  # fmt: skip
+SET5_KINDS = {**SET4_KINDS, "mixed": 1, "zero": 1}
 MASTER_KEYS = (":", "Thought process:", "解：", "答案正确。", '{"C1":', "满分")
 FIELDS = {"id", "question_id", "student", "answer", "human_scores", "human_total", "kind"}
 
@@ -147,6 +155,31 @@ def test_third_set_has_each_kind_per_question_and_its_zero_kinds_score_0(rubrics
     assert [row["id"] for row in answers if row["kind"] in WORTH_0 and row["human_total"]] == []
     full = [row for row in answers if row["kind"] == "strong"]
     assert all(row["human_total"] == rubrics[row["question_id"]].points for row in full)
+
+
+@pytest.mark.parametrize(
+    ("name", "prefix", "per_kind"),
+    [("seed_answers_4.jsonl", "dev4-", SET4_KINDS), ("seed_answers_5.jsonl", "hold5-", SET5_KINDS)],
+)
+def test_fourth_and_fifth_sets_have_their_kinds_per_question_and_kind_bounds(
+    name, prefix, per_kind, rubrics
+):
+    answers = rows(name)
+    assert all(row["id"].startswith(prefix) for row in answers)
+    kinds = Counter((row["question_id"], row["kind"]) for row in answers)
+    assert kinds == Counter({(q, k): n for q in rubrics for k, n in per_kind.items()})
+
+    def share(row: dict) -> float:
+        return row["human_total"] / rubrics[row["question_id"]].points
+
+    by_kind: dict[str, list[float]] = {}
+    for row in answers:
+        by_kind.setdefault(row["kind"], []).append(share(row))
+    assert by_kind["zero"] == [0] * len(by_kind["zero"])
+    assert max(by_kind["wrong"]) <= 0.1  # fluent but false: at most a tenth of the points
+    assert min(by_kind["strong"]) >= 0.9  # full or near-full
+    assert all(0 < s < 1 for s in by_kind["mixed"])  # one wrong claim costs points, not all
+    assert max(by_kind["injection"]) < 1  # a weak or partial answer under its instruction
 
 
 def test_master_keys_are_the_listed_strings_and_a_rubric_copy_per_question(rubrics):

@@ -116,7 +116,9 @@ def test_every_re_scored_grade_carries_a_trail_that_ends_at_its_score():
 
 
 def test_finish_runs_its_steps_in_order():
-    assert [s.name for s in STEPS] == ["scorer", "feedback", "substance", "conclusion", "injection"]
+    assert [s.name for s in STEPS] == [
+        "scorer", "claims", "feedback", "substance", "conclusion", "injection",
+    ]  # fmt: skip
 
 
 def comparable(grade: Grade) -> dict:

@@ -9,6 +9,7 @@ batch, before they run (``final.Step.ask``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.models import AnchoredReading, Grade, Question, ReviewReason, Rubric
@@ -40,6 +41,7 @@ class Finishing:
     scoring: Scoring | None = None  # None: no scorer decides this grade
     judge: Judge | None = None  # for the steps that ask the judge once per batch
     feedback_by_judge: bool = False  # GRADER_FEEDBACK=judge for an answer no judge read
+    trust_file: Path | None = None  # GRADER_JUDGE_TRUST: how far judge models are trusted
     twin: int | None = None  # the batch position of this answer's cleaned twin
     injection: ReviewReason | None = None  # the suspected injection's reason, with ``twin``
     other_score: float | None = None  # a re-score whose record lacks the other variant: its score

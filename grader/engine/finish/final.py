@@ -5,11 +5,14 @@ Then, for every answer alike — graded now (``Pipeline.grade_many``), re-scored
 scorer (``rescored``: a refit, ``grader calibrate rescore``, the instructor pages' regrade):
 
 1. ``scorer``: the calibrated scorer's score (``scoring.scorer_grade``);
-2. ``feedback``: for an answer no judge read, under ``GRADER_FEEDBACK=judge``, one sentence
+2. ``claims``: each criterion bounded by what the answer was read to assert (its decisive
+   parts verified by rules), a trusted judge's own reading weighed in (``finish.verified``);
+3. ``feedback``: for an answer no judge read, under ``GRADER_FEEDBACK=judge``, one sentence
    the judge writes from the scorer's grade (the score does not move);
-3. ``substance``: a restated question capped, known wrong claims deducted;
-4. ``conclusion``: a wrong conclusion capped;
-5. ``injection``: the lower of the raw and the cleaned answer's finished grades.
+4. ``substance``: a restated question or a bare list of terms capped, known wrong claims
+   deducted;
+5. ``conclusion``: a wrong conclusion capped;
+6. ``injection``: the lower of the raw and the cleaned answer's finished grades.
 
 Each step is a function (grade, context) → grade that records its own trail entry when it
 moves the score (``Grade.moved``); a step that asks a model does so once for the whole batch
@@ -26,6 +29,7 @@ from grader.engine.finish.conclusion import ask_conclusions, conclusion_step
 from grader.engine.finish.context import Finishing
 from grader.engine.finish.injection_bound import injection_step, pair_twins
 from grader.engine.finish.substance import substance_step
+from grader.engine.finish.verified import claims_step
 from grader.engine.judging.budget import split_by_coverage, write_feedback
 from grader.engine.scoring.scorer_core.rules import COPY, readable
 from grader.engine.scoring.scorer_grade import scored_grade
@@ -94,6 +98,7 @@ def feedback_step(grade: Grade, context: Finishing) -> Grade:
 
 STEPS: tuple[Step, ...] = (
     Step("scorer", scorer_step),
+    Step("claims", claims_step),
     Step("feedback", feedback_step, ask_feedback),
     Step("substance", substance_step),
     Step("conclusion", conclusion_step, ask_conclusions),

@@ -162,7 +162,7 @@ ORIGINS = {TrailStep.OBJECTIVE, TrailStep.RULE, TrailStep.JUDGE, TrailStep.COVER
 def judged(grade: Grade) -> Grade:
     """The grade as the judge left it, before any scorer: its points per criterion, its own
     review reasons, its trail up to where finishing began."""
-    points = grade.details.judge_points or {}
+    points = grade.details.judge_points or _coverage_points(grade)
     criteria = [c.model_copy(update={"points": points.get(c.id, c.points)}) for c in grade.criteria]
     reasons = [r for r in grade.review_reasons if r.code not in SCORER_REASONS]
     details = grade.details.without("scorer", "rescored_from", "injection")
@@ -180,6 +180,15 @@ def _injection_reason(grade: Grade) -> ReviewReason:
     return next(
         found, ReviewReason(code=ReviewCode.SUSPECTED_INJECTION, message="suspected injection")
     )
+
+
+def _coverage_points(grade: Grade) -> dict[str, float]:
+    """Where no judge read the answer, its criteria's points as the coverage split first gave
+    them (the proportions the scorer spreads its total by), not as later steps left them."""
+    shares = grade.details.coverage if grade.details.split == "coverage" else None
+    if not shares:
+        return {}
+    return {c.id: round(c.max_points * shares.get(c.id, 0.0), 2) for c in grade.criteria}
 
 
 def _recorded_copies(grade: Grade, points: float) -> tuple[Copy, ...]:

@@ -2,7 +2,7 @@
 
 Topic similarity is not content: an answer that restates the question ("梯度累积
 步数的选择会对模型训练产生影响……所以要选择合适的步数") sits near the reference, and the scorer
-paid such answers half the points. Two lexical checks on the final grade, after the scorer:
+paid such answers half the points. Three lexical checks on the final grade, after the scorer:
 
 - **Restated question.** An answer's content is its character 3-grams less the question
   stem's own and those of a few filler phrases ("具体情况具体分析", "选择合适的"). A Chinese
@@ -15,6 +15,8 @@ paid such answers half the points. Two lexical checks on the final grade, after 
   to review. English answers are not checked: on the Mohler development half the measure
   capped 35 answers, 22 of them worth half the points or more (short right answers reuse the
   stem's words). Thresholds: docs/research/benchmarks-log.md, "Injections bind, restatements capped".
+- **Bare keywords.** An answer that only lists the rubric's terms ("梯度累加 / 不立即更新 /
+  …", ``claims.listing``) asserts nothing of them: capped as a restated question is.
 - **Wrong claims.** A criterion may list known wrong claims (``Criterion.wrong_claims``). The
   answer's sentence holding the largest share of a claim's 3-grams (beyond the stem's) asserts
   it when that share is at least ``CLAIM_CONTAINMENT`` and the sentence does not negate it
@@ -32,6 +34,9 @@ import math
 import re
 
 from grader.engine.finish.context import Finishing
+from grader.engine.reading.claims.listing import keyword_list
+from grader.engine.reading.claims.parts import patterned_wrong_claims
+from grader.engine.reading.claims.rules import ReadAnswer
 from grader.engine.scoring.points import STEP, allocate
 from grader.engine.signals.copies import char_ngrams
 from grader.models import (
@@ -77,6 +82,10 @@ _FEEDBACK = {
         "no key point.",
     },
     "claim": {"zh": "答案包含错误说法：{}。", "en": "The answer asserts a misconception: {}."},
+    "keywords": {
+        "zh": "答案只罗列了术语，没有说明它们之间的关系或原理，无法得分。",
+        "en": "The answer only lists terms without saying anything about them.",
+    },
 }
 
 
@@ -103,18 +112,26 @@ def assess(answer: str, question: Question, rubric: Rubric) -> Substance:
         reference_share=round(reference, 4),
         concrete=concrete,
         restated=restated,
+        keywords_only=keyword_list(answer, rubric),
         claims=wrong_claims(answer, rubric, stem),
     )
 
 
 def wrong_claims(answer: str, rubric: Rubric, stem: set[str]) -> list[FoundClaim]:
-    """Each listed wrong claim whose closest sentence carries enough of its wording."""
+    """Each listed wrong claim the answer asserts or negates: read by the rubric's patterns
+    where it has them ("运算变少了" for "减少计算量"), else by its wording (the closest
+    sentence carrying enough of it)."""
     found = []
     sentences = sentences_of(answer) or [answer]
     spans = [(k, k + width) for width in (1, 2) for k in range(len(sentences) - width + 1)]
+    read = ReadAnswer.of(answer)
     for criterion in rubric.criteria:
-        taken = 0.0
+        patterned = patterned_wrong_claims(read, criterion)
+        found.extend(patterned)
+        taken = sum(c.points for c in patterned)
         for wrong in criterion.wrong_claims:
+            if wrong.when:
+                continue
             wanted = (char_ngrams(wrong.claim) - stem) or char_ngrams(wrong.claim)
             if not wanted:
                 continue
@@ -162,6 +179,8 @@ def substance_step(grade: Grade, context: Finishing) -> Grade:
     why, evidence = [], []
     if found.restated:
         why.append(f"only restates the question: capped at {CAP_SHARE:.0%} of the points")
+    if found.keywords_only:
+        why.append(f"only lists the rubric's terms: capped at {CAP_SHARE:.0%} of the points")
     for claim in found.claims:
         if not claim.negated:
             why.append(f"asserts a known wrong claim ({claim.claim}): −{claim.points:g}")
@@ -189,6 +208,15 @@ def bound(grade: Grade, substance: Substance, answer: str, rubric: Rubric) -> Gr
     if substance.restated and ReviewCode.RESTATED_QUESTION not in codes:
         reasons.append(_restated_reason(substance))
         lines.append(_FEEDBACK["restated"][substance.language])
+    if substance.keywords_only and ReviewCode.KEYWORDS_ONLY not in codes:
+        reasons.append(
+            ReviewReason(
+                code=ReviewCode.KEYWORDS_ONLY,
+                message=f"only a list of the rubric's terms, nothing said of them: capped at "
+                f"{CAP_SHARE:.0%} of the points",
+            )
+        )
+        lines.append(_FEEDBACK["keywords"][substance.language])
     for claim in substance.claims:
         if not claim.negated and ReviewCode.WRONG_CLAIM not in codes:
             reasons.append(
@@ -214,7 +242,7 @@ def bound(grade: Grade, substance: Substance, answer: str, rubric: Rubric) -> Gr
 
 def capped(score: float, points: float, substance: Substance) -> float:
     """The score after the cap and the deductions, in half points, never below 0."""
-    if substance.restated:
+    if substance.restated or substance.keywords_only:
         score = min(score, math.floor(CAP_SHARE * points / STEP) * STEP)
     taken = sum(c.points for c in substance.claims if not c.negated)
     return max(0.0, math.floor((score - taken) / STEP + 1e-9) * STEP) if taken else score

@@ -18,13 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-from grader.config import JudgeSettings, ReviewSettings
+from grader.config import JudgeSettings, ReviewSettings, Settings
 from grader.engine.judging.evidence import closest_evidence
 from grader.engine.judging.feedback import judge_feedback, missing_criteria, template_feedback
 from grader.engine.judging.provenance import rule_provenance
 from grader.engine.judging.reasons import duplicate_reasons, off_topic_reasons, rubric_reasons
 from grader.engine.judging.rule_grades import identity
 from grader.engine.signals.coverage import rubric_coverage
+from grader.judge import served
 from grader.judge.base import Judge
 from grader.models import (
     AnswerSignals,
@@ -42,6 +43,17 @@ from grader.models import (
 COVERAGE_SPLIT: Literal["coverage"] = (
     "coverage"  # ``details.split``: criteria split by coverage, no judge read it
 )
+
+
+def with_default_plan(settings: Settings) -> Settings:
+    """``settings`` with the judge's plan decided: as set (``GRADER_JUDGE_PLAN``), else
+    ``full`` for a served judge (a server, or vLLM on a GPU: it reads every criterion and its
+    readings count as far as its model is trusted, ``scoring.judge_trust``) and ``budget`` for
+    the embedded one on a CPU."""
+    if "plan" in settings.judge.model_fields_set:
+        return settings
+    plan = "full" if served(settings) else "budget"
+    return settings.model_copy(update={"judge": settings.judge.model_copy(update={"plan": plan})})
 
 
 def split_by_coverage(grade: Grade) -> bool:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from grader.engine.reading.claims.patterns import PatternError, parse_group
 from grader.engine.reading.conclusion_derive import derive_conclusion
 from grader.engine.reading.conclusion_read import read_conclusion
 from grader.errors import RubricError
@@ -72,6 +73,7 @@ def rubric_problems(rubric: Rubric, question: Question | None) -> list[str]:
             problems.append(f"criteria.{c.id}: two levels with the same points")
         if c.points * 2 != int(c.points * 2):
             problems.append(f"criteria.{c.id}: points must be whole or half points")
+    problems += pattern_problems(rubric)
     for penalty in rubric.penalties:
         if penalty.criterion is not None and penalty.criterion not in by_id:
             problems.append(f"penalty names unknown criterion {penalty.criterion!r}")
@@ -85,6 +87,32 @@ def rubric_problems(rubric: Rubric, question: Question | None) -> list[str]:
                 problems.append(f"anchors.{anchor.id}: unknown criterion {cid!r}")
             elif not 0 <= points <= by_id[cid].points:
                 problems.append(f"anchors.{anchor.id}: {cid} score {points:g} out of range")
+    return problems
+
+
+def pattern_problems(rubric: Rubric) -> list[str]:
+    """Claim patterns that cannot be read (an unknown ``@class``, a bad value range, an
+    empty term), named by criterion and field, and parts that pay more than their criterion."""
+    problems = []
+    for c in rubric.criteria:
+        written = [(f"criteria.{c.id}.parts[{k}]", p.when) for k, p in enumerate(c.parts)]
+        written += [(f"criteria.{c.id}.wrong_claims[{k}]", w.when)
+                    for k, w in enumerate(c.wrong_claims)]  # fmt: skip
+        for where, patterns in written:
+            for pattern in patterns:
+                groups = pattern[1:] if pattern[:1] == ["*"] else pattern
+                if not groups:
+                    problems.append(f"{where}.when: an empty pattern")
+                for group in groups:
+                    try:
+                        parse_group(group)
+                    except PatternError as exc:
+                        problems.append(f"{where}.when: {exc}")
+        problems += [
+            f"criteria.{c.id}.parts[{k}]: pays {p.pays:g}, more than the criterion's {c.points:g}"
+            for k, p in enumerate(c.parts)
+            if p.pays is not None and p.pays > c.points
+        ]
     return problems
 
 

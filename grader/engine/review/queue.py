@@ -1,21 +1,23 @@
 """The review queue: a question's grades ranked by expected error, reviewed within a budget.
 
 A queue that holds most answers points at none. So every model-scored grade gets an expected
-error in points, a line over five signals its record already holds (``error_signals``): the
+error in points: a line over five signals its record already holds (``error_signals``): the
 scorer's doubt (1 − its confidence, the chance it is within a quarter of the points), how far
 its score sits from the nearest of its three nearest graded answers' scores and from their
 mean, how far the two coverage signals disagree, and whether the copy rule decided it; fit on
 out-of-fold development grades as production gives them (``benchmarks/review_queue.py
 --fit``, which writes ``review_error.json``; the designs tried: ``benchmarks/
-review_designs.py``). Review is:
+review_designs.py``). Where rules took points off the scorer's grade (withheld for want of
+verification, deducted for a wrong claim: ``ruled_points``) and those are more, they are the
+expected error: a reader that missed a paraphrase owes the student exactly them. Review is:
 
 - every grade with a *hard* reason, one a person must settle whatever the ranking says
   (suspected injection, unscored, judge failure, an undecidable conclusion, …: any code that
   is not soft below);
 - the top of the ranking, at most ``review_share`` of the question's answers.
 
-Soft reasons (low confidence, the signals or the scorer disagreeing with the judge) explain
-the ranking, they are not flags of their own: they move into ``details.review``, and a
+Soft reasons (low confidence, the signals or the scorer disagreeing with the judge, nothing
+verified, a wrong claim's deduction) explain the ranking, they are not flags of their own: they move into ``details.review``, and a
 grade the budget picks carries one ``expected_error`` reason that names them.
 ``near_duplicate`` is an integrity matter, not a grading one: it leaves the queue (the
 grade's signals still name the copies; ``grader integrity`` reports them).
@@ -42,6 +44,9 @@ SOFT = frozenset(
         ReviewCode.SEMANTIC_DISAGREEMENT,
         ReviewCode.COVERAGE_DISAGREEMENT,
         ReviewCode.SCORER_DISAGREEMENT,
+        ReviewCode.UNVERIFIED,
+        ReviewCode.WRONG_CLAIM,
+        ReviewCode.KEYWORDS_ONLY,
     }
 )
 INTEGRITY = frozenset({ReviewCode.NEAR_DUPLICATE})
@@ -120,7 +125,17 @@ def expected_error(grade: Grade) -> float | None:
     scored (exact, by rule, unscored): the ranking leaves it alone."""
     if grade.status != GradeStatus.GRADED or grade.method != Method.JUDGE or not grade.max_score:
         return None
-    return round(error_share(error_signals(grade)) * grade.max_score, 2)
+    line = error_share(error_signals(grade)) * grade.max_score
+    return round(max(line, *ruled_points(grade)), 2)
+
+
+def ruled_points(grade: Grade) -> tuple[float, float]:
+    """The points rules took off the scorer's grade that a reader could give back: those
+    withheld for want of verification, and those a wrong claim's reading deducted."""
+    claims, substance = grade.details.claims, grade.details.substance
+    withheld = claims.withheld if claims else 0.0
+    deducted = sum(c.points for c in substance.claims if not c.negated) if substance else 0.0
+    return withheld, deducted
 
 
 def is_hard(grade: Grade) -> bool:

@@ -1,0 +1,210 @@
+"""Credit for what was verified: a criterion keeps the points its decisive parts verify, and
+of the rest of its points at most a bounded share of what the scorer gave it.
+
+Topical similarity is not content: the scorer pays a fluent wrong answer in the rubric's own
+words about three quarters of the points. On a rubric that names its criteria's decisive
+parts (``Criterion.parts``), each criterion's points are
+
+    max(verified, min(scorer's allocation, verified + share · (points − verified)))
+
+where ``share`` rises from ``NOTHING_VERIFIED_SHARE`` (no part of any criterion asserted:
+the grade rests on similarity alone) to ``UNVERIFIED_SHARE`` once ``FULL_TRUST_AT`` of the
+points are verified (an answer that demonstrably addresses the question may word the rest
+its own way). Verified points stand even where the scorer gave less. A grade with nothing
+verified says so (``unverified``, its confidence at most ``UNVERIFIED_CONFIDENCE``), and the
+points withheld rank it in the review queue. Shares chosen on development data (seed sets 1
+and 3): docs/research/benchmarks-log.md, "Credit for what was verified".
+
+A judge whose own readings are trusted (``claims.trust``: learned per model, at least
+``MIN_TRUST``) then decides each criterion in proportion: ``t · judge + (1 − t) · bounded``,
+the rules' verification inside the second term. An unmeasured judge, or one that says yes to everything, has trust 0 and moves
+nothing; a reader as good as the instructor sets each criterion where it reads it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from grader.engine.finish.context import Finishing
+from grader.engine.reading.claims.parts import has_parts, read_parts, verified_points
+from grader.engine.scoring.judge_trust import trust_of
+from grader.engine.scoring.points import STEP
+from grader.models import (
+    ClaimsCheck,
+    CriterionScore,
+    Grade,
+    GradeStatus,
+    Method,
+    PartReading,
+    ReviewCode,
+    ReviewReason,
+    Rubric,
+    TrailStep,
+)
+from grader.text import language_of
+
+UNVERIFIED_SHARE = 0.5
+NOTHING_VERIFIED_SHARE = 0.05
+FULL_TRUST_AT = 0.7  # of the points verified
+UNVERIFIED_CONFIDENCE = 0.5
+MIN_TRUST = 0.5  # a judge trusted less decides nothing: its readings stay the scorer's inputs
+
+
+def checked(grade: Grade, answer: str, rubric: Rubric, trust: float = 0.0, stem: str = "") -> Grade:
+    """The grade with its criteria bounded by what the answer was read to assert (``stem``:
+    the question's, which a clause repeats to verify nothing), and a judge trusted at least
+    ``MIN_TRUST`` (``claims.trust``) deciding in proportion."""
+    judged = trust >= MIN_TRUST and bool(grade.details.judge_points)
+    if not _scored(grade) or not (has_parts(rubric) or judged):
+        return grade
+    parts = read_parts(answer, rubric, stem)
+    verified = verified_points(rubric, parts)
+    check = ClaimsCheck(
+        parts=parts,
+        verified=verified,
+        unverified_share=share_for(verified, rubric) if has_parts(rubric) else 1.0,
+        language=language_of(answer),
+        judge_trust=trust if judged else None,
+    )
+    return bound(grade, check, rubric)
+
+
+def reapply(grade: Grade, rubric: Rubric) -> Grade:
+    """A re-scored grade bounded by the reading its first grading recorded (no answer text
+    needed): the same bound as a fresh grade."""
+    recorded = grade.details.claims
+    if recorded is None or not _scored(grade):
+        return grade
+    fresh = recorded.model_copy(update={"withheld": 0.0, "capped_from": None})
+    return bound(grade, fresh, rubric)
+
+
+def share_for(verified: dict[str, float], rubric: Rubric) -> float:
+    """How much of an unverified criterion's points the scorer may still give."""
+    trust = min(1.0, sum(verified.values()) / rubric.points / FULL_TRUST_AT)
+    return round(NOTHING_VERIFIED_SHARE + (UNVERIFIED_SHARE - NOTHING_VERIFIED_SHARE) * trust, 4)
+
+
+def bound(grade: Grade, check: ClaimsCheck, rubric: Rubric) -> Grade:
+    """``grade`` with each criterion bounded by ``check``; the evidence of a verified
+    criterion is the clause that verified it."""
+    assert grade.score is not None
+    by_id = {c.id: c for c in rubric.criteria}
+    asserted: dict[str, list[PartReading]] = {}
+    for part in check.parts:
+        if part.status == "asserted":
+            asserted.setdefault(part.criterion, []).append(part)
+    judged = (grade.details.judge_points or {}) if check.judge_trust is not None else {}
+    criteria = []
+    for c in grade.criteria:
+        top = by_id[c.id].points if c.id in by_id else c.max_points
+        v = check.verified.get(c.id, 0.0)
+        points = max(v, min(c.points, v + check.unverified_share * (top - v)))
+        if c.id in judged:  # a trusted judge's own reading decides in proportion
+            t = check.judge_trust or 0.0
+            points = t * min(top, judged[c.id]) + (1 - t) * points
+        criteria.append(_criterion(c, points, asserted.get(c.id, []), check))
+    total = math.floor(sum(c.points for c in criteria) / STEP + 1e-9) * STEP
+    score = min(total, rubric.points)
+    update: dict[str, float] = {"withheld": round(max(0.0, grade.score - score), 2)}
+    if score < grade.score:
+        update["capped_from"] = grade.score
+    reasons, confidence = list(grade.review_reasons), grade.confidence
+    if check.parts and check.nothing_verified and grade.score > 0:
+        reasons.append(_unverified_reason(check, rubric))
+        confidence = min(confidence, UNVERIFIED_CONFIDENCE) if confidence is not None else None
+    return grade.model_copy(
+        update={
+            "score": score,
+            "criteria": _scaled(criteria, score, check.verified),
+            "review_reasons": reasons,
+            "needs_review": grade.needs_review or bool(reasons),
+            "confidence": confidence,
+            "details": grade.details.model_copy(update={"claims": check.model_copy(update=update)}),
+        }
+    )
+
+
+def _applies(grade: Grade, rubric: Rubric) -> bool:
+    return _scored(grade) and has_parts(rubric)
+
+
+def _scored(grade: Grade) -> bool:
+    """A grade a model scored (not an exact, ruled or failed one)."""
+    return (
+        grade.status == GradeStatus.GRADED
+        and grade.method == Method.JUDGE
+        and grade.score is not None
+    )
+
+
+def _criterion(
+    c: CriterionScore, points: float, asserted: list[PartReading], check: ClaimsCheck
+) -> CriterionScore:
+    """The criterion's points, its evidence (the clause that verified it, or the scorer's
+    span when it keeps unverified points) and one line of why."""
+    zh = check.language == "zh"
+    if asserted:
+        said = "；".join(p.claim for p in asserted)
+        why = f"已验证：{said}" if zh else f"verified: {said}"
+        return c.model_copy(update={"points": points, "evidence": asserted[0].evidence,
+                                    "rationale": why})  # fmt: skip
+    if points <= 0:
+        why = "未找到其要点的表述" if zh else "no statement of its content found"
+        return c.model_copy(update={"points": 0.0, "evidence": "", "rationale": why})
+    share = f"{check.unverified_share:.0%}"
+    why = (f"未验证：按相似度给分，至多{share}" if zh
+           else f"not verified: scored by similarity, at most {share}")  # fmt: skip
+    return c.model_copy(update={"points": points, "rationale": why})
+
+
+def _scaled(
+    criteria: list[CriterionScore], score: float, verified: dict[str, float]
+) -> list[CriterionScore]:
+    """The criteria, rounded to two places, brought down to the half-point ``score``: the
+    difference comes off their unverified points first."""
+    excess = sum(c.points for c in criteria) - score
+    spare = [max(0.0, c.points - verified.get(c.id, 0.0)) for c in criteria]
+    room = float(sum(spare))
+    out = []
+    for c, free in zip(criteria, spare, strict=True):
+        cut = min(free, excess * free / room) if excess > 1e-9 and room > 0 else 0.0
+        out.append(c.model_copy(update={"points": round(c.points - cut, 2)}))
+    left = sum(c.points for c in out) - score
+    if left > 0.005:  # unverified points did not cover it: scale what is left
+        factor = score / (score + left)
+        out = [c.model_copy(update={"points": round(c.points * factor, 2)}) for c in out]
+    return out
+
+
+def _unverified_reason(check: ClaimsCheck, rubric: Rubric) -> ReviewReason:
+    return ReviewReason(
+        code=ReviewCode.UNVERIFIED,
+        message=f"no decisive part of any criterion was found asserted: the grade rests on "
+        f"similarity alone, each criterion capped at {check.unverified_share:.0%} of its points",
+    )
+
+
+def claims_step(grade: Grade, context: Finishing) -> Grade:
+    """The finishing step: a model's grade bounded by what its answer was read to assert
+    (``checked``); in a re-score (no question in the context), by the reading its grading
+    recorded (``reapply``): the same answer, the same reading, whatever the new scorer."""
+    rubric = context.rubric
+    if rubric is None:
+        return grade
+    if context.question is not None and context.answer is not None:
+        trust = trust_of(grade.provenance.model, context.trust_file)
+        new = checked(grade, context.answer, rubric, trust, context.question.stem)
+    else:
+        new = reapply(grade, rubric)
+    check = new.details.claims
+    if check is None or new.score == grade.score:
+        return new
+    asserted = [p for p in check.parts if p.status == "asserted"]
+    why = (
+        f"{sum(check.verified.values()):g} of {rubric.points:g} points verified by what the "
+        f"answer asserts; the rest at most {check.unverified_share:.0%} of each criterion's"
+    )
+    if check.judge_trust is not None:
+        why += f"; the judge's own reading weighed at its trust {check.judge_trust:.2f}"
+    return new.moved(TrailStep.CLAIMS, grade.score, why, [p.evidence for p in asserted][:4])

@@ -1,0 +1,56 @@
+"""Shared word classes of the claim patterns (``@up``, ``@down``, ``@same``) and the words
+that negate a claim. Simplified Chinese and English, compared on ``claims.text`` keys: a
+Traditional answer is read through its Simplified key."""
+
+from __future__ import annotations
+
+CLASSES: dict[str, tuple[str, ...]] = {
+    "up": (
+        *("增加", "增大", "增长", "增多", "变大", "变多", "变高", "提高", "提升", "上升", "升高"),
+        *("加大", "更多", "更大", "更高", "越大", "越多", "越高", "翻倍", "倍增", "上涨", "膨胀"),
+        *("加快", "更快", "变快", "加速", "提速", "成倍", "线性增长", "吃紧", "紧张", "暴涨"),
+        *("调高", "调大", "变强", "更强", "翻一倍", "还要占", "更占"),
+        *("increase", "grow", "more", "larger", "higher", "bigger", "faster", "speedup"),
+        *("rise", "double", "moremem", "blowup"),
+    ),
+    "down": (
+        *("减少", "降低", "减小", "下降", "变少", "变小", "变低", "更少", "更小", "更低", "越小"),
+        *("越少", "越低", "缩小", "节省", "节约", "省下", "省去", "省了", "缩短", "降到", "降为"),
+        *("降至", "减半", "只有原来", "减轻", "减为", "少了", "减掉", "还少", "更省", "越省"),
+        *("调低", "调小", "变弱", "省掉"),
+        *("decrease", "reduce", "lower", "less", "fewer", "smaller", "save", "cut", "drop"),
+        *("shrink", "lessen"),
+    ),
+    "same": (
+        *("不变", "保持不变", "没有变化", "没变", "一样", "相同", "相等", "等价", "等同", "无关"),
+        *("不受影响", "不影响", "不随", "差不多", "持平", "恒定", "固定", "不会变", "不改变"),
+        *("不增加", "不会增加", "并不增加", "不减少", "不会减少", "并不减少", "没有减少", "没少"),
+        *("并未减少", "一点没少", "没有少", "照旧", "依旧", "还是那么多", "一样多"),
+        *("一致", "不会改变", "保持一致"),
+        *("unchanged", "same", "constant", "independent", "unaffected", "doesnotchange"),
+        *("notchange", "doesnotgrow", "doesnotincrease", "doesnotreduce", "doesnotdecrease"),
+    ),
+}
+
+# A negator this close before a term negates it ("并不会减少"), within the term's clause.
+NEGATORS_ZH = ("不", "没", "无", "未", "非", "别", "勿", "否")
+# Words that start with a negator and negate nothing.
+NOT_NEGATIONS_ZH = (
+    *("不仅", "不但", "不断", "不同", "不少", "不久", "不错", "不管", "不论", "不只", "不光"),
+    *("无论", "非常", "未来", "无数", "并非常", "不外乎", "无非", "否则", "是否", "能否", "可否"),
+    *("无损", "非线性", "非零", "不确定", "不稳定", "不均", "不足", "不够", "不一致", "不平衡"),
+)
+NEGATORS_EN = ("not", "no", "never", "without", "cannot", "neither", "nor", "n't", "instead")
+# Verbs whose negation reaches every term after them in the clause ("不需要实时特征和Flink").
+WIDE_NEGATORS = (
+    *("不需要", "不用", "无需", "无须", "不必", "不含", "不包括", "不涉及"),
+    *("并不需要", "根本不", "完全不", "noneed", "doesnotneed", "donotneed", "without"),
+)
+NEGATION_WINDOW = 6  # characters before a Chinese term; words before an English one: 4
+
+# A sentence that holds up a claim only to refute it ("很多人以为…，这是错误的").
+REFUTATIONS = (
+    *("误区", "误解", "错误的", "是错的", "并非如此", "不对", "不正确", "其实不然", "以为"),
+    *("并不是这样", "错误观点", "说法错误", "这种说法", "常见错误", "谬误"),
+    *("myth", "misconception", "isnottrue", "isfalse", "iswrong", "mistaken", "fallacy"),
+)

@@ -1,0 +1,43 @@
+"""Bare keywords: an answer that lists the rubric's terms without saying anything of them.
+
+"梯度累加 / 不立即更新 / 多个小批次 / …" names every key point and asserts none: no relation,
+no order, no reason. Such an answer is read as a list when it is not written in sentences (at
+most one Chinese comma, full stop or colon), has at least ``MIN_ITEMS`` items (split at 、 / |
+; and line breaks), half of them or more at most ``SHORT_CHARS`` letters long, and at least
+``KEY_SHARE`` of them the rubric's own key points, inside one or holding one. A list verifies no part and earns at most the
+restatement's cap (``substance``). One pass over the answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from grader.models import Rubric
+from grader.text import content_chars, match_key
+
+MIN_ITEMS = 6
+SHORT_CHARS = 16
+KEY_SHARE = 0.4
+_SEPARATORS = re.compile(r"[、；;/|\n·•]+")
+_PROSE = (
+    "，",
+    "。",
+    "！",
+    "？",
+    "：",
+)  # a list has none of these; an answer written in sentences has
+
+
+def keyword_list(answer: str, rubric: Rubric) -> bool:
+    """Whether ``answer`` is only a list of the rubric's terms (module docstring)."""
+    if sum(answer.count(mark) for mark in _PROSE) > 1:
+        return False
+    items = [match_key(i) for i in _SEPARATORS.split(answer) if content_chars(i) > 0]
+    if len(items) < MIN_ITEMS:
+        return False
+    short = sum(content_chars(i) <= SHORT_CHARS for i in items)
+    if short * 2 < len(items):
+        return False
+    keys = [match_key(k) for c in rubric.criteria for k in c.key_points if k.strip()]
+    listed = sum(any(i in k or k in i for k in keys) for i in items)
+    return listed >= KEY_SHARE * len(items)

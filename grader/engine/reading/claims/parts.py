@@ -1,0 +1,70 @@
+"""An answer read against its rubric's claims: each decisive part asserted, negated or absent,
+and each wrong claim that carries patterns, by rules (``rules``)."""
+
+from __future__ import annotations
+
+from grader.engine.reading.claims.listing import keyword_list
+from grader.engine.reading.claims.rules import ReadAnswer, read_claim
+from grader.models import Criterion, FoundClaim, PartReading, Rubric
+
+EVIDENCE_CHARS = 120
+
+
+def has_parts(rubric: Rubric) -> bool:
+    """Whether the rubric names what its criteria turn on: only then is a grade verified."""
+    return any(c.parts for c in rubric.criteria)
+
+
+def read_parts(answer: str, rubric: Rubric, stem: str = "") -> list[PartReading]:
+    """Every decisive part of every criterion, as the rules read it in the answer; clauses
+    that repeat the question's ``stem`` verify nothing, and neither does a bare list of the
+    rubric's terms (``listing``)."""
+    read = ReadAnswer.of("" if keyword_list(answer, rubric) else answer, stem)
+    return [
+        PartReading(
+            criterion=c.id,
+            claim=part.claim,
+            status=(reading := read_claim(read, part.when)).status,
+            evidence=reading.evidence[:EVIDENCE_CHARS],
+            pays=min(c.points, part.pays if part.pays is not None else c.points),
+        )
+        for c in rubric.criteria
+        for part in c.parts
+    ]
+
+
+def verified_points(rubric: Rubric, parts: list[PartReading]) -> dict[str, float]:
+    """Per criterion, the points its asserted parts verify (never above its points)."""
+    points = {c.id: 0.0 for c in rubric.criteria}
+    for part in parts:
+        if part.status == "asserted":
+            points[part.criterion] += part.pays
+    return {c.id: min(c.points, points[c.id]) for c in rubric.criteria}
+
+
+def patterned_wrong_claims(answer: ReadAnswer, criterion: Criterion) -> list[FoundClaim]:
+    """The criterion's wrong claims that carry patterns, each found asserted or negated; the
+    criterion loses at most its own points however many are asserted."""
+    found, taken = [], 0.0
+    for wrong in criterion.wrong_claims:
+        if not wrong.when:
+            continue
+        reading = read_claim(answer, wrong.when, strict=True)
+        if reading.status == "absent":
+            continue
+        negated = reading.status == "negated"
+        points = wrong.points if wrong.points is not None else criterion.points
+        points = 0.0 if negated else min(points, criterion.points - taken)
+        taken += points
+        found.append(
+            FoundClaim(
+                criterion=criterion.id,
+                claim=wrong.claim,
+                sentence=reading.evidence[:80],
+                containment=1.0,
+                negated=negated,
+                points=points,
+                by="rules",
+            )
+        )
+    return found

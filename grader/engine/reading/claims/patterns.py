@@ -1,0 +1,154 @@
+"""Claim patterns: what a rubric writes to say how rules recognise a claim.
+
+A pattern is a list of groups that must all occur in one clause, in any order, or in two
+adjacent clauses of a sentence, its first group in the first and its last in the second
+("步数越大，显存越大"); a wrong claim's two-group pattern only in one clause (``rules``). A group is written as
+
+- ``计算量|运算量|flops``: any of these terms (compared on keys: Traditional, case, spaces
+  and hyphens do not matter);
+- ``@down``: a shared word class (``lexicon.CLASSES``), mixable with terms: ``@down|1/n``;
+- ``!立即更新|马上更新``: the group must occur *negated* ("不立即更新");
+- ``-÷|/|除以``: the group must *not* occur in the span ("N = 目标 × micro", not "÷");
+- ``#40~50 gb/g``: a number in the range followed by one of the units ("约45GB", "45 GiB").
+
+A pattern led by ``*`` holds when its groups occur anywhere in the answer: a criterion that
+asks for a whole architecture ("at least four layers") is read across it.
+
+A term is negated when a negator stands just before it in its clause ("并不会减少",
+"does not reduce"). Matching is ``str.find`` over short keys and one bounded number
+pattern: linear in the answer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from grader.engine.reading.claims.lexicon import (
+    CLASSES,
+    NEGATION_WINDOW,
+    NEGATORS_EN,
+    NEGATORS_ZH,
+    NOT_NEGATIONS_ZH,
+)
+from grader.engine.reading.claims.text import Clause, key_of
+
+_NUMBER = re.compile(r"\d{1,9}(?:\.\d{1,6})?")
+_LATIN = re.compile(r"[a-z]")
+
+
+class PatternError(ValueError):
+    """A group that cannot be read (an empty term, an unknown class, a bad range)."""
+
+
+@dataclass(frozen=True)
+class Value:
+    """A number in [low, high] followed by one of ``units`` (keys)."""
+
+    low: float
+    high: float
+    units: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Group:
+    terms: tuple[str, ...] = ()  # keys
+    values: tuple[Value, ...] = ()
+    negated: bool = False  # ``!``: must occur negated
+    excluded: bool = False  # ``-``: must not occur at all
+
+    def hits(self, clause: Clause) -> list[tuple[int, int]]:
+        """Where the group occurs in the clause: (start, end) in its key, overlapping terms
+        merged ("activation checkpointing" is one occurrence, negated where it starts)."""
+        found = [hit for v in self.values for hit in _values(clause.key, v)]
+        for term in self.terms:
+            start = clause.key.find(term)
+            while start >= 0:
+                found.append((start, start + len(term)))
+                start = clause.key.find(term, start + 1)
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(found):
+            if merged and start < merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
+
+
+@lru_cache(maxsize=2048)
+def parse_group(written: str) -> Group:
+    """A group as written: alternatives joined by ``|`` (terms, ``@class``, ``#low~high
+    unit/unit``), the whole group optionally led by ``!`` or ``-``."""
+    text = written.strip()
+    negated, excluded = text.startswith("!"), text.startswith("-")
+    terms: list[str] = []
+    values: list[Value] = []
+    for alternative in text[1:].split("|") if negated or excluded else text.split("|"):
+        alternative = alternative.strip()
+        if alternative.startswith("#"):
+            values.append(_value(alternative, written))
+        elif alternative.startswith("@"):
+            if alternative[1:] not in CLASSES:
+                known = ", ".join("@" + c for c in CLASSES)
+                raise PatternError(f"{written!r}: unknown class {alternative!r} ({known})")
+            terms.extend(key_of(w) for w in CLASSES[alternative[1:]])
+        elif key_of(alternative):
+            terms.append(key_of(alternative))
+        else:
+            raise PatternError(f"{written!r}: an empty term")
+    return Group(
+        terms=tuple(dict.fromkeys(terms)), values=tuple(values), negated=negated, excluded=excluded
+    )
+
+
+def _value(alternative: str, written: str) -> Value:
+    span, _, units = alternative[1:].partition(" ")
+    low, sep, high = span.partition("~")
+    try:
+        lo, hi = float(low), float(high if sep else low)
+    except ValueError:
+        raise PatternError(f"{written!r}: a value is '#LOW~HIGH unit/unit'") from None
+    keys = tuple(key_of(u) for u in units.split("/") if key_of(u))
+    if lo > hi or not keys:
+        raise PatternError(f"{written!r}: a value needs LOW <= HIGH and a unit")
+    return Value(lo, hi, keys)
+
+
+def negated_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> bool:
+    """Whether a negator stands just before key position ``start`` in the clause, or a wide
+    one ("不需要", "无需") anywhere before it in the clause. Words that start with one and
+    negate nothing ("不仅", "无论") do not count, nor does a negator at a position ``ignored``
+    marks: the pattern's own terms ("而不是", "不随")."""
+    wide = clause.wide_negation
+    if 0 <= wide < start and not (wide < len(ignored) and ignored[wide]):
+        return True
+    for at in range(max(0, start - NEGATION_WINDOW), start):
+        if clause.key[at] not in NEGATORS_ZH or (at < len(ignored) and ignored[at]):
+            continue
+        # a word like 不稳定 negates nothing after it, but its own 稳定 it does negate
+        if not any(clause.key.startswith(w, at) and at + len(w) <= start for w in NOT_NEGATIONS_ZH):
+            return True
+    words = clause.words_before(start, 4)
+    return any(
+        (w in NEGATORS_EN or w.endswith("n't")) and not (at < len(ignored) and ignored[at])
+        for w, at in words
+    )
+
+
+def _values(key: str, value: Value) -> list[tuple[int, int]]:
+    """Numbers in the value's range directly followed by one of its units (a short Latin unit
+    not running on into a longer word: "16b" but not "16bit")."""
+    found = []
+    for m in _NUMBER.finditer(key):
+        if m.start() > 0 and (key[m.start() - 1].isdigit() or key[m.start() - 1] == "."):
+            continue
+        if not value.low <= float(m.group()) <= value.high:
+            continue
+        tail = key[m.end() : m.end() + 12]
+        for unit in value.units:
+            run_on = len(unit) <= 3 and _LATIN.match(unit[-1]) and _LATIN.match(tail[len(unit) :])
+            if tail.startswith(unit) and not run_on:
+                found.append((m.start(), m.end() + len(unit)))
+                break
+    return found

@@ -1,0 +1,101 @@
+"""An answer cut into clauses, each with a comparison key: NFKC, case-folded, Simplified,
+without spaces, hyphens or underscores ("Micro-Batch" = "micro batch" = "microbatch"), and
+the way back from a key position to the words before it (English negation reads words).
+
+Every split is a single character class over the text: linear work on untrusted answers.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from bisect import bisect_left
+from dataclasses import dataclass
+from functools import lru_cache
+
+from grader.engine.reading.claims.lexicon import WIDE_NEGATORS
+from grader.text import to_simplified
+
+_SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?=\s|$)")
+_CLAUSE_END = re.compile(r"[，,、：:（）]")
+_DROPPED = frozenset(" \t\r-_‐‑–—")
+_FENCE = "```"
+_WORD = re.compile(r"[a-z']+")
+
+
+@lru_cache(maxsize=4096)
+def key_of(text: str) -> str:
+    """The comparison key of a term or a clause."""
+    normal = to_simplified(unicodedata.normalize("NFKC", text).casefold())
+    return "".join(ch for ch in normal if ch not in _DROPPED)
+
+
+WIDE_KEYS = tuple(key_of(w) for w in WIDE_NEGATORS)
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One clause: its text as written, its key, and for each key position the text before
+    it (for English negation)."""
+
+    text: str
+    key: str
+    sentence: int  # which sentence of the answer it is in
+    wide_negation: int  # where its first wide negator ("不需要", "无需") starts; -1 if none
+    _spaced: str
+    _at: tuple[int, ...]
+
+    @staticmethod
+    def of(text: str, sentence: int) -> Clause:
+        spaced = to_simplified(unicodedata.normalize("NFKC", text).casefold())
+        kept = [(ch, i) for i, ch in enumerate(spaced) if ch not in _DROPPED]
+        key = "".join(ch for ch, _ in kept)
+        wide = [at for w in WIDE_KEYS if (at := key.find(w)) >= 0]
+        return Clause(
+            text=text.strip(),
+            key=key,
+            sentence=sentence,
+            wide_negation=min(wide, default=-1),
+            _spaced=spaced,
+            _at=tuple(i for _, i in kept),
+        )
+
+    def words_before(self, position: int, count: int) -> list[tuple[str, int]]:
+        """The ``count`` English words that end before key position ``position``, each with
+        the key position it starts at."""
+        end = self._at[position] if position < len(self._at) else len(self._spaced)
+        first = max(0, end - 12 * count)
+        words = [
+            (m.group(), bisect_left(self._at, first + m.start()))
+            for m in _WORD.finditer(self._spaced, first, end)
+        ]
+        return words[-count:]
+
+
+def clauses_of(answer: str) -> list[Clause]:
+    """The answer's clauses in order, numbered by sentence; empty fragments dropped. A fenced
+    code block (a configuration, a training loop) is one clause: its commas split nothing."""
+    found: list[Clause] = []
+    for k, chunk in enumerate(answer.split(_FENCE)):
+        if k % 2:  # inside a fence
+            if chunk.strip():
+                found.append(Clause.of(chunk, len(found) and found[-1].sentence + 1))
+            continue
+        first = found[-1].sentence + 1 if found else 0
+        for n, sentence in enumerate(_SENTENCE_END.split(chunk), start=first):
+            found.extend(_clauses(sentence, n))
+    return found
+
+
+def _clauses(sentence: str, n: int) -> list[Clause]:
+    """A sentence's clauses; what comes before its first colon heads the rest of it
+    ("小数据集、简单模型：显存够用，一般不用梯度累积"): it is read again before each clause after."""
+    out, heading, at = [], "", 0
+    for m in _CLAUSE_END.finditer(sentence + "，"):
+        part = sentence[at : m.start()]
+        at = m.end()
+        if part.strip():
+            out.append(Clause.of(f"{heading}：{part}" if heading else part, n))
+        if m.group() in "：:" and not heading:
+            heading = sentence[: m.start()].strip()
+    return out

@@ -1,0 +1,88 @@
+"""How far a judge model's own readings of criteria can be trusted, learned on graded answers.
+
+A judge that reads answers well should decide their grades; one that says yes to everything
+must not be able to raise any. Neither is a property of the answer's language: it is the
+model's. ``fit`` compares a judge's own points per criterion (``details.judge_points``, before
+any scorer) with an instructor's on the same answers, as a skill score against knowing only
+each criterion's mean: ``trust = max(0, 1 − MAE(judge) / MAE(criterion mean))``. A judge no
+better than the mean gets 0, a perfect reader 1. ``grader calibrate judge-trust`` fits it and
+stores it under the model's name in a trust file (``GRADER_JUDGE_TRUST``; the shipped one
+holds the embedded models' entries, measured on the development seed answers).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from grader.errors import ConfigError
+
+SHIPPED = Path(__file__).with_name("judge_trust.json")
+MIN_READINGS = 20  # criterion readings a fit needs
+
+
+class JudgeTrust(BaseModel):
+    """One judge model's trust, and what it rests on."""
+
+    model: str
+    trust: float = Field(ge=0, le=1)
+    readings: int  # criterion readings compared
+    judge_mae: float  # mean |judge − instructor| per criterion, as a share of its points
+    mean_mae: float  # the same for each criterion's mean instructor share
+    data: str  # what it was fit on
+
+
+def fit(model: str, readings: Iterable[tuple[str, float, float]], data: str) -> JudgeTrust:
+    """``readings``: (criterion key, judge share, instructor share) per criterion read."""
+    rows = list(readings)
+    if len(rows) < MIN_READINGS:
+        raise ValueError(f"{len(rows)} criterion readings; a fit needs {MIN_READINGS}")
+    by_criterion: dict[str, list[float]] = defaultdict(list)
+    for key, _, human in rows:
+        by_criterion[key].append(human)
+    means = {key: statistics.fmean(values) for key, values in by_criterion.items()}
+    judge_mae = statistics.fmean(abs(j - h) for _, j, h in rows)
+    mean_mae = statistics.fmean(abs(means[key] - h) for key, _, h in rows)
+    trust = max(0.0, 1 - judge_mae / mean_mae) if mean_mae > 0 else 0.0
+    return JudgeTrust(
+        model=model,
+        trust=round(min(1.0, trust), 3),
+        readings=len(rows),
+        judge_mae=round(judge_mae, 4),
+        mean_mae=round(mean_mae, 4),
+        data=data,
+    )
+
+
+def load(path: Path) -> dict[str, JudgeTrust]:
+    """The trust file's entries by model name; a missing file has none."""
+    if not path.exists():
+        return {}
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return {name: JudgeTrust.model_validate(entry) for name, entry in raw.items()}
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: not a judge trust file ({exc})") from exc
+
+
+def store(entry: JudgeTrust, path: Path) -> None:
+    """``entry`` written into the trust file under its model's name, the others kept."""
+    entries = load(path)
+    entries[entry.model] = entry
+    data = {name: e.model_dump() for name, e in sorted(entries.items())}
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+def trust_of(model: str | None, path: Path | None = None) -> float:
+    """The model's trust from the file (the shipped one by default); 0 for a model never
+    measured: an unknown judge decides nothing."""
+    if not model:
+        return 0.0
+    entries = {**load(SHIPPED), **(load(path) if path is not None else {})}
+    found = entries.get(model)
+    return found.trust if found else 0.0

@@ -1,0 +1,138 @@
+"""Claims read by rules: terms in a clause, directions, values with units, negation scope,
+refutation, and the patterns' own errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.engine.reading.claims.patterns import PatternError, parse_group
+from grader.engine.reading.claims.rules import ReadAnswer, read_claim
+from grader.engine.reading.claims.text import clauses_of
+
+COMPUTE_DOWN = [["计算量|运算量|运算|算力|flops|计算开销|compute|computation", "@down"]]
+
+
+def status(answer: str, patterns: list[list[str]]) -> str:
+    return read_claim(ReadAnswer.of(answer), patterns).status
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("用了梯度累積之後，每次參數更新前需要做的運算變少了。", "asserted"),  # Traditional
+        ("梯度累积能省下不少算力，所以计算开销会下降。", "asserted"),
+        ("Gradient accumulation reduces the computation.", "asserted"),
+        ("总的浮点运算量和直接跑大批次差不多，并没有省下算力。", "negated"),
+        ("梯度累积不能减少计算量，但能减少显存", "negated"),  # the other clause says 显存
+        ("Gradient accumulation does not reduce the total compute.", "negated"),
+        ("很多人以为梯度累积可以减少计算量，这是错误的。", "negated"),
+        ("很多人说梯度累积可以减少计算量。这是错误的。", "negated"),  # the next sentence refutes
+        ("梯度累积能减少显存占用。", "absent"),
+        ("它不仅减少了计算量，还节省显存。", "asserted"),  # 不仅 negates nothing
+    ],
+)
+def test_a_direction_claim_in_other_words(answer, expected):
+    assert status(answer, COMPUTE_DOWN) == expected
+
+
+def test_a_negated_group_must_stand_negated():
+    held = [["!立即|马上", "更新"]]
+    assert status("累积期间不立即更新参数", held) == "asserted"
+    assert status("每个小批次算出梯度后立即更新参数", held) == "negated"
+    # a negator that belongs to the ``!`` group does not negate the other group
+    assert status("先不要马上更新参数", held) == "asserted"
+
+
+def test_the_patterns_own_words_negate_nothing():
+    same = [["显存|memory", "@same"]]
+    assert status("显存不随累积步数增加", same) == "asserted"
+    assert status("memory stays unchanged as N grows", same) == "asserted"
+
+
+def test_two_clauses_count_only_in_order():
+    grows = [["n越大|步数越大", "显存|内存", "@up"]]
+    assert status("步数越大，显存占用越大", grows) == "asserted"
+    # the groups split the other way round across clauses say something else
+    cross = [["小数据", "大模型"]]
+    assert status("数据集大就用大模型，数据集小就用小模型", cross) == "absent"
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("每卡约45GB，40GB的卡放不下", "asserted"),
+        ("每卡约 45 GiB", "asserted"),
+        ("每卡约145GB", "absent"),  # another number
+        ("每卡约45Gbit", "absent"),  # a unit running on into another word
+        ("每卡 4.5GB", "absent"),
+    ],
+)
+def test_values_with_units(answer, expected):
+    assert status(answer, [["#40~50 gb/g/gib", "每卡"]]) == expected
+
+
+def test_a_code_block_is_one_clause():
+    config = '```json\n{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}, "bf16": {"enabled": true}}\n```'
+    assert len(clauses_of(config)) == 1
+    assert status(config, [['"stage":3', "offload_optimizer"]]) == "asserted"
+
+
+@pytest.mark.parametrize(
+    ("written", "message"),
+    [
+        ("@sideways", "unknown class '@sideways'"),
+        ("#50~40 gb", "LOW <= HIGH"),
+        ("#lots gb", "'#LOW~HIGH unit/unit'"),
+        ("a||b", "an empty term"),
+    ],
+)
+def test_a_pattern_that_cannot_be_read_says_why(written, message):
+    with pytest.raises(PatternError, match=message):
+        parse_group(written)
+
+
+def test_a_group_mixes_terms_classes_and_values():
+    group = parse_group("#1~100 步/steps|每n|@up")
+    assert group.values and "每n" in group.terms and "增加" in group.terms
+
+
+def test_an_excluded_group_keeps_a_pattern_from_matching():
+    times = [["n=", "×", "micro", "-÷|/"]]
+    assert status("N = 目标全局batch × micro × 卡数", times) == "asserted"
+    assert status("N = 目标全局batch ÷ (micro × 卡数)", times) == "absent"
+
+
+def test_a_wrong_claims_subject_and_direction_stay_in_one_clause():
+    down = [["flops|计算量", "@down"]]
+    said = ReadAnswer.of("总 FLOPs 不变，optimizer 更新次数变少")
+    assert read_claim(said, down).status == "asserted"  # a part may span the two clauses
+    assert read_claim(said, down, strict=True).status == "absent"  # a wrong claim may not
+
+
+def test_a_heading_reads_before_each_clause_after_its_colon():
+    small = [["小数据|数据少", "不必|不用|无需"]]
+    assert status("小数据集、简单模型：显存够用，一般不用梯度累积。", small) == "asserted"
+
+
+def test_an_answer_wide_pattern_reads_across_the_answer():
+    layers = [["*", "数据层", "特征层", "召回", "排序"]]
+    answer = "1. 数据层：收集行为。\n2. 特征层：画像。\n3. 召回用协同过滤，再排序。"
+    assert status(answer, layers) == "asserted"
+    assert status("1. 数据层：收集行为。\n2. 特征层：画像。", layers) == "absent"
+
+
+def test_english_negation_spares_the_patterns_own_words():
+    without = [["withoutmore", "memory"]]
+    assert status("It reaches the batch without more memory per step.", without) == "asserted"
+
+
+@pytest.mark.parametrize(
+    ("answer", "pattern"),
+    [
+        ("各框架梯度累积的实现方式不一致", ["框架", "实现|方式", "相同|一致"]),
+        ("小批次时训练不稳定", ["训练", "稳定"]),
+        ("通信开销随设备数量非线性增长", ["通信", "线性"]),
+    ],
+)
+def test_a_word_that_starts_with_a_negator_still_negates_its_own_end(answer, pattern):
+    assert status(answer, [pattern]) == "negated"

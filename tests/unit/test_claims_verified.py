@@ -1,0 +1,136 @@
+"""Credit for what was verified: a criterion keeps what its decisive parts verify plus a
+bounded share of the rest; nothing verified says so; a re-score is bound the same way; the
+eight seed rubrics name their parts."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from grader.bank.files import load_bank
+from grader.engine.finish import verified
+from grader.engine.reading.rubrics import load_rubrics
+from grader.models import (
+    Criterion,
+    CriterionScore,
+    Grade,
+    GradeStatus,
+    Method,
+    Part,
+    ReviewCode,
+    Rubric,
+)
+from tests.conftest import RUBRICS
+
+RUBRIC = Rubric(
+    question_id="q1",
+    points=4,
+    criteria=[
+        Criterion(
+            id="C1", description="累加", points=2,
+            parts=[Part(claim="梯度累加", when=[["梯度", "累加|加起来"]], pays=1),
+                   Part(claim="不立即更新", when=[["!立即|马上", "更新"]], pays=1)],
+        ),
+        Criterion(
+            id="C2", description="计算量不变", points=2,
+            parts=[Part(claim="计算量不变", when=[["计算量", "@same"]])],
+        ),
+    ],
+)  # fmt: skip
+
+
+def scored(c1: float, c2: float) -> Grade:
+    """A grade as the scorer leaves it: its total split over the criteria."""
+    return Grade(
+        submission_id="s1", question_id="q1", status=GradeStatus.GRADED, score=c1 + c2,
+        max_score=4, method=Method.JUDGE, confidence=0.8,
+        criteria=[CriterionScore(id="C1", points=c1, max_points=2, evidence="x"),
+                  CriterionScore(id="C2", points=c2, max_points=2, evidence="y")],
+    )  # fmt: skip
+
+
+def test_nothing_verified_keeps_a_tenth_and_says_so():
+    grade = verified.checked(scored(1.5, 1.5), "梯度累积很好用，大家都用它。", RUBRIC)
+    assert grade.score == 0.0  # 10 % of each criterion's 2 points, floored to half points
+    check = grade.details.claims
+    assert check.nothing_verified and check.unverified_share == verified.NOTHING_VERIFIED_SHARE
+    assert check.capped_from == 3.0 and check.withheld == 3.0
+    assert [r.code for r in grade.review_reasons] == [ReviewCode.UNVERIFIED]
+    assert grade.confidence == verified.UNVERIFIED_CONFIDENCE
+
+
+def test_verified_parts_stand_with_their_clause_and_the_rest_is_bounded():
+    answer = "每个小批次反向后把梯度加起来，期间不立即更新参数。"
+    grade = verified.checked(scored(0.5, 2.0), answer, RUBRIC)
+    c1, c2 = grade.criteria
+    assert c1.points == 2.0 and "梯度加起来" in c1.evidence  # above the scorer's 0.5
+    share = verified.share_for({"C1": 2.0, "C2": 0.0}, RUBRIC)  # half the points verified
+    assert verified.NOTHING_VERIFIED_SHARE < share <= verified.UNVERIFIED_SHARE
+    assert grade.score == math.floor((2.0 + share * 2.0) / 0.5) * 0.5  # in half points
+    assert c2.points == grade.score - 2.0 and not grade.review_reasons
+    assert {p.claim: p.status for p in grade.details.claims.parts} == {
+        "梯度累加": "asserted", "不立即更新": "asserted", "计算量不变": "absent",
+    }  # fmt: skip
+
+
+def test_a_negated_part_verifies_nothing():
+    grade = verified.checked(scored(2.0, 2.0), "每个小批次都立即更新参数，计算量不变。", RUBRIC)
+    parts = {p.claim: p.status for p in grade.details.claims.parts}
+    assert parts["不立即更新"] == "negated" and parts["计算量不变"] == "asserted"
+    assert grade.details.claims.verified == {"C1": 0.0, "C2": 2.0}
+
+
+def test_a_rescored_grade_is_bound_by_the_reading_recorded():
+    answer = "每个小批次反向后把梯度加起来。"
+    first = verified.checked(scored(1.0, 2.0), answer, RUBRIC)
+    # the scorer speaks again (a refit): the recorded reading bounds it, no answer needed
+    again = verified.reapply(scored(1.0, 2.0).model_copy(update={"details": first.details}), RUBRIC)
+    assert again.score == first.score and again.criteria == first.criteria
+
+
+def test_a_rubric_without_parts_is_left_to_the_scorer():
+    plain = RUBRIC.model_copy(
+        update={"criteria": [c.model_copy(update={"parts": []}) for c in RUBRIC.criteria]}
+    )
+    grade = scored(1.5, 1.5)
+    assert verified.checked(grade, "任何回答", plain) == grade
+    assert "parts" not in plain.model_dump()["criteria"][0]  # older files keep their versions
+
+
+@pytest.mark.parametrize(
+    "bank_name", ["ai_trainer_l2", "llm_trainer_solutions", "grad_accum_engineer"]
+)
+def test_every_criterion_of_the_seed_rubrics_names_its_decisive_parts(bank_name):
+    path: Path = RUBRICS / f"{bank_name}.yaml"
+    rubrics = load_rubrics(path, load_bank(path))  # patterns are checked on load
+    assert rubrics
+    for rubric in rubrics.values():
+        for c in rubric.criteria:
+            assert c.parts, f"{rubric.question_id} {c.id} names no decisive part"
+            for wrong in c.wrong_claims:
+                assert wrong.when, f"{rubric.question_id} {c.id}: {wrong.claim} has no pattern"
+
+
+def test_a_bare_list_of_the_rubrics_terms_verifies_nothing_and_is_capped():
+    from grader.engine.finish import substance
+    from grader.engine.reading.claims.listing import keyword_list
+
+    path = RUBRICS / "grad_accum_engineer.yaml"
+    bank = load_bank(path)
+    rubric = load_rubrics(path, bank)["004-s5-q1"]
+    listed = "梯度累加 / 不立即更新 / 多个小批次 / 多次前向反向 / 不清零 / 累积步数 / 有效批次 / 模拟大批次"
+    prose = "每个小批次前向反向后梯度累加，不立即更新；累积步数满了再更新，等效于大批次。"
+    assert keyword_list(listed, rubric) and not keyword_list(prose, rubric)
+    assert verified.checked(scored(2.0, 2.0), listed, rubric).details.claims.nothing_verified
+    found = substance.assess(listed, bank.get("004-s5-q1"), rubric)
+    assert found.keywords_only and substance.capped(4.0, 5.0, found) == 0.5
+
+
+def test_a_clause_that_repeats_the_stem_verifies_nothing():
+    stem = "计算量不变是否正确？请说明计算量不变的原因。"
+    said = "计算量不变是否正确？请说明计算量不变的原因。"
+    grade = verified.checked(scored(1.0, 1.0), said, RUBRIC, stem=stem)
+    assert grade.details.claims.verified["C2"] == 0.0
+    assert verified.checked(scored(1.0, 1.0), said, RUBRIC).details.claims.verified["C2"] == 2.0
