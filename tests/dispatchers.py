@@ -9,6 +9,9 @@ class Holding:
     def enqueue(self, submissions) -> None:
         pass
 
+    def announce(self, deliveries) -> None:
+        pass
+
     def broker_ok(self) -> bool:
         return True
 

@@ -27,6 +27,10 @@ log = logging.getLogger(__name__)
 
 class Dispatcher(Protocol):
     def enqueue(self, submissions: list[StoredSubmission]) -> None: ...
+    def announce(self, deliveries: list[int]) -> None:
+        """Send these committed webhook deliveries (grade versions made off the grading path:
+        the instructor pages) now rather than when a sweep finds them."""
+        ...
     def broker_ok(self) -> bool: ...
     def queue_depth(self) -> dict[str, int]: ...
     def close(self) -> None: ...
@@ -151,6 +155,9 @@ class InlineDispatcher:
 
     def enqueue(self, submissions: list[StoredSubmission]) -> None:
         self._wake.set()
+
+    def announce(self, deliveries: list[int]) -> None:
+        """Nothing to do: the courier reads the outbox every ``poll_s`` on its own thread."""
 
     def broker_ok(self) -> bool:
         return self._thread.is_alive()

@@ -87,6 +87,9 @@ class InlineProcess:
         with self._bell_lock, contextlib.suppress(OSError):  # full: a wake is pending already;
             self._bell.send_bytes(b"")  # closed: the child is restarting and will look anyway
 
+    def announce(self, deliveries: list[int]) -> None:
+        """Nothing to do: the courier reads the outbox every ``poll_s`` on its own thread."""
+
     def broker_ok(self) -> bool:
         return self._child.is_alive()
 

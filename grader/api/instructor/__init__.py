@@ -48,7 +48,9 @@ def install(app: FastAPI) -> None:
     else:
         warn_key_in_database()
         secret = store.accounts.secret("session_key", new_secret)
-    app.state.instructor_pages = Pages.build(settings, store, services.exams, secret)
+    app.state.instructor_pages = Pages.build(
+        settings, store, services.exams, secret, services.dispatcher
+    )
     # each under /instructor, none in the OpenAPI docs
     for module in (auth, pages, actions, refit, rubric_edits, first):
         app.include_router(module.router)

@@ -27,9 +27,10 @@ async def enter_score(request: Request, submission_id: int, who: Who, ctx: Ctx):
         return question_page(
             request, ctx, who, exam, question.id, error=exc, error_answer=row.submission.id
         )
-    ctx.store.reviews.set_human_score(
+    saved = ctx.store.reviews.set_human_score(
         row.submission.id, who.instructor.id, entry.score, entry.criteria
     )
+    ctx.dispatcher.announce(saved.deliveries)
     return back_to(row, form, "score")
 
 
@@ -44,9 +45,10 @@ async def override(request: Request, submission_id: int, who: Who, ctx: Ctx):
         return question_page(
             request, ctx, who, exam, question.id, error=exc, error_answer=row.submission.id
         )
-    ctx.store.reviews.add_override(
+    saved = ctx.store.reviews.add_override(
         row.submission.id, entry.score, entry.reason, who.instructor.name
     )
+    ctx.dispatcher.announce(saved.deliveries)
     return back_to(row, form, "override")
 
 

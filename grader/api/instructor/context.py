@@ -18,6 +18,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from grader.api.instructor.session import COOKIE, Session, csrf_ok, decode
 from grader.api.limits import read_form
 from grader.config import Settings
+from grader.service.dispatch import Dispatcher
 from grader.service.exams import Exam
 from grader.service.store import AnswerRow, Instructor, Store
 
@@ -34,14 +35,22 @@ class Pages:
     exams: dict[str, Exam]
     secret: str  # signs the session cookies
     templates: Environment
+    dispatcher: Dispatcher  # sends the webhooks of the grade versions the pages make
 
     @classmethod
-    def build(cls, settings: Settings, store: Store, exams: dict[str, Exam], secret: str) -> Pages:
+    def build(
+        cls,
+        settings: Settings,
+        store: Store,
+        exams: dict[str, Exam],
+        secret: str,
+        dispatcher: Dispatcher,
+    ) -> Pages:
         # autoescape: answers are untrusted text
         env = Environment(
             loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined
         )
-        return cls(settings, store, exams, secret, env)
+        return cls(settings, store, exams, secret, env, dispatcher)
 
     @functools.cached_property
     def embedder(self) -> Embedder | None:

@@ -74,6 +74,7 @@ async def regrade(request: Request, exam: str, question_id: str, who: Who, ctx: 
         return await run_in_threadpool(
             lambda: _page(request, ctx, who, found, question, k, error=error)
         )
+    ctx.dispatcher.announce(done.deliveries)
     url = f"{_question_url(found, question)}/first?k={k}&done=regraded&rescored={done.rescored}"
     return RedirectResponse(f"{url}&changed={done.changed}", status_code=303)
 

@@ -126,6 +126,7 @@ async def apply(request: Request, exam: str, scorer_id: ScorerId, who: Who, ctx:
     except GraderError as exc:
         error = getattr(exc, "message", str(exc))
         return _proposal_page(request, ctx, who, found, proposal, error=error)
+    ctx.dispatcher.announce(applied.deliveries)
     url = (
         f"{_url(found)}/{proposal.id}?done=applied&rescored={applied.rescored}"
         f"&changed={applied.changed}&kept={applied.kept}"

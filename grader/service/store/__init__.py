@@ -7,7 +7,8 @@ repository per job over it, each in its own module:
 - ``counters``: fixed-window request counters (rate limit, failed logins);
 - ``intake``: submissions as platforms post them, one with its grade, an exam's export;
 - ``queue``: claims of lost work, a task's submissions and cohort, recording grades;
-- ``outbox``: webhook deliveries;
+- ``outbox``: webhook deliveries, one per grade version, in order per submission;
+- ``versions``: every change to a grade as a version, and a platform's changes since a cursor;
 - ``reviews``: the instructor pages' rows, human scores, overrides, the review queue;
 - ``review_rank``: the review queue's budget over a question's stored grades;
 - ``scorers``: exam scorers refit on the instructor pages, proposed and applied;
@@ -32,12 +33,14 @@ from grader.service.store.records import (
     AnswerCounts,
     AnswerRow,
     Delivery,
+    GradeChange,
     HumanEntry,
     Instructor,
     NewSubmission,
     Override,
     Platform,
     QueueFull,
+    Saved,
     StoredIdConflict,
     StoredSubmission,
     body_hash,
@@ -47,17 +50,20 @@ from grader.service.store.review_rank import ReviewRanking
 from grader.service.store.reviews import Reviews
 from grader.service.store.schema import metadata
 from grader.service.store.scorers import Scorers
+from grader.service.store.versions import Versions
 
 __all__ = [
     "AnswerCounts",
     "AnswerRow",
     "Delivery",
+    "GradeChange",
     "HumanEntry",
     "Instructor",
     "NewSubmission",
     "Override",
     "Platform",
     "QueueFull",
+    "Saved",
     "Store",
     "StoredIdConflict",
     "StoredSubmission",
@@ -82,6 +88,7 @@ class Store:
         self.ranking = ReviewRanking(self.engine)
         self.scorers = Scorers(self.engine)
         self.metrics = Metrics(self.engine)
+        self.versions = Versions(self.engine)
 
     def migrate(self) -> None:
         """Bring the schema to the newest migration (idempotent)."""

@@ -91,7 +91,8 @@ class Intake:
         ]
 
     def submission(self, platform_id: int, external_id: str) -> StoredSubmission | None:
-        """One submission of a platform with its newest grade, or None."""
+        """One submission of a platform with its grade as it stands (the instructors' grade
+        wins) and that grade's version, or None."""
         with self.engine.connect() as conn:
             row = conn.execute(
                 rows.with_newest_grade(
@@ -101,14 +102,14 @@ class Intake:
             ).first()
             if row is None:
                 return None
-            override = rows.newest_override(conn, row.id)
+            override = rows.instructor_grades(conn, [row.id]).get(row.id)
         return rows.stored(row, row.record, override)
 
     def export(self, platform_id: int, exam: str) -> Iterator[StoredSubmission]:
         """Every submission of a platform to an exam with its newest grade, in id order."""
         where = (submissions.c.platform_id == platform_id, submissions.c.exam == exam)
         with self.engine.connect() as conn:
-            overrides = rows.newest_overrides(conn, sa.select(submissions.c.id).where(*where))
+            overrides = rows.instructor_grades(conn, sa.select(submissions.c.id).where(*where))
             for row in conn.execution_options(yield_per=500).execute(
                 rows.with_newest_grade(*where)
             ):

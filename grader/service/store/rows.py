@@ -14,6 +14,7 @@ from sqlalchemy.engine import Connection
 
 from grader.models import Grade, SubmissionStatus
 from grader.service.store.records import (
+    SCORED_REASON,
     Instructor,
     Override,
     Platform,
@@ -22,8 +23,11 @@ from grader.service.store.records import (
 )
 from grader.service.store.schema import (
     grade_overrides,
+    grade_versions,
     grades,
+    human_scores,
     instructor_exams,
+    instructors,
     platform_exams,
     submissions,
 )
@@ -41,9 +45,10 @@ def newest_grade_id() -> sa.ScalarSelect:
 
 
 def with_newest_grade(*where: sa.ColumnElement[bool]) -> sa.Select:
-    """Submissions matching ``where`` with their newest grade record (or None), in id order."""
+    """Submissions matching ``where`` with their newest grade record (or None) and grade
+    version (``version``, or None), in id order."""
     return (
-        sa.select(submissions, grades.c.record)
+        sa.select(submissions, grades.c.record, newest_version().label("version"))
         .select_from(submissions.outerjoin(grades, grades.c.id == newest_grade_id()))
         .where(*where)
         .order_by(submissions.c.id)
@@ -66,6 +71,39 @@ def newest_override(conn: Connection, submission_id: int) -> Override | None:
     return newest_overrides(conn, [submission_id]).get(submission_id)
 
 
+def instructor_grades(
+    conn: Connection, submission_ids: sa.Select | Iterable[int]
+) -> dict[int, Override]:
+    """The instructors' grade per submission among ``submission_ids``: the newest of its
+    overrides and of the scores entered on the pages (an instructor's score is the grade)."""
+    if not isinstance(submission_ids, sa.Select):
+        submission_ids = list(submission_ids)
+    found = newest_overrides(conn, submission_ids)
+    scored = conn.execute(
+        sa.select(human_scores, instructors.c.name)
+        .join(instructors, instructors.c.id == human_scores.c.instructor_id)
+        .where(human_scores.c.submission_id.in_(submission_ids))
+        .order_by(human_scores.c.created_at, human_scores.c.id)
+    )
+    for row in scored:
+        earlier = found.get(row.submission_id)
+        if earlier is None or earlier.created_at < row.created_at:
+            found[row.submission_id] = Override(
+                row.score, SCORED_REASON, row.name, row.created_at, row.criteria or None
+            )
+    return found
+
+
+def newest_version() -> sa.ScalarSelect:
+    """The number of the submission's newest grade version, correlated to ``submissions``."""
+    return (
+        sa.select(sa.func.max(grade_versions.c.version))
+        .where(grade_versions.c.submission_id == submissions.c.id)
+        .correlate(submissions)
+        .scalar_subquery()
+    )
+
+
 def stored(row, record: dict | None = None, override: Override | None = None) -> StoredSubmission:
     """The submission with its grade; an instructor's override, when given, wins."""
     return StoredSubmission(
@@ -81,6 +119,7 @@ def stored(row, record: dict | None = None, override: Override | None = None) ->
         graded_at=row.graded_at,
         error=row.error,
         grade=platform_grade(record, row.external_id, override),
+        version=getattr(row, "version", None),
     )
 
 
