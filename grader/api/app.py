@@ -25,6 +25,7 @@ from grader.config import Settings
 from grader.service.dispatch import Dispatcher
 from grader.service.exams import Exam
 from grader.service.outages import OUTAGE_ERRORS
+from grader.service.rubric_versions import import_files
 from grader.service.store import Store
 from grader.version import __version__
 
@@ -43,6 +44,7 @@ def create_app(
         redoc_url=None,
     )
     install_docs(app)
+    import_files(exams, store)  # a rubric file edited by hand is the newest version
     app.state.services = Services(settings, store, exams, dispatcher)
     app.include_router(intake_router(settings.limits.bulk_limit))
     app.include_router(health_router)

@@ -4,7 +4,8 @@ It reads only submissions still ``queued`` (a redelivered task finds the rest gr
 them), grades them with one ``grade_many`` per exam and platform — with the platform's other
 answers to the same questions as the cohort that embedding signals compare against, the ones
 an instructor scored as the scorer's graded neighbours, and the exam's scorer (an instructor's
-refit, ``store.scorers``) — and stores the grades in one idempotent transaction. Answers the judge could not reach are not
+refit, ``store.scorers``) and its rubrics as the store has them now (``rubric_versions``) — and
+stores the grades in one idempotent transaction. Answers the judge could not reach are not
 stored: they come back for a retry.
 """
 
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from grader.errors import ConfigError
 from grader.models import Grade, GradeDetails, Submission
 from grader.service.exams import Graders
+from grader.service.rubric_versions import refresh
 from grader.service.store import Store, StoredSubmission
 from grader.service.store.scorers import ExamScorer
 
@@ -35,10 +37,14 @@ def grade_stored(store: Store, graders: Graders, ids: Sequence[int]) -> Outcome:
     results: list[tuple[StoredSubmission, Grade]] = []
     outcome = Outcome()
     applied: dict[str, ExamScorer | None] = {}  # per exam, read once per task
+    refreshed: set[str] = set()
     for (exam, platform_id), items in by_exam.items():
         if exam not in graders.exams:
             raise ConfigError(f"exam {exam!r} is not served by this worker (GRADER_BANKS)")
         items.sort(key=lambda s: s.question_id)  # one rubric prefix after another
+        if exam not in refreshed:  # a rubric edited on the pages grades this batch already
+            refresh(graders.exams[exam], store)
+            refreshed.add(exam)
         pipeline = graders.pipeline(exam)
         cohort, scored = [], []
         if pipeline.embedder is not None:  # the answers the embedding signals compare

@@ -20,6 +20,7 @@ from grader.api.limits import read_form
 from grader.config import Settings
 from grader.service.dispatch import Dispatcher
 from grader.service.exams import Exam
+from grader.service.rubric_versions import refresh
 from grader.service.store import AnswerRow, Instructor, Store
 
 if TYPE_CHECKING:
@@ -65,8 +66,11 @@ class Pages:
         return HTMLResponse(html, status_code=status)
 
     def exam_of(self, instructor: Instructor, name: str) -> Exam:
+        """The exam, its rubrics as the store has them now (another API process may have
+        saved one)."""
         if name not in instructor.exams or name not in self.exams:
             raise HTTPException(404, f"no exam {name!r} for you")
+        refresh(self.exams[name], self.store)
         return self.exams[name]
 
     def answer_of(self, instructor: Instructor, submission_id: int) -> tuple[Exam, AnswerRow]:

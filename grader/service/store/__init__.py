@@ -12,6 +12,7 @@ repository per job over it, each in its own module:
 - ``reviews``: the instructor pages' rows, human scores, overrides, the review queue;
 - ``review_rank``: the review queue's budget over a question's stored grades;
 - ``scorers``: exam scorers refit on the instructor pages, proposed and applied;
+- ``rubrics``: rubric versions saved on the instructor pages (the newest of a question rules);
 - ``metrics``: totals for ``/metrics``.
 
 The schema (``schema``) is owned by the Alembic migrations in ``grader/service/migrations``;
@@ -48,6 +49,7 @@ from grader.service.store.records import (
 )
 from grader.service.store.review_rank import ReviewRanking
 from grader.service.store.reviews import Reviews
+from grader.service.store.rubrics import Rubrics
 from grader.service.store.schema import metadata
 from grader.service.store.scorers import Scorers
 from grader.service.store.versions import Versions
@@ -89,6 +91,7 @@ class Store:
         self.scorers = Scorers(self.engine)
         self.metrics = Metrics(self.engine)
         self.versions = Versions(self.engine)
+        self.rubrics = Rubrics(self.engine)
 
     def migrate(self) -> None:
         """Bring the schema to the newest migration (idempotent)."""

@@ -211,3 +211,40 @@ grade_versions = sa.Table(
     sa.UniqueConstraint("submission_id", "version", name="uq_grade_versions_submission"),
     sa.Index("ix_grade_versions_platform", "platform_id", "id"),
 )
+
+# --- rubric versions and regrades (migration 0008) -----------------------------------------
+
+rubric_versions = sa.Table(
+    "rubric_versions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),  # the newest row of a question is its rubric
+    sa.Column("exam", sa.String(200), nullable=False),
+    sa.Column("question_id", sa.String(200), nullable=False),
+    sa.Column("version", sa.String(64), nullable=False),  # the rubric's content hash
+    sa.Column("rubric", sa.JSON, nullable=False),
+    sa.Column("note", sa.Text),  # what the edit was
+    sa.Column("created_by", sa.String(100), nullable=False),  # an instructor, or "file"
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Index("ix_rubric_versions_exam", "exam", "question_id", "id"),
+)
+
+regrade_jobs = sa.Table(
+    "regrade_jobs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("exam", sa.String(200), nullable=False),
+    sa.Column("question_id", sa.String(200), nullable=False),
+    sa.Column("rubric_version", sa.String(64), nullable=False),  # the version regraded against
+    sa.Column("status", sa.String(16), nullable=False),  # pending, running, done, failed
+    sa.Column("total", sa.Integer, nullable=False),
+    sa.Column("done", sa.Integer, nullable=False),
+    sa.Column("changed", sa.Integer, nullable=False),
+    sa.Column("before", sa.JSON, nullable=False),  # submission id -> grade row id it replaces
+    sa.Column("error", sa.Text),
+    sa.Column("created_by", sa.String(100), nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("claimed_at", sa.DateTime),  # a grading process took it (claims expire)
+    sa.Column("finished_at", sa.DateTime),
+    sa.Index("ix_regrade_jobs_status", "status", "id"),
+    sa.Index("ix_regrade_jobs_exam", "exam", "question_id", "id"),
+)
