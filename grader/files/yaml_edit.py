@@ -76,7 +76,9 @@ def _merge(old: Any, full: Any, minimal: Any) -> Any:
                 old[key] = keys[key]  # new here: as written without its defaults
         return old
     if isinstance(full, list) and isinstance(old, list):
-        items: list[Any] = minimal if isinstance(minimal, list) and len(minimal) == len(full) else full
+        items: list[Any] = (
+            minimal if isinstance(minimal, list) and len(minimal) == len(full) else full
+        )
         while len(old) > len(full):
             del old[-1]
         for i, value in enumerate(full):

@@ -77,7 +77,7 @@ def test_a_claim_saved_on_the_pages_grades_the_next_answer_in_another_process(ap
 
 
 def test_a_hand_edited_file_is_imported_and_an_older_copy_is_not(apart):
-    client, store, key, api, bank, graders = apart
+    _, store, _, _, bank, _ = apart
     exams = load_exams([bank / f"{EXAM}.yaml"])
     exam = exams[EXAM]
     assert rubric_versions.import_files(exams, store) == 0  # the app's start imported them all
