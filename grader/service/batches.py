@@ -31,11 +31,25 @@ class Outcome:
 
 
 def grade_stored(store: Store, graders: Graders, ids: Sequence[int]) -> Outcome:
+    results, retry = grade_items(store, graders, store.queue.queued(ids))
+    outcome = Outcome(retry=retry)
+    # the review budget is a question's share of all its stored answers, not of this batch's
+    outcome.deliveries = store.queue.record(results, graders.settings.review.share)
+    outcome.graded = len(results)
+    return outcome
+
+
+def grade_items(
+    store: Store, graders: Graders, stored: Sequence[StoredSubmission]
+) -> tuple[list[tuple[StoredSubmission, Grade]], list[int]]:
+    """Grade stored submissions (queued ones, or graded ones a regrade grades again) as the
+    exam's pipeline does now: (submission, grade) for each graded, and the ids the judge could
+    not reach, to grade again later."""
     by_exam: dict[tuple[str, int], list[StoredSubmission]] = defaultdict(list)
-    for stored in store.queue.queued(ids):
-        by_exam[stored.exam, stored.platform_id].append(stored)
+    for item in stored:
+        by_exam[item.exam, item.platform_id].append(item)
     results: list[tuple[StoredSubmission, Grade]] = []
-    outcome = Outcome()
+    retry: list[int] = []
     applied: dict[str, ExamScorer | None] = {}  # per exam, read once per task
     refreshed: set[str] = set()
     for (exam, platform_id), items in by_exam.items():
@@ -59,15 +73,12 @@ def grade_stored(store: Store, graders: Graders, ids: Sequence[int]) -> Outcome:
             graded=scored,
             scorer=scorer,
         )
-        for stored, grade in zip(items, graded, strict=True):
+        for item, grade in zip(items, graded, strict=True):
             if grade.retryable:
-                outcome.retry.append(stored.id)
+                retry.append(item.id)
             else:
-                results.append((stored, _with_platform_ids(grade, external)))
-    # the review budget is a question's share of all its stored answers, not of this batch's
-    outcome.deliveries = store.queue.record(results, graders.settings.review.share)
-    outcome.graded = len(results)
-    return outcome
+                results.append((item, _with_platform_ids(grade, external)))
+    return results, retry
 
 
 def chunks(items: Iterable[StoredSubmission], size: int) -> list[list[int]]:

@@ -90,6 +90,9 @@ class InlineProcess:
     def announce(self, deliveries: list[int]) -> None:
         """Nothing to do: the courier reads the outbox every ``poll_s`` on its own thread."""
 
+    def regrade(self, job_id: int) -> None:
+        self.enqueue([])  # the child's loop takes waiting regrades after the queued answers
+
     def broker_ok(self) -> bool:
         return self._child.is_alive()
 

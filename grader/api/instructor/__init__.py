@@ -11,6 +11,8 @@ platforms. Every template autoescapes: answers are untrusted text.
 - ``rubric_edits``: a known wrong claim from an answer, the conclusion's gate on or off;
 - ``refit``: the exam's scorer refit, proposed, compared before/after, applied;
 - ``first``: a question's answers to grade first, and its grades re-scored once they are in;
+- ``regrade_pages``: a question's answers regraded against its rubric as it stands, what moved;
+- ``criteria_agreement``: agreement with the instructors per criterion, with intervals;
 - ``views``: points, summaries and the question page both use.
 """
 
@@ -22,7 +24,15 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from grader.api.instructor import actions, auth, first, pages, refit, rubric_edits
+from grader.api.instructor import (
+    actions,
+    auth,
+    first,
+    pages,
+    refit,
+    regrade_pages,
+    rubric_edits,
+)
 from grader.api.instructor.context import LoginRequired, Pages
 from grader.api.instructor.session import new_secret
 
@@ -52,7 +62,7 @@ def install(app: FastAPI) -> None:
         settings, store, services.exams, secret, services.dispatcher
     )
     # each under /instructor, none in the OpenAPI docs
-    for module in (auth, pages, actions, refit, rubric_edits, first):
+    for module in (auth, pages, actions, refit, rubric_edits, first, regrade_pages):
         app.include_router(module.router)
 
     @app.exception_handler(LoginRequired)

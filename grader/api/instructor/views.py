@@ -18,6 +18,7 @@ from grader.engine.rubrics import is_anchor, rubric_for
 from grader.models import Criterion, GradeStatus, Question
 from grader.service.exams import Exam
 from grader.service.store import AnswerCounts, AnswerRow
+from grader.service.store.regrades import RegradeJob
 from grader.text import sentences_of
 
 if TYPE_CHECKING:
@@ -180,10 +181,16 @@ def question_page(
         claim_choices={r.submission.id: claim_choices(r.submission.answer) for r in rows},
         max_claim_chars=MAX_CLAIM_CHARS,
         conclusion_cap=cap_share(rubric.conclusion) if rubric and rubric.conclusion else None,
+        last_regrade=latest_regrade(ctx, exam, question_id) if rubric else None,
         error=str(error) if error else None,
         error_answer=error_answer,
         done=DONE.get(request.query_params.get("done", "")),
     )
+
+
+def latest_regrade(ctx: Pages, exam: Exam, question_id: str) -> RegradeJob | None:
+    """The question's newest regrade against a rubric version, if any."""
+    return ctx.store.regrades.latest(exam.name, question_id)
 
 
 def claim_choices(answer: str) -> list[str]:

@@ -13,6 +13,7 @@ repository per job over it, each in its own module:
 - ``review_rank``: the review queue's budget over a question's stored grades;
 - ``scorers``: exam scorers refit on the instructor pages, proposed and applied;
 - ``rubrics``: rubric versions saved on the instructor pages (the newest of a question rules);
+- ``regrades``: a question's stored answers graded again against a new rubric version;
 - ``metrics``: totals for ``/metrics``.
 
 The schema (``schema``) is owned by the Alembic migrations in ``grader/service/migrations``;
@@ -47,6 +48,7 @@ from grader.service.store.records import (
     body_hash,
     utcnow,
 )
+from grader.service.store.regrades import Regrades
 from grader.service.store.review_rank import ReviewRanking
 from grader.service.store.reviews import Reviews
 from grader.service.store.rubrics import Rubrics
@@ -92,6 +94,7 @@ class Store:
         self.metrics = Metrics(self.engine)
         self.versions = Versions(self.engine)
         self.rubrics = Rubrics(self.engine)
+        self.regrades = Regrades(self.engine)
 
     def migrate(self) -> None:
         """Bring the schema to the newest migration (idempotent)."""

@@ -8,6 +8,7 @@ every read that returns a grade.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -45,10 +46,10 @@ def newest_grade_id() -> sa.ScalarSelect:
 
 
 def with_newest_grade(*where: sa.ColumnElement[bool]) -> sa.Select:
-    """Submissions matching ``where`` with their newest grade record (or None) and grade
-    version (``version``, or None), in id order."""
+    """Submissions matching ``where`` with their newest grade record (or None), in id order:
+    the judge's own grade, as the instructor pages show it."""
     return (
-        sa.select(submissions, grades.c.record, newest_version().label("version"))
+        sa.select(submissions, grades.c.record)
         .select_from(submissions.outerjoin(grades, grades.c.id == newest_grade_id()))
         .where(*where)
         .order_by(submissions.c.id)
@@ -94,14 +95,37 @@ def instructor_grades(
     return found
 
 
-def newest_version() -> sa.ScalarSelect:
-    """The number of the submission's newest grade version, correlated to ``submissions``."""
+def newest_version_id() -> sa.ScalarSelect:
+    """The id of the submission's newest grade version, correlated to ``submissions``."""
+    other = grade_versions.alias("newer_version")
     return (
-        sa.select(sa.func.max(grade_versions.c.version))
-        .where(grade_versions.c.submission_id == submissions.c.id)
+        sa.select(sa.func.max(other.c.id))
+        .where(other.c.submission_id == submissions.c.id)
         .correlate(submissions)
         .scalar_subquery()
     )
+
+
+def with_current_grade(*where: sa.ColumnElement[bool]) -> sa.Select:
+    """Submissions matching ``where`` with the grade their platform reads: the record and
+    number of their newest grade version (None before the first grade), in id order."""
+    return (
+        sa.select(submissions, grade_versions.c.record, grade_versions.c.version)
+        .select_from(
+            submissions.outerjoin(grade_versions, grade_versions.c.id == newest_version_id())
+        )
+        .where(*where)
+        .order_by(submissions.c.id)
+    )
+
+
+def current(row) -> StoredSubmission:
+    """A ``with_current_grade`` row: the submission with its current grade version, the grade
+    the webhook of that version carried."""
+    found = stored(row)
+    if row.record is None:
+        return found
+    return replace(found, grade=Grade.model_validate(row.record), version=row.version)
 
 
 def stored(row, record: dict | None = None, override: Override | None = None) -> StoredSubmission:
@@ -119,7 +143,6 @@ def stored(row, record: dict | None = None, override: Override | None = None) ->
         graded_at=row.graded_at,
         error=row.error,
         grade=platform_grade(record, row.external_id, override),
-        version=getattr(row, "version", None),
     )
 
 
