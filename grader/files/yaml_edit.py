@@ -29,18 +29,25 @@ def update_yaml(path: Path, full: Any, minimal: Any) -> bool:
     except FileNotFoundError:
         write_yaml(full, path)
         return False
-    yaml = _round_trip(text)
-    if yaml is None:
+    edited = edited_text(text, full, minimal)
+    if edited is None:
         write_yaml(full, path)
         return False
-    document = yaml.load(text)
-    merged = _merge(document, full, minimal)
-    out = io.StringIO()
-    yaml.dump(merged, out)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(out.getvalue(), encoding="utf-8")
+    tmp.write_text(edited, encoding="utf-8")
     tmp.replace(path)
     return True
+
+
+def edited_text(text: str, full: Any, minimal: Any) -> str | None:
+    """``text`` (a YAML file's) changed to hold ``full`` as ``update_yaml`` writes it, or None
+    when the round trip cannot keep its form (it would be written whole)."""
+    yaml = _round_trip(text)
+    if yaml is None:
+        return None
+    out = io.StringIO()
+    yaml.dump(_merge(yaml.load(text), full, minimal), out)
+    return out.getvalue()
 
 
 def _round_trip(text: str) -> Any:

@@ -9,6 +9,7 @@ platforms. Every template autoescapes: answers are untrusted text.
 - ``session``: the signed cookie; ``auth``: log in and out;
 - ``pages``: what instructors read; ``actions``: the forms they post; ``forms``: their fields;
 - ``rubric_edits``: a known wrong claim from an answer, the conclusion's gate on or off;
+- ``rubric_editor``, ``rubric_form``: the whole rubric edited, checked, previewed, saved;
 - ``refit``: the exam's scorer refit, proposed, compared before/after, applied;
 - ``first``: a question's answers to grade first, and its grades re-scored once they are in;
 - ``regrade_pages``: a question's answers regraded against its rubric as it stands, what moved;
@@ -31,6 +32,7 @@ from grader.api.instructor import (
     pages,
     refit,
     regrade_pages,
+    rubric_editor,
     rubric_edits,
 )
 from grader.api.instructor.context import LoginRequired, Pages
@@ -62,7 +64,8 @@ def install(app: FastAPI) -> None:
         settings, store, services.exams, secret, services.dispatcher
     )
     # each under /instructor, none in the OpenAPI docs
-    for module in (auth, pages, actions, refit, rubric_edits, first, regrade_pages):
+    modules = (auth, pages, actions, refit, rubric_edits, rubric_editor, first, regrade_pages)
+    for module in modules:
         app.include_router(module.router)
 
     @app.exception_handler(LoginRequired)

@@ -33,6 +33,8 @@ DONE = {
     "answer asserting it (stored grades keep theirs).",
     "gate_off": "Gate switched off: a wrong conclusion is shown, not capped, in new grades.",
     "gate_on": "Gate switched on: a wrong conclusion caps new grades.",
+    "rubric": "Rubric saved: a new version; new answers are graded with it at once, stored "
+    "ones when you regrade the question.",
 }
 
 
