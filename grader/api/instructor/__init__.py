@@ -10,6 +10,8 @@ platforms. Every template autoescapes: answers are untrusted text.
 - ``pages``: what instructors read; ``actions``: the forms they post; ``forms``: their fields;
 - ``rubric_edits``: a known wrong claim from an answer, the conclusion's gate on or off;
 - ``rubric_editor``, ``rubric_form``: the whole rubric edited, checked, previewed, saved;
+- ``grading``: a question's answers one at a time, scored and moved through by keyboard;
+- ``group_grading``, ``answer_groups``: a question's answer groups, each scored at once;
 - ``refit``: the exam's scorer refit, proposed, compared before/after, applied;
 - ``first``: a question's answers to grade first, and its grades re-scored once they are in;
 - ``regrade_pages``: a question's answers regraded against its rubric as it stands, what moved;
@@ -29,6 +31,8 @@ from grader.api.instructor import (
     actions,
     auth,
     first,
+    grading,
+    group_grading,
     pages,
     refit,
     regrade_pages,
@@ -64,7 +68,8 @@ def install(app: FastAPI) -> None:
         settings, store, services.exams, secret, services.dispatcher
     )
     # each under /instructor, none in the OpenAPI docs
-    modules = (auth, pages, actions, refit, rubric_edits, rubric_editor, first, regrade_pages)
+    modules = (auth, pages, actions, refit, rubric_edits, rubric_editor, first, regrade_pages,
+               grading, group_grading)  # fmt: skip
     for module in modules:
         app.include_router(module.router)
 

@@ -187,7 +187,17 @@ def question_page(
         error=str(error) if error else None,
         error_answer=error_answer,
         done=DONE.get(request.query_params.get("done", "")),
+        at=at,
+        focus=_next_unscored(rows, at),
     )
+
+
+def _next_unscored(rows: list[AnswerRow], at: int | None) -> int | None:
+    """The answer on the page whose score field gets the focus: the first not scored after
+    ``at`` (the answer just saved), or on the page when there is none."""
+    ids = [r.submission.id for r in rows]
+    start = ids.index(at) + 1 if at in ids else 0
+    return next((r.submission.id for r in rows[start:] + rows[:start] if r.human is None), None)
 
 
 def latest_regrade(ctx: Pages, exam: Exam, question_id: str) -> RegradeJob | None:
