@@ -161,6 +161,8 @@ def question_page(
     scored = reviews.answers(exam.name, question_id, scored_only=True)
     rubric = None if question.type.objective else rubric_for(question, exam.rubrics)
     points = marking(ctx, exam, question, rows[0] if rows else None)
+    notice = DONE.get(request.query_params.get("done", ""))
+    on_page = at is not None and any(r.submission.id == at for r in rows)
     return ctx.render(
         request,
         "question.html.j2",
@@ -186,7 +188,9 @@ def question_page(
         last_regrade=latest_regrade(ctx, exam, question_id) if rubric else None,
         error=str(error) if error else None,
         error_answer=error_answer,
-        done=DONE.get(request.query_params.get("done", "")),
+        # the notice of a form posted from an answer's card goes in that card, in view
+        done=None if on_page else notice,
+        card_done=notice if on_page else None,
         at=at,
         focus=_next_unscored(rows, at),
     )
