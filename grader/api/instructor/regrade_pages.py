@@ -44,6 +44,19 @@ class Moved:
     after: Grade | None  # None until its batch is done
 
     @property
+    def criteria(self) -> list[tuple[str, float, float]]:
+        """The criteria whose points moved: (id, before, after)."""
+        if self.before is None or self.after is None:
+            return []
+        old = {c.id: c.points for c in self.before.criteria}
+        return [(c.id, old[c.id], c.points) for c in self.after.criteria
+                if c.id in old and old[c.id] != c.points]  # fmt: skip
+
+    @property
+    def moved(self) -> bool:
+        return bool(self.delta or self.criteria)
+
+    @property
     def delta(self) -> float | None:
         if self.before is None or self.after is None:
             return None
@@ -84,7 +97,7 @@ async def progress(
         question=question,
         job=job,
         moved=moved,
-        changed=[m for m in moved if m.delta],
+        changed=[m for m in moved if m.moved],
         agreement=list(zip(before, after, strict=True)),
         refresh_s=None if job.finished else REFRESH_S,
         here=_url(found, question_id),
@@ -104,7 +117,7 @@ def _compare(
         now = row.submission.grade
         regraded = now is not None and now.provenance.rubric_version == job.rubric_version
         moved.append(Moved(row, old.get(grade_id), now if regraded else None))
-    moved.sort(key=lambda m: (-(abs(m.delta) if m.delta else 0), m.row.submission.id))
+    moved.sort(key=lambda m: (-(abs(m.delta) if m.delta else 0), not m.moved, m.row.submission.id))
     criteria = rubric_for(question, exam.rubrics).criteria
     return (
         moved,

@@ -39,7 +39,7 @@ class RegradeJob:
     status: str
     total: int
     done: int
-    changed: int  # answers whose grade (the judge's) moved
+    changed: int  # answers whose grade (the judge's) moved: its score or a criterion's points
     before: dict[int, int]  # submission id -> the grade row it had at the start
     error: str | None
     created_by: str
@@ -221,9 +221,21 @@ def _replace(conn: Connection, submission_id: int, grade: Grade, now: datetime) 
 
 
 def _moved(conn: Connection, job: RegradeJob, results: Sequence[tuple[StoredSubmission, Grade]]) -> int:  # fmt: skip
+    """How many of ``results`` moved from the grade they had when the job started: their
+    score, or the points of a criterion."""
     old = {job.before[s.id] for s, _ in results if s.id in job.before}
-    scores = dict(conn.execute(sa.select(grades.c.id, grades.c.score).where(grades.c.id.in_(old))).all())  # fmt: skip
-    return sum(scores.get(job.before.get(s.id, -1)) != g.score for s, g in results)
+    found = conn.execute(sa.select(grades.c.id, grades.c.record).where(grades.c.id.in_(old)))
+    records = {row.id: row.record for row in found}
+    return sum(
+        _points(records.get(job.before.get(s.id, -1))) != _points(g.model_dump(mode="json"))
+        for s, g in results
+    )
+
+
+def _points(record: dict | None) -> tuple | None:
+    if record is None:
+        return None
+    return record.get("score"), tuple((c["id"], c["points"]) for c in record.get("criteria", []))
 
 
 def _job(row) -> RegradeJob:
