@@ -57,6 +57,8 @@ def test_grading_answer_after_answer_with_the_keyboard(apart):  # noqa: F811
     assert "Saved k0: 4 (1 1 0 1 1)." in shown and 'id="scored-count">1<' in shown
     human = store.reviews.answer(first).human
     assert human.score == 4.0 and human.criteria["C3"] == 0.0
+    table = client.get(QUESTION).text.split('id="criterion-agreement"')[1].split("</table>")[0]
+    assert "<td>C3 <span" in table and table.count('<td class="num">1</td>') == 5  # n per row
     assert store.intake.submission(1, "k0").grade.score == 4.0  # the score is the grade
     # moves: p goes back, n forward, u (or Enter on nothing) to the next unscored
     second = sid(store, "k1")

@@ -11,6 +11,7 @@ from fastapi import HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from grader.api.instructor.context import Pages, SignedIn
+from grader.api.instructor.criteria_agreement import per_criterion
 from grader.api.instructor.forms import MAX_CLAIM_CHARS, FormError, criterion_field
 from grader.engine.conclusion import cap_share
 from grader.engine.review_queue import is_hard, recorded_error
@@ -181,6 +182,9 @@ def question_page(
         rows=rows,
         pager=pager,
         summary=summary(question, counts, scored, points),
+        by_criterion=per_criterion(rubric.criteria, [(r.human, r.submission.grade) for r in scored])
+        if rubric
+        else [],
         criterion_field=criterion_field,
         claim_choices={r.submission.id: claim_choices(r.submission.answer) for r in rows},
         max_claim_chars=MAX_CLAIM_CHARS,
