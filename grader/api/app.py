@@ -44,7 +44,12 @@ def create_app(
         redoc_url=None,
     )
     install_docs(app)
-    import_files(exams, store)  # a rubric file edited by hand is the newest version
+    try:
+        import_files(exams, store)  # a rubric file edited by hand is the newest version
+    except OUTAGE_ERRORS as exc:  # the database is away: the pages read the store when back
+        log.warning(
+            "rubric files not compared with the database: it is away (%s)", type(exc).__name__
+        )
     app.state.services = Services(settings, store, exams, dispatcher)
     app.include_router(intake_router(settings.limits.bulk_limit))
     app.include_router(health_router)
