@@ -65,12 +65,16 @@ def step(
         return Step(store.regrades.get(job.id))
     batch = store.regrades.batch(job, graders.settings.service.batch_size)
     before_batch([s.id for s in batch])
-    results, retry = grade_items(store, graders, batch)
-    if retry:  # the judge is unreachable: the whole batch again, later
+    try:
+        results, retry = grade_items(store, graders, batch)
+        if retry:  # the judge is unreachable: the whole batch again, later
+            store.regrades.release(job)
+            return Step(store.regrades.get(job.id), retry=True)
+        share = graders.settings.review.share
+        deliveries = store.regrades.record(job, [s.id for s in batch], results, share)
+    except Exception:  # the batch is given back at once, not when its claim goes stale
         store.regrades.release(job)
-        return Step(store.regrades.get(job.id), retry=True)
-    share = graders.settings.review.share
-    deliveries = store.regrades.record(job, [s.id for s in batch], results, share)
+        raise
     return Step(store.regrades.get(job.id), deliveries)
 
 
