@@ -36,7 +36,7 @@ from grader.errors import GraderError
 from grader.models import Grade
 
 __all__ = [
-    "APIError", "Accepted", "Answer", "ClientError", "ExamInfo", "GraderClient",
+    "APIError", "Accepted", "Answer", "ClientError", "ExamInfo", "GradeChange", "GraderClient",
     "GraderUnavailable", "GradesTimeout", "IdConflict", "SubmissionStatus", "WebhookEvent",
     "parse_webhook", "verify_webhook",
 ]  # fmt: skip
@@ -80,6 +80,17 @@ class SubmissionStatus(_Reply):
     graded_at: datetime | None = None
     error: str | None = None
     grade: Grade | None = None
+    version: int | None = None  # the grade's version: one more with each change
+
+
+class GradeChange(_Reply):
+    """One version of a grade (``changes``): what changed it, and the grade it became."""
+
+    cursor: int
+    submission_id: str
+    version: int
+    change: dict[str, Any]  # cause, by, at, rubric_version, from, to
+    grade: Grade
 
 
 class ExamInfo(_Reply):
@@ -89,11 +100,13 @@ class ExamInfo(_Reply):
 
 
 class WebhookEvent(_Reply):
-    event: str
+    event: str  # grade.completed (version 1), grade.updated (each later version)
     delivery_id: int
     exam: str
     submission_id: str
     grade: Grade
+    version: int | None = None  # keep the highest: the grade as it stands
+    change: dict[str, Any] | None = None  # cause, by, at, rubric_version, from, to
 
 
 class ClientError(GraderError):
@@ -252,6 +265,19 @@ class GraderClient:
             yield from reply.iter_bytes()
         finally:
             reply.close()
+
+    def changes(self, exam: str, after: int = 0) -> Iterator[GradeChange]:
+        """Every grade change of ``exam`` past the cursor ``after``, oldest first, page by
+        page; keep the last one's ``cursor`` to read on from later."""
+        while True:
+            reply = self._request(
+                "GET", f"/v1/exams/{quote(exam, safe='')}/changes", params={"after": after}
+            ).json()
+            for item in reply["changes"]:
+                yield GradeChange.model_validate(item)
+            after = reply["next"]
+            if not reply["more"]:
+                return
 
     # --- transport -----------------------------------------------------------------------
 

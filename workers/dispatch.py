@@ -13,7 +13,14 @@ from grader.service.batches import chunks
 from grader.service.dispatch import Gatherer
 from grader.service.store import StoredSubmission
 from workers.app import create_app
-from workers.queues import GRADE_QUEUE, GRADE_TASK, waiting
+from workers.queues import (
+    GRADE_QUEUE,
+    GRADE_TASK,
+    IO_QUEUE,
+    REGRADE_TASK,
+    WEBHOOK_TASK,
+    waiting,
+)
 
 
 class CeleryDispatcher:
@@ -33,6 +40,13 @@ class CeleryDispatcher:
     def _send(self, submissions: list[StoredSubmission]) -> None:
         for ids in chunks(submissions, self.settings.service.batch_size):
             self.app.send_task(GRADE_TASK, args=[ids], queue=GRADE_QUEUE)
+
+    def announce(self, deliveries: list[int]) -> None:
+        for delivery_id in deliveries:
+            self.app.send_task(WEBHOOK_TASK, args=[delivery_id], queue=IO_QUEUE)
+
+    def regrade(self, job_id: int) -> None:
+        self.app.send_task(REGRADE_TASK, args=[job_id], queue=GRADE_QUEUE)
 
     def broker_ok(self) -> bool:
         try:

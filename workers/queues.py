@@ -6,12 +6,13 @@ The task names are what messages already in Redis carry: changing one strands th
 
 GRADE_TASK = "workers.tasks.grade_batch"
 WEBHOOK_TASK = "workers.tasks.deliver_webhook"
+REGRADE_TASK = "workers.tasks.regrade_step"  # one batch of a regrade job, then itself again
 
 GRADE_QUEUE = "grade"  # the judge; one worker process per GPU
 IO_QUEUE = "io"  # webhooks; never loads the judge
 QUEUES = (GRADE_QUEUE, IO_QUEUE)
 
-ROUTES = {GRADE_TASK: GRADE_QUEUE, WEBHOOK_TASK: IO_QUEUE}
+ROUTES = {GRADE_TASK: GRADE_QUEUE, WEBHOOK_TASK: IO_QUEUE, REGRADE_TASK: GRADE_QUEUE}
 
 
 def waiting(redis_url: str, queues: tuple[str, ...] = QUEUES) -> dict[str, int]:

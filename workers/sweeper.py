@@ -25,7 +25,7 @@ from grader.config import ServiceSettings
 from grader.service.batches import chunks
 from grader.service.store import Store
 from workers import queues
-from workers.queues import GRADE_QUEUE, GRADE_TASK, IO_QUEUE, WEBHOOK_TASK
+from workers.queues import GRADE_QUEUE, GRADE_TASK, IO_QUEUE, REGRADE_TASK, WEBHOOK_TASK
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,9 @@ class Sweeper:
             overdue = self.store.outbox.claim_overdue_deliveries(after)
         for delivery_id in overdue:
             self.app.send_task(WEBHOOK_TASK, args=[delivery_id], queue=IO_QUEUE)
+        if not stale and not self._waiting(GRADE_QUEUE):  # regrades whose task was lost
+            for job_id in self.store.regrades.waiting(after):
+                self.app.send_task(REGRADE_TASK, args=[job_id], queue=GRADE_QUEUE)
         if stale or overdue:
             log.warning(
                 "sweeper re-enqueued %d submission(s), %d webhook(s)", len(stale), len(overdue)

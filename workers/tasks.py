@@ -11,10 +11,11 @@ import logging
 from celery import Celery, Task
 
 from grader.config import Settings
+from grader.service import regrades
 from grader.service.batches import grade_stored
 from grader.service.outages import database_unavailable
 from grader.service.webhooks import backoff, deliver
-from workers.queues import GRADE_TASK, IO_QUEUE, WEBHOOK_TASK
+from workers.queues import GRADE_QUEUE, GRADE_TASK, IO_QUEUE, REGRADE_TASK, WEBHOOK_TASK
 from workers.runtime import runtime
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,9 @@ def register(app: Celery, settings: Settings) -> None:
     app.task(name=WEBHOOK_TASK, bind=True, max_retries=settings.service.task_retries, shared=False)(
         deliver_webhook
     )
+    app.task(name=REGRADE_TASK, bind=True, max_retries=settings.service.task_retries, shared=False)(
+        regrade_step
+    )
 
 
 def grade_batch(task: Task, ids: list[int]) -> int:
@@ -57,6 +61,22 @@ def grade_batch(task: Task, ids: list[int]) -> int:
         else:
             raise task.retry(args=[outcome.retry], countdown=_retry_in(task.request.retries))
     return outcome.graded
+
+
+def regrade_step(task: Task, job_id: int) -> None:
+    """One batch of a regrade job (``service.regrades``); the next batch is a task of its
+    own, so new answers queued meanwhile are graded between a regrade's batches."""
+    rt = runtime()
+    try:
+        done = regrades.step(rt.store, rt.graders, regrades.stale_after(rt.graders), job_id)
+    except Exception as exc:
+        log.exception("regrade %d failed", job_id)
+        raise task.retry(exc=exc, countdown=_retry_in(task.request.retries)) from exc
+    for delivery_id in done.deliveries:
+        task.app.send_task(WEBHOOK_TASK, args=[delivery_id], queue=IO_QUEUE)
+    if done.job is not None and not done.job.finished:
+        wait = _retry_in(task.request.retries) if done.retry else 0
+        task.app.send_task(REGRADE_TASK, args=[job_id], countdown=wait, queue=GRADE_QUEUE)
 
 
 def deliver_webhook(task: Task, delivery_id: int) -> None:

@@ -1,5 +1,6 @@
 """The service's HTTP app: the platforms' ``/v1`` intake, health and metrics, and the
-instructor pages, over one store, the exams served and a dispatcher; OpenAPI at /docs.
+instructor pages, over one store, the exams served and a dispatcher; OpenAPI at /docs, its
+assets served from here (``docs_pages``).
 
 While the database is away every route answers 503 with ``Retry-After`` (and a one-line
 warning in the log), not a 500 with a traceback: a platform's client retries a 503.
@@ -14,6 +15,7 @@ from fastapi.responses import JSONResponse
 
 from grader.api.admission import Admission
 from grader.api.deps import Services
+from grader.api.docs_pages import install_docs
 from grader.api.instructor import install as install_instructor_pages
 from grader.api.intake import intake_router
 from grader.api.limits import BodyLimit
@@ -23,6 +25,7 @@ from grader.config import Settings
 from grader.service.dispatch import Dispatcher
 from grader.service.exams import Exam
 from grader.service.outages import OUTAGE_ERRORS
+from grader.service.rubric_versions import import_files
 from grader.service.store import Store
 from grader.version import __version__
 
@@ -37,7 +40,16 @@ def create_app(
         title="grader",
         version=__version__,
         description="Grade exam answers: post submissions, get grades back by poll or webhook.",
+        docs_url=None,  # ``install_docs``: the same pages with their assets served from here
+        redoc_url=None,
     )
+    install_docs(app)
+    try:
+        import_files(exams, store)  # a rubric file edited by hand is the newest version
+    except OUTAGE_ERRORS as exc:  # the database is away: the pages read the store when back
+        log.warning(
+            "rubric files not compared with the database: it is away (%s)", type(exc).__name__
+        )
     app.state.services = Services(settings, store, exams, dispatcher)
     app.include_router(intake_router(settings.limits.bulk_limit))
     app.include_router(health_router)

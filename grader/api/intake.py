@@ -8,17 +8,18 @@ accepted submission is never lost. Errors name the field: ``{"detail": [{"loc": 
 import re
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Path, Request
+from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import TypeAdapter, ValidationError
 
 from grader.api.bodies import ObjectTooLarge, TooManyItems, parse_body, too_many_in_prefix
 from grader.api.deps import Caller, Services, Svc
-from grader.api.exports import csv_rows, jsonl, submission_out, wide_csv_rows
+from grader.api.exports import change_out, csv_rows, jsonl, submission_out, wide_csv_rows
 from grader.api.quotas import queue_full
 from grader.api.schemas import (
     Accepted,
+    ChangesOut,
     ExamOut,
     SubmissionIn,
     SubmissionOut,
@@ -29,6 +30,7 @@ from grader.config import LimitSettings
 from grader.files.jsonl import json_problem
 from grader.service.exams import Exam
 from grader.service.store import NewSubmission, Platform, QueueFull, StoredIdConflict
+from grader.service.store.versions import MAX_PAGE
 
 FIELDS = tuple(SubmissionIn.model_fields)
 # An object with more keys than this is refused whole; fewer, each unknown key is named.
@@ -65,6 +67,7 @@ def intake_router(bulk_limit: int) -> APIRouter:
     )
     router.add_api_route("/exams", list_exams, response_model=list[ExamOut])
     router.add_api_route("/exams/{exam}/grades", export)
+    router.add_api_route("/exams/{exam}/changes", changes, response_model=ChangesOut)
     return router
 
 
@@ -182,6 +185,27 @@ def export(exam: str, caller: Caller, svc: Svc, format: str = "jsonl") -> Stream
         lines,
         media_type="text/csv",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+def changes(
+    exam: str,
+    caller: Caller,
+    svc: Svc,
+    after: Annotated[int, Query(ge=0, le=2**62)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+) -> ChangesOut:
+    """The exam's grade changes since the cursor ``after`` (0: from the first grade), oldest
+    first: each version of each of this platform's grades, with what changed it. Read on
+    from ``next`` while ``more``; a version appears once, in the order webhooks announce it."""
+    if exam not in caller.exams:
+        raise HTTPException(404, f"no exam {exam!r} for this platform")
+    found = svc.store.versions.changes(caller.id, exam, after, limit + 1)
+    page = found[:limit]
+    return ChangesOut(
+        changes=[change_out(c) for c in page],
+        next=page[-1].cursor if page else after,
+        more=len(found) > limit,
     )
 
 

@@ -22,7 +22,7 @@ from starlette.datastructures import UploadFile
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 FORM_TYPES = (b"multipart/form-data", b"application/x-www-form-urlencoded")
-MAX_FORM_FIELDS = 64  # a rubric has at most a few criteria; every form fits easily
+MAX_FORM_FIELDS = 128  # the rubric editor: 7 fields for each of up to 12 criteria, and more
 MAX_FIELD_CHARS = 8192
 CLOSE = (b"connection", b"close")
 

@@ -55,6 +55,43 @@ class SubmissionOut(BaseModel):
     graded_at: datetime | None
     error: str | None = None
     grade: Grade | None = None
+    version: int | None = Field(
+        default=None,
+        description="the grade's version: 1 when first graded, one more with each change "
+        "(an instructor's score or override, a regrade, a refit, a rubric edit)",
+    )
+
+
+class GradeState(BaseModel):
+    status: str
+    score: float | None
+
+
+class ChangeSummary(BaseModel):
+    """What changed a grade: the same object a webhook carries as ``change``."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    cause: str = Field(description="engine, override, score, regrade, refit or rubric")
+    by: str | None = Field(description="the instructor; null for the engine")
+    at: datetime
+    rubric_version: str | None
+    from_: GradeState | None = Field(alias="from", description="null for the first grade")
+    to: GradeState
+
+
+class ChangeOut(BaseModel):
+    cursor: int = Field(description="pass the last one seen as ``after`` to read on")
+    submission_id: str
+    version: int
+    change: ChangeSummary
+    grade: Grade = Field(description="the grade of this version, as webhooks sent it")
+
+
+class ChangesOut(BaseModel):
+    changes: list[ChangeOut]
+    next: int = Field(description="the cursor to read on from (``after``)")
+    more: bool = Field(description="more changes wait past ``next``")
 
 
 class ExamOut(BaseModel):

@@ -69,6 +69,7 @@ def platform_add(
     webhook_url: Annotated[
         str | None, typer.Option(help="Where to POST each grade, signed.")
     ] = None,
+    allow_unserved: AllowUnserved = False,
 ) -> None:
     """Register a platform; prints its API key and webhook secret once (only a hash is kept)."""
     from grader.api.keys import new_key
@@ -80,7 +81,7 @@ def platform_add(
     if store.accounts.platform_by_name(name, include_removed=True) is not None:
         err.print(f"[bold red]error:[/] platform {escape(repr(name))} exists (or was removed)")
         raise typer.Exit(code=2)
-    _warn_unserved(exam)
+    _refuse_unserved(exam, allow_unserved)
     key, secret = new_key(), new_secret()
     store.accounts.add_platform(name, exam, key.key_id, key.key_hash, secret, webhook_url)
     console.print(escape(f"platform {name} may post to: {', '.join(sorted(set(exam)))}"))
@@ -107,19 +108,37 @@ def _check_webhook_url(url: str) -> None:
         raise typer.Exit(code=2)
 
 
-def _warn_unserved(exams: list[str]) -> None:
-    """A key for an exam no bank serves is allowed (banks may come later) but likely a typo."""
+AllowUnserved = Annotated[
+    bool,
+    typer.Option(
+        "--allow-unserved",
+        help="Register exams no bank in GRADER_BANKS serves yet (refused by default: a typo).",
+    ),
+]
+
+
+def _refuse_unserved(exams: list[str], allow: bool) -> None:
+    """An exam no bank serves is most likely a typo: refused, naming the exams served and the
+    closest one, unless ``allow`` (banks may come later); then a warning."""
+    from difflib import get_close_matches
+
     from grader.bank.files import load_bank
     from grader.config import Settings
 
     served = {load_bank(path).name for path in Settings().service.banks if Path(path).exists()}
-    for unknown in sorted(set(exams) - served):
-        err.print(
-            "[yellow]warning:[/] "
-            + escape(
-                f"exam {unknown!r} is not among the banks served ({', '.join(sorted(served))})"
-            )
+    unknown = sorted(set(exams) - served)
+    for exam in unknown:
+        close = get_close_matches(exam, sorted(served), n=1)
+        message = (
+            f"--exam {exam!r}: no bank served here is named so (GRADER_BANKS serves: "
+            f"{', '.join(sorted(served)) or 'none'})"
+            + (f"; did you mean {close[0]!r}?" if close else "")
         )
+        level = "[yellow]warning:[/] " if allow else "[bold red]error:[/] "
+        err.print(level + escape(message))
+    if unknown and not allow:
+        err.print("(--allow-unserved registers it anyway, for a bank to come)")
+        raise typer.Exit(code=2)
 
 
 @platform_app.command("list")
@@ -276,6 +295,7 @@ def instructor_add(
     exam: Annotated[
         list[str], typer.Option("--exam", help="An exam (bank name) they grade; repeat.")
     ],
+    allow_unserved: AllowUnserved = False,
 ) -> None:
     """Register an instructor; prints their login key once (only a hash is kept)."""
     from grader.api.keys import INSTRUCTOR_PREFIX, new_key
@@ -284,7 +304,7 @@ def instructor_add(
     if store.accounts.instructor(name=name, include_removed=True) is not None:
         err.print(f"[bold red]error:[/] instructor {escape(repr(name))} exists (or was removed)")
         raise typer.Exit(code=2)
-    _warn_unserved(exam)
+    _refuse_unserved(exam, allow_unserved)
     key = new_key(INSTRUCTOR_PREFIX)
     store.accounts.add_instructor(name, exam, key.key_id, key.key_hash)
     console.print(escape(f"instructor {name} grades: {', '.join(sorted(set(exam)))}"))

@@ -17,17 +17,20 @@ from grader.text import unstorable
 
 
 class SubmissionLine(BaseModel):
-    """One input line: ``question_id``, or ``question`` (the printed number) when unique."""
+    """One input line: ``question_id``, or ``question`` (the printed number) when unique;
+    ``exam``, when given, names the bank (the field the grading service needs, so that one
+    file serves ``grader grade`` and a platform posting it)."""
 
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1)
+    exam: str | None = None
     question_id: str | None = None
     question: str | int | None = None
     answer: str
     student: str | None = None
 
-    @field_validator("id", "question_id", "question", "answer", "student")
+    @field_validator("id", "exam", "question_id", "question", "answer", "student")
     @classmethod
     def _storable(cls, value: str | int | None) -> str | int | None:
         """Text the grades file (UTF-8) and the service's databases can hold."""
@@ -68,6 +71,8 @@ def read_submissions(path: Path, bank: Bank) -> list[Submission]:
             field = ".".join(str(p) for p in first["loc"]) or "line"
             raise SubmissionError(f"{field}: {first['msg']}", file=path, line=number) from exc
         try:
+            if line.exam is not None and line.exam != bank.name:
+                raise ValueError(f"exam {line.exam!r} is not this bank's ({bank.name!r})")
             question_id = resolve_question(bank, line)
         except ValueError as exc:
             raise SubmissionError(str(exc), file=path, line=number) from exc

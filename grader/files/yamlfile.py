@@ -42,14 +42,16 @@ class _NoAliasLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)  # type: ignore[arg-type]
 
 
+def yaml_text(data: Any) -> str:
+    """``data`` as the YAML files instructors read: literal blocks, key order kept."""
+    return yaml.dump(data, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100)
+
+
 def write_yaml(data: Any, path: Path) -> None:
     """Write atomically: a crash never leaves half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(
-        yaml.dump(data, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100),
-        encoding="utf-8",
-    )
+    tmp.write_text(yaml_text(data), encoding="utf-8")
     tmp.replace(path)
 
 

@@ -4,7 +4,8 @@ It reads only submissions still ``queued`` (a redelivered task finds the rest gr
 them), grades them with one ``grade_many`` per exam and platform — with the platform's other
 answers to the same questions as the cohort that embedding signals compare against, the ones
 an instructor scored as the scorer's graded neighbours, and the exam's scorer (an instructor's
-refit, ``store.scorers``) — and stores the grades in one idempotent transaction. Answers the judge could not reach are not
+refit, ``store.scorers``) and its rubrics as the store has them now (``rubric_versions``) — and
+stores the grades in one idempotent transaction. Answers the judge could not reach are not
 stored: they come back for a retry.
 """
 
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from grader.errors import ConfigError
 from grader.models import Grade, GradeDetails, Submission
 from grader.service.exams import Graders
+from grader.service.rubric_versions import refresh
 from grader.service.store import Store, StoredSubmission
 from grader.service.store.scorers import ExamScorer
 
@@ -29,16 +31,34 @@ class Outcome:
 
 
 def grade_stored(store: Store, graders: Graders, ids: Sequence[int]) -> Outcome:
+    results, retry = grade_items(store, graders, store.queue.queued(ids))
+    outcome = Outcome(retry=retry)
+    # the review budget is a question's share of all its stored answers, not of this batch's
+    outcome.deliveries = store.queue.record(results, graders.settings.review.share)
+    outcome.graded = len(results)
+    return outcome
+
+
+def grade_items(
+    store: Store, graders: Graders, stored: Sequence[StoredSubmission]
+) -> tuple[list[tuple[StoredSubmission, Grade]], list[int]]:
+    """Grade stored submissions (queued ones, or graded ones a regrade grades again) as the
+    exam's pipeline does now: (submission, grade) for each graded, and the ids the judge could
+    not reach, to grade again later."""
     by_exam: dict[tuple[str, int], list[StoredSubmission]] = defaultdict(list)
-    for stored in store.queue.queued(ids):
-        by_exam[stored.exam, stored.platform_id].append(stored)
+    for item in stored:
+        by_exam[item.exam, item.platform_id].append(item)
     results: list[tuple[StoredSubmission, Grade]] = []
-    outcome = Outcome()
+    retry: list[int] = []
     applied: dict[str, ExamScorer | None] = {}  # per exam, read once per task
+    refreshed: set[str] = set()
     for (exam, platform_id), items in by_exam.items():
         if exam not in graders.exams:
             raise ConfigError(f"exam {exam!r} is not served by this worker (GRADER_BANKS)")
         items.sort(key=lambda s: s.question_id)  # one rubric prefix after another
+        if exam not in refreshed:  # a rubric edited on the pages grades this batch already
+            refresh(graders.exams[exam], store)
+            refreshed.add(exam)
         pipeline = graders.pipeline(exam)
         cohort, scored = [], []
         if pipeline.embedder is not None:  # the answers the embedding signals compare
@@ -53,15 +73,12 @@ def grade_stored(store: Store, graders: Graders, ids: Sequence[int]) -> Outcome:
             graded=scored,
             scorer=scorer,
         )
-        for stored, grade in zip(items, graded, strict=True):
+        for item, grade in zip(items, graded, strict=True):
             if grade.retryable:
-                outcome.retry.append(stored.id)
+                retry.append(item.id)
             else:
-                results.append((stored, _with_platform_ids(grade, external)))
-    # the review budget is a question's share of all its stored answers, not of this batch's
-    outcome.deliveries = store.queue.record(results, graders.settings.review.share)
-    outcome.graded = len(results)
-    return outcome
+                results.append((item, _with_platform_ids(grade, external)))
+    return results, retry
 
 
 def chunks(items: Iterable[StoredSubmission], size: int) -> list[list[int]]:

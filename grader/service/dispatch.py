@@ -17,6 +17,7 @@ from datetime import timedelta
 from typing import Protocol
 
 from grader.config import Settings
+from grader.service import regrades
 from grader.service.batches import chunks, grade_stored
 from grader.service.courier import Courier
 from grader.service.exams import Graders
@@ -27,6 +28,15 @@ log = logging.getLogger(__name__)
 
 class Dispatcher(Protocol):
     def enqueue(self, submissions: list[StoredSubmission]) -> None: ...
+    def announce(self, deliveries: list[int]) -> None:
+        """Send these committed webhook deliveries (grade versions made off the grading path:
+        the instructor pages) now rather than when a sweep finds them."""
+        ...
+
+    def regrade(self, job_id: int) -> None:
+        """Have a grading process work this regrade job (``service.regrades``)."""
+        ...
+
     def broker_ok(self) -> bool: ...
     def queue_depth(self) -> dict[str, int]: ...
     def close(self) -> None: ...
@@ -87,9 +97,9 @@ class GradingLoop:
     the loop ``InlineDispatcher`` runs on a thread and the inline grading process runs alone.
 
     It polls the store rather than an in-memory queue, so after a restart it picks up every
-    submission still queued; ``before_batch`` gets each batch's ids before it is graded,
-    ``after_batch`` runs once its grades are committed (and once a round, for webhook retries
-    that came due).
+    submission still queued, and after them one batch of a waiting regrade each round;
+    ``before_batch`` gets each batch's ids before it is graded, ``after_batch`` runs once its
+    grades are committed (and once a round, for webhook retries that came due).
     """
 
     def __init__(
@@ -104,16 +114,19 @@ class GradingLoop:
         self._after_batch, self._before_batch = after_batch, before_batch
 
     def run(self, wake: threading.Event, stop: threading.Event, poll_s: float) -> None:
+        more = False  # a regrade has batches left: the next round at once
         while not stop.is_set():
-            wake.wait(poll_s)
+            if not more:
+                wake.wait(poll_s)
             wake.clear()
             try:
-                self._tick(stop)
+                more = self._tick(stop)
             except Exception:
+                more = False
                 log.exception("inline grading failed; retrying")
                 stop.wait(self.settings.service.retry_backoff_s)
 
-    def _tick(self, stop: threading.Event) -> None:
+    def _tick(self, stop: threading.Event) -> bool:
         pending = self.store.queue.claim_stale(older_than=timedelta(0))
         retry = False
         for ids in chunks(pending, self.settings.service.batch_size):
@@ -121,9 +134,16 @@ class GradingLoop:
             outcome = grade_stored(self.store, self.graders, ids)
             retry = retry or bool(outcome.retry)
             self._after_batch()
+        # then one batch of a waiting regrade: new answers never wait for a whole one
+        regraded = regrades.step(
+            self.store, self.graders, regrades.stale_after(self.graders),
+            before_batch=self._before_batch,
+        )  # fmt: skip
         self._after_batch()
-        if retry:  # the judge is unreachable: wait before asking it again
-            stop.wait(self.settings.service.retry_backoff_s)
+        if retry or regraded.retry:
+            stop.wait(self.settings.service.retry_backoff_s)  # the judge is unreachable
+            return False
+        return regraded.job is not None and not regraded.job.finished
 
 
 class InlineDispatcher:
@@ -151,6 +171,12 @@ class InlineDispatcher:
 
     def enqueue(self, submissions: list[StoredSubmission]) -> None:
         self._wake.set()
+
+    def announce(self, deliveries: list[int]) -> None:
+        """Nothing to do: the courier reads the outbox every ``poll_s`` on its own thread."""
+
+    def regrade(self, job_id: int) -> None:
+        self._wake.set()  # the loop takes waiting regrades after the queued answers
 
     def broker_ok(self) -> bool:
         return self._thread.is_alive()

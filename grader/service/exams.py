@@ -26,8 +26,9 @@ from grader.models import Bank, Rubric
 @dataclass
 class Exam:
     bank: Bank
-    rubrics: dict[str, Rubric]
+    rubrics: dict[str, Rubric]  # the one dict its pipeline reads: changed in place
     path: Path
+    rubrics_seen: int = 0  # the newest rubric version read from the store (``rubric_versions``)
 
     @property
     def name(self) -> str:

@@ -87,6 +87,12 @@ class InlineProcess:
         with self._bell_lock, contextlib.suppress(OSError):  # full: a wake is pending already;
             self._bell.send_bytes(b"")  # closed: the child is restarting and will look anyway
 
+    def announce(self, deliveries: list[int]) -> None:
+        """Nothing to do: the courier reads the outbox every ``poll_s`` on its own thread."""
+
+    def regrade(self, job_id: int) -> None:
+        self.enqueue([])  # the child's loop takes waiting regrades after the queued answers
+
     def broker_ok(self) -> bool:
         return self._child.is_alive()
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from grader.errors import CalibrationError
@@ -41,6 +41,7 @@ class Applied:
     rescored: int  # scored again by the refit
     changed: int  # ... whose score moved
     kept: int  # not decided by a scorer (objective, blank, off topic), or lacking its features
+    deliveries: list[int] = field(default_factory=list)  # webhooks of the grades that moved
 
 
 def base_scorer(settings: Settings, store: Store, exam: Exam) -> ScorerSet:
@@ -146,8 +147,8 @@ def apply(
     scorer = from_json(proposal.text, f"refit {proposal.version} of {exam.name}")
     rescored, applied = rescore(settings, exam, scorer, store.reviews.answers(exam.name), embedder)
     # the scorer re-decided its own review reasons: their queues are ranked again with them
-    store.scorers.apply(proposal, instructor, rescored, settings.review.share)
-    return applied
+    deliveries = store.scorers.apply(proposal, instructor, rescored, settings.review.share)
+    return replace(applied, deliveries=deliveries)
 
 
 def regrade(
@@ -165,8 +166,8 @@ def regrade(
     scorer = current_scorer(settings, store, exam)
     rows = store.reviews.answers(exam.name, question_id)
     rescored, applied = rescore(settings, exam, scorer, rows, embedder)
-    store.scorers.rescore(exam.name, rescored, f"{instructor} (regrade)", settings.review.share)
-    return applied
+    deliveries = store.scorers.rescore(exam.name, rescored, instructor, settings.review.share)
+    return replace(applied, deliveries=deliveries)
 
 
 def rescore(

@@ -51,16 +51,21 @@ def verify(
 
 def payload(delivery: Delivery) -> dict:
     """What a platform receives: the event, the delivery id (drop repeats by it), the exam,
-    its own submission id and the grade as it stands now (an instructor's override wins)."""
+    its own submission id, the grade's version (keep the highest), what changed it, and the
+    grade of that version (an instructor's grade wins)."""
     if delivery.grade is None:
         raise ValueError(f"delivery {delivery.id} has no grade to announce")
-    return {
+    body = {
         "event": delivery.event,
         "delivery_id": delivery.id,
         "exam": delivery.exam,
         "submission_id": delivery.submission_id,
-        "grade": delivery.grade.model_dump(mode="json"),
     }
+    if delivery.change is not None:
+        body["version"] = delivery.change.version
+        body["change"] = delivery.change.summary()
+    body["grade"] = delivery.grade.model_dump(mode="json")
+    return body
 
 
 def backoff(attempt: int, base_s: float = 2.0, cap_s: float = 3600.0) -> float:
@@ -77,7 +82,8 @@ def deliver(
     backoff_s: float = 2.0,
 ) -> float | None:
     """Try one delivery. Returns the seconds until the next try, or None when it is settled
-    (delivered, given up, refused, or nothing to do).
+    (delivered, given up, refused, or nothing to do). A delivery whose submission has an
+    earlier one still pending is not tried: it is offered again after the first backoff.
 
     ``client`` is ``webhook_transport.webhook_client``'s in service: its connections check
     the addresses they dial, and one inside the service's network fails the delivery for good
@@ -89,6 +95,8 @@ def deliver(
     delivery = outbox.delivery(delivery_id)
     if delivery is None or delivery.status != DeliveryStatus.PENDING or not delivery.url:
         return None
+    if delivery.waiting:  # an earlier version of this grade goes first
+        return backoff(1, backoff_s)
     malformed = url_problem(delivery.url)
     if malformed:
         outbox.delivery_failed(delivery.id, f"refused: {malformed}", None)

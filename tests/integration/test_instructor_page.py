@@ -106,10 +106,12 @@ def test_instructor_scores_promotes_and_overrides_in_a_browser(tmp_path):
             form.locator("button").click()
             expect(page.locator(".notice.ok")).to_have_text("Human score saved.")
             expect(page.locator("#agreement")).to_contain_text("n1")
-            # promote it to an anchor
+            # promote it to an anchor (the card's other forms are folded)
+            card("e1").locator("details.actions > summary").click()
             card("e1").locator("form.promote-form button").click()
             expect(page.locator(".notice.ok")).to_have_text("Answer promoted to an anchor.")
             # override another answer's grade
+            card("e2").locator("details.actions > summary").click()
             override = card("e2").locator("form.override-form")
             override.locator("input[name=score]").fill("2")
             override.locator("input[name=reason]").fill("步骤意思对，表述不全")

@@ -74,5 +74,9 @@ def test_an_instructor_proposes_and_applies_a_refit_in_a_browser(tmp_path):
 
         grade = httpx.get(f"{base}/v1/submissions/r1-3", headers=headers).json()["grade"]
         assert grade["provenance"]["scorer_version"] == proposal.version != BASE.version
-        assert grade["details"]["rescored_from"]["score"] == before["score"]
+        # r1-3 was scored by the instructor: that score stays its grade, the judge's beneath
+        # is re-scored (what it was stays in rescored_from)
+        assert grade["score"] == before["score"] and grade["method"] == "instructor"
+        judge_before = before["details"]["override"]["judge"]["score"]
+        assert grade["details"]["rescored_from"]["score"] == judge_before
         assert store.scorers.applied(EXAM).applied_by == "li"

@@ -11,6 +11,7 @@ import pytest
 
 from grader.config import ScorerSettings, ServiceSettings, Settings
 from grader.engine.review.suggest import suggest
+from grader.engine.signals.cohort import group_answers
 from grader.errors import CalibrationError
 from grader.models import Submission
 from grader.service import refits
@@ -55,7 +56,17 @@ def test_the_page_lists_k_answers_in_the_order_suggest_picks_them(service):  # n
     settings = client.app.state.instructor_pages.settings
     picked = suggest(store_bank(client), answers, CountingEmbedder(), settings.rules, 5)
     expected = [int(s.id) for s in picked]
-    assert _listed(page.text) == expected
+    listed = _listed(page.text)
+    assert sorted(listed) == sorted(expected)  # suggest's picks ...
+    vectors = CountingEmbedder().encode([a.answer for a in answers])
+    group = {int(answers[m].id): g.id
+             for g in group_answers(vectors, settings.signals.group_cosine) for m in g.members}  # fmt: skip
+    firsts = [not any(group[i] == group[j] for j in listed[:k]) for k, i in enumerate(listed)]
+    assert firsts == sorted(firsts, reverse=True)  # ... one of each answer group first
+    assert [i for i, f in zip(listed, firsts, strict=True) if f] == list(
+        dict.fromkeys(i for i in expected if not any(group[i] == group[j]
+                      for j in expected[: expected.index(i)]))
+    )  # fmt: skip
     assert expected != sorted(expected)  # chosen, not the first five posted
     assert page.text.count("not scored yet") == 5 and "0 of 5 scored." in page.text
     assert len(_listed(client.get(URL).text)) == 10  # K is 10 unless asked

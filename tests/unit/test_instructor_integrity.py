@@ -32,6 +32,7 @@ def test_near_copies_are_on_the_integrity_page_and_not_in_the_review_queue(embed
     page = client.get(f"/instructor/exams/{EXAM}/integrity").text
     assert "(1 pairs)" in page and ">d1<" in page and ">d2<" in page and "eve" in page
     assert ">e1<" not in page  # worded otherwise
+    assert page.count(">grade it<") == 2 and 'class="answer diff">' + COPY in page  # no change
     review = client.get(f"/instructor/exams/{EXAM}/review").text
     assert "near_duplicate" not in review
     ranked = [

@@ -95,6 +95,8 @@ def test_a_refit_is_proposed_compared_and_applied_to_the_stored_grades(service):
         report["comparison"]["after"]["overall"]["mae"]["value"]
         < (report["comparison"]["before"]["overall"]["mae"]["value"])
     )  # the grades as they are weigh the wrong signal; the refit learns the instructor's
+    advice = re.search(r'id="refit-advice">([^<]+)<', page.text).group(1)
+    assert advice.startswith(("Apply it: MAE fell", "Mixed: MAE fell")), advice
 
     applied = client.post(
         f"{URL}/{proposal.id}/apply", data={"csrf": csrf_of(client)}, follow_redirects=False

@@ -51,6 +51,21 @@ def test_a_broken_submissions_line_names_file_and_line(tmp_path, case):
     assert problem in str(caught.value)
 
 
+def test_a_line_for_another_exam_is_refused_and_this_exams_name_is_read(tmp_path):
+    """The bundled examples name their exam (what the service needs): the bank's own name is
+    read, another one is refused with the line."""
+    path = tmp_path / "subs.jsonl"
+    mine = b'{"id": "s1", "exam": "grad_accum_engineer", "question_id": "004-s2-q1", "answer": "C"}'
+    path.write_bytes(mine + b"\n")
+    assert [s.id for s in read_submissions(path, BANK)] == ["s1"]
+    path.write_bytes(mine + b"\n" + mine.replace(b"_engineer", b"").replace(b"s1", b"s2") + b"\n")
+    with pytest.raises(SubmissionError) as caught:
+        read_submissions(path, BANK)
+    assert str(caught.value) == (
+        f"{path}:2: exam 'grad_accum' is not this bank's ('grad_accum_engineer')"
+    )
+
+
 @pytest.mark.parametrize("case", BAD_LINES)
 def test_a_broken_line_in_the_calibration_submissions_names_file_and_line(tmp_path, case):
     line, _ = BAD_LINES[case]

@@ -24,8 +24,16 @@ def test_platform_add_prints_the_key_once_and_stores_its_hash(tmp_path, monkeypa
     assert platform.key_hash == hash_key(key) and key not in (
         tmp_path / "g.db"
     ).read_bytes().decode("latin-1")
-    unknown = runner.invoke(app, ["platform", "add", "other", "--exam", "no_such_exam"])
-    assert unknown.exit_code == 0 and "not among the banks served" in unknown.output
+    typo = runner.invoke(app, ["platform", "add", "other", "--exam", "grad_accum"])
+    assert typo.exit_code == 2, typo.output
+    said = " ".join(typo.output.split())
+    assert "--exam 'grad_accum': no bank served here is named so" in said
+    assert "did you mean 'grad_accum_engineer'?" in said
+    assert Store(url).accounts.platform_by_name("other") is None  # nothing registered
+    unknown = runner.invoke(
+        app, ["platform", "add", "other", "--exam", "no_such_exam", "--allow-unserved"]
+    )
+    assert unknown.exit_code == 0 and "warning" in unknown.output
     assert "platform other may post to: no_such_exam" in unknown.output
     assert Store(url).accounts.platform_by_name("other").exams == {"no_such_exam"}
     assert Store(url).accounts.platform_by_name("no_such_exam") is None  # not named after the exam
@@ -108,7 +116,16 @@ def test_platform_add_accepts_a_host_it_cannot_resolve_yet_with_a_warning(tmp_pa
     monkeypatch.setenv("GRADER_DATABASE_URL", f"sqlite:///{tmp_path / 'g.db'}")
     monkeypatch.delenv("GRADER_WEBHOOK_ALLOW_PRIVATE", raising=False)
     result = runner.invoke(
-        app, ["platform", "add", "p", "--exam", "e", "--webhook-url", "https://x.invalid/h"]
+        app,
+        [
+            "platform",
+            "add",
+            "p",
+            "--exam",
+            "grad_accum_engineer",
+            "--webhook-url",
+            "https://x.invalid/h",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "checked again at each delivery" in result.output.replace("\n", "")

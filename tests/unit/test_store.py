@@ -157,9 +157,19 @@ def test_an_override_wins_in_reads_exports_and_webhook_payloads(store, platform)
     }
     exported = {x.external_id: x.grade.score for x in store.intake.export(platform, "exam1")}
     assert exported == {"s1": 2.0, "s2": 1.0}
-    assert payload(store.outbox.delivery(delivery))["grade"]["score"] == 2.0
+    # the first grade's webhook announces version 1 as it was; the override is version 2
+    first = payload(store.outbox.delivery(delivery))
+    assert (first["event"], first["version"], first["grade"]["score"]) == (
+        "grade.completed", 1, 1.0,
+    )  # fmt: skip
+    [second] = store.reviews.add_override(s.id, 3.0, "even better", "li").deliveries
+    update = payload(store.outbox.delivery(second))
+    assert (update["event"], update["version"], update["grade"]["score"]) == (
+        "grade.updated", 3, 3.0,
+    )  # fmt: skip
+    assert update["change"]["from"] == {"status": "graded", "score": 2.0}
     answer = store.reviews.answer(s.id)
-    assert answer.submission.grade.score == 1.0 and answer.override.score == 2.0
+    assert answer.submission.grade.score == 1.0 and answer.override.score == 3.0
     assert answer.open_review is None  # the override closed the review
     assert store.reviews.add_override(s.id, 0.5, "on second thought", "wang")
     assert store.intake.submission(platform, "s1").grade.score == 0.5  # the newest wins

@@ -40,7 +40,7 @@ def test_the_api_dispatcher_builds_the_one_app_with_the_shared_names():
 
     from grader.config import ServiceSettings, Settings
     from workers.dispatch import CeleryDispatcher
-    from workers.queues import GRADE_QUEUE, GRADE_TASK, IO_QUEUE, WEBHOOK_TASK
+    from workers.queues import GRADE_QUEUE, GRADE_TASK, IO_QUEUE, REGRADE_TASK, WEBHOOK_TASK
 
     before = {id(app) for app in _state._apps}
     dispatcher = CeleryDispatcher(
@@ -51,6 +51,7 @@ def test_the_api_dispatcher_builds_the_one_app_with_the_shared_names():
         assert dispatcher.app.conf.task_routes == {
             GRADE_TASK: {"queue": GRADE_QUEUE},
             WEBHOOK_TASK: {"queue": IO_QUEUE},
+            REGRADE_TASK: {"queue": GRADE_QUEUE},
         }
         assert {GRADE_TASK, WEBHOOK_TASK} <= set(dispatcher.app.tasks)
     finally:

@@ -9,8 +9,13 @@ platforms. Every template autoescapes: answers are untrusted text.
 - ``session``: the signed cookie; ``auth``: log in and out;
 - ``pages``: what instructors read; ``actions``: the forms they post; ``forms``: their fields;
 - ``rubric_edits``: a known wrong claim from an answer, the conclusion's gate on or off;
+- ``rubric_editor``, ``rubric_form``: the whole rubric edited, checked, previewed, saved;
+- ``grading``: a question's answers one at a time, scored and moved through by keyboard;
+- ``group_grading``, ``answer_groups``: a question's answer groups, each scored at once;
 - ``refit``: the exam's scorer refit, proposed, compared before/after, applied;
 - ``first``: a question's answers to grade first, and its grades re-scored once they are in;
+- ``regrade_pages``: a question's answers regraded against its rubric as it stands, what moved;
+- ``criteria_agreement``: agreement with the instructors per criterion, with intervals;
 - ``views``: points, summaries and the question page both use.
 """
 
@@ -22,7 +27,18 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from grader.api.instructor import actions, auth, first, pages, refit, rubric_edits
+from grader.api.instructor import (
+    actions,
+    auth,
+    first,
+    grading,
+    group_grading,
+    pages,
+    refit,
+    regrade_pages,
+    rubric_editor,
+    rubric_edits,
+)
 from grader.api.instructor.context import LoginRequired, Pages
 from grader.api.instructor.session import new_secret
 
@@ -48,9 +64,13 @@ def install(app: FastAPI) -> None:
     else:
         warn_key_in_database()
         secret = store.accounts.secret("session_key", new_secret)
-    app.state.instructor_pages = Pages.build(settings, store, services.exams, secret)
+    app.state.instructor_pages = Pages.build(
+        settings, store, services.exams, secret, services.dispatcher
+    )
     # each under /instructor, none in the OpenAPI docs
-    for module in (auth, pages, actions, refit, rubric_edits, first):
+    modules = (auth, pages, actions, refit, rubric_edits, rubric_editor, first, regrade_pages,
+               grading, group_grading)  # fmt: skip
+    for module in modules:
         app.include_router(module.router)
 
     @app.exception_handler(LoginRequired)

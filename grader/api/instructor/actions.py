@@ -11,6 +11,7 @@ from grader.api.instructor.context import Ctx, Who, checked_form
 from grader.api.instructor.forms import FormError, parse_human_score, parse_override
 from grader.api.instructor.views import back_to, marking, question_page
 from grader.errors import GraderError
+from grader.service import rubric_versions
 
 router = APIRouter(prefix="/instructor/answers/{submission_id}", include_in_schema=False)
 
@@ -27,9 +28,10 @@ async def enter_score(request: Request, submission_id: int, who: Who, ctx: Ctx):
         return question_page(
             request, ctx, who, exam, question.id, error=exc, error_answer=row.submission.id
         )
-    ctx.store.reviews.set_human_score(
+    saved = ctx.store.reviews.set_human_score(
         row.submission.id, who.instructor.id, entry.score, entry.criteria
     )
+    ctx.dispatcher.announce(saved.deliveries)
     return back_to(row, form, "score")
 
 
@@ -44,9 +46,10 @@ async def override(request: Request, submission_id: int, who: Who, ctx: Ctx):
         return question_page(
             request, ctx, who, exam, question.id, error=exc, error_answer=row.submission.id
         )
-    ctx.store.reviews.add_override(
+    saved = ctx.store.reviews.add_override(
         row.submission.id, entry.score, entry.reason, who.instructor.name
     )
+    ctx.dispatcher.announce(saved.deliveries)
     return back_to(row, form, "override")
 
 
@@ -60,11 +63,11 @@ async def accept(request: Request, submission_id: int, who: Who, ctx: Ctx) -> Re
 
 @router.post("/promote")
 async def promote(request: Request, submission_id: int, who: Who, ctx: Ctx):
-    """The answer becomes an anchor of its rubric: a new rubric version, written to the bank's
-    rubric folder and used by this process at once (workers after a restart). The anchor is
+    """The answer becomes an anchor of its rubric: a new rubric version, kept in the service
+    and written to the bank's rubric file, graded with at once by every grading process. The anchor is
     named by the store's id (``answer-<id>``, ``answer_id``), not the platform's submission id:
     two platforms may both post "s1" to this exam, and the rubric grades both."""
-    from grader.calibrate import HumanScore, plan_promotions, save_promotions
+    from grader.calibrate import HumanScore, plan_promotions
 
     form = await checked_form(request, who)
     exam, row = ctx.answer_of(who.instructor, submission_id)
@@ -91,5 +94,7 @@ async def promote(request: Request, submission_id: int, who: Who, ctx: Ctx):
         return question_page(request, ctx, who, exam, s.question_id, error=error, error_answer=s.id)
     except FormError as exc:
         return question_page(request, ctx, who, exam, s.question_id, error=exc, error_answer=s.id)
-    save_promotions(promotions, exam.path, exam.rubrics)
+    for promotion in promotions:
+        rubric_versions.save(exam, ctx.store, question, promotion.after, who.instructor.name,
+                             f"answer {s.id} promoted to an anchor")  # fmt: skip
     return back_to(row, form, "anchor")

@@ -18,7 +18,9 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from grader.api.instructor.session import COOKIE, Session, csrf_ok, decode
 from grader.api.limits import read_form
 from grader.config import Settings
+from grader.service.dispatch import Dispatcher
 from grader.service.exams import Exam
+from grader.service.rubric_versions import refresh
 from grader.service.store import AnswerRow, Instructor, Store
 
 if TYPE_CHECKING:
@@ -34,14 +36,22 @@ class Pages:
     exams: dict[str, Exam]
     secret: str  # signs the session cookies
     templates: Environment
+    dispatcher: Dispatcher  # sends the webhooks of the grade versions the pages make
 
     @classmethod
-    def build(cls, settings: Settings, store: Store, exams: dict[str, Exam], secret: str) -> Pages:
+    def build(
+        cls,
+        settings: Settings,
+        store: Store,
+        exams: dict[str, Exam],
+        secret: str,
+        dispatcher: Dispatcher,
+    ) -> Pages:
         # autoescape: answers are untrusted text
         env = Environment(
             loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined
         )
-        return cls(settings, store, exams, secret, env)
+        return cls(settings, store, exams, secret, env, dispatcher)
 
     @functools.cached_property
     def embedder(self) -> Embedder | None:
@@ -56,8 +66,11 @@ class Pages:
         return HTMLResponse(html, status_code=status)
 
     def exam_of(self, instructor: Instructor, name: str) -> Exam:
+        """The exam, its rubrics as the store has them now (another API process may have
+        saved one)."""
         if name not in instructor.exams or name not in self.exams:
             raise HTTPException(404, f"no exam {name!r} for you")
+        refresh(self.exams[name], self.store)
         return self.exams[name]
 
     def answer_of(self, instructor: Instructor, submission_id: int) -> tuple[Exam, AnswerRow]:

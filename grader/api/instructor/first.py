@@ -18,6 +18,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
+from grader.api.instructor.answer_groups import group_ids, one_per_group_first
 from grader.api.instructor.context import Ctx, Pages, SignedIn, Who, checked_form
 from grader.api.instructor.forms import criterion_field
 from grader.api.instructor.views import DONE, marking
@@ -74,6 +75,7 @@ async def regrade(request: Request, exam: str, question_id: str, who: Who, ctx: 
         return await run_in_threadpool(
             lambda: _page(request, ctx, who, found, question, k, error=error)
         )
+    ctx.dispatcher.announce(done.deliveries)
     url = f"{_question_url(found, question)}/first?k={k}&done=regraded&rescored={done.rescored}"
     return RedirectResponse(f"{url}&changed={done.changed}", status_code=303)
 
@@ -102,8 +104,9 @@ def _question(exam: Exam, question_id: str) -> Question:
 
 
 def first_rows(ctx: Pages, exam: Exam, question: Question, k: int) -> list[AnswerRow]:
-    """The question's ``k`` answers to grade first, in the order ``engine.review.suggest`` picks them
-    (over every platform's answers: the choice reads meaning, not who posted)."""
+    """The question's ``k`` answers to grade first, as ``engine.review.suggest`` picks them (over
+    every platform's answers: the choice reads meaning, not who posted), one of each answer
+    group first (``answer_groups``)."""
     from grader.engine.review.suggest import suggest
 
     embedder = ctx.embedder
@@ -114,8 +117,8 @@ def first_rows(ctx: Pages, exam: Exam, question: Question, k: int) -> list[Answe
         Submission(id=sid, question_id=question.id, answer=r.submission.answer)
         for sid, r in rows.items()
     ]
-    picked = suggest(exam.bank, answers, embedder, ctx.settings.rules, k)
-    return [rows[s.id] for s in picked]
+    picked = [rows[s.id] for s in suggest(exam.bank, answers, embedder, ctx.settings.rules, k)]
+    return one_per_group_first(picked, group_ids(ctx, list(rows.values())))
 
 
 class _NoEmbedder(Exception):

@@ -125,3 +125,33 @@ def _points(form: Mapping[str, str], field: str, maximum: float) -> float:
     if not math.isfinite(value) or value < 0 or value > maximum + 1e-9:
         raise FormError(field, f"{text} is outside 0..{maximum:g}")
     return value
+
+
+POINTS_HELP = "points per criterion (11011, or 1 1 0.5 1 0), or =3.5 for a total"
+
+
+def parse_points(text: str, max_score: float, criteria: list[Criterion]) -> HumanScoreForm:
+    """The keyboard's score: the points of every criterion in order, spaced (``1 1 0.5 1 0``)
+    or, when every criterion's points are below 10, one digit each (``11011``); or ``=3.5``,
+    a total only. A one-criterion rubric takes a plain number as its points."""
+    text = " ".join(text.split())
+    if not text:
+        raise FormError("points", f"required: {POINTS_HELP}")
+    if text.startswith("="):
+        total = _points({"points": text[1:]}, "points", max_score)
+        return HumanScoreForm(total, None)
+    if not criteria:
+        return HumanScoreForm(_points({"points": text}, "points", max_score), None)
+    tokens = text.split(" ")
+    if len(tokens) == 1 and len(criteria) > 1 and text.isascii() and text.isdigit():
+        tokens = list(text)  # one digit per criterion
+    if len(tokens) != len(criteria):
+        ids = " ".join(c.id for c in criteria)
+        raise FormError(
+            "points", f"{len(tokens)} value(s) for {len(criteria)} criteria ({ids}): {POINTS_HELP}"
+        )
+    given = {
+        c.id: _points({"points": token}, "points", c.points)
+        for c, token in zip(criteria, tokens, strict=True)
+    }
+    return HumanScoreForm(sum(given.values()), given)

@@ -10,6 +10,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
+from grader.api.instructor.answer_groups import differences
 from grader.api.instructor.context import Ctx, Who
 from grader.api.instructor.views import (
     DONE,
@@ -123,12 +124,15 @@ def integrity(
     found = ctx.exam_of(who.instructor, exam)
     pairs = copied_pairs(ctx.store.reviews.answers(exam))
     pager = Pager.of(len(pairs), page)
+    shown = pairs[pager.offset : pager.offset + pager.size]
     return ctx.render(
         request,
         "integrity.html.j2",
         instructor=who.instructor,
         csrf=who.session.csrf,
         exam=found,
-        pairs=pairs[pager.offset : pager.offset + pager.size],
+        pairs=shown,
+        # the second answer against the first: what one adds (or lacks) is what to judge
+        marked=[differences(p.first.submission.answer, p.second.submission.answer) for p in shown],
         pager=pager,
     )

@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
 from grader.api.instructor.context import Ctx, Pages, SignedIn, Who, checked_form
+from grader.api.instructor.refit_advice import advise
 from grader.errors import GraderError
 from grader.service import refits
 from grader.service.exams import Exam
@@ -126,6 +127,7 @@ async def apply(request: Request, exam: str, scorer_id: ScorerId, who: Who, ctx:
     except GraderError as exc:
         error = getattr(exc, "message", str(exc))
         return _proposal_page(request, ctx, who, found, proposal, error=error)
+    ctx.dispatcher.announce(applied.deliveries)
     url = (
         f"{_url(found)}/{proposal.id}?done=applied&rescored={applied.rescored}"
         f"&changed={applied.changed}&kept={applied.kept}"
@@ -183,6 +185,7 @@ def _proposal_page(
     applied = ctx.store.scorers.applied(exam.name)
     report = Report.of(proposal.report)
     before, after = report.comparison.before, report.comparison.after
+    advice = advise(before.overall, after.overall, METRIC_LABELS)
     return ctx.render(
         request,
         "refit.html.j2",
@@ -196,6 +199,7 @@ def _proposal_page(
         per_question=list(zip(before.questions, after.questions, strict=True)),
         current=applied is not None and applied.id == proposal.id,
         metrics=METRIC_LABELS,
+        advice=advice,
         done=done,
         error=error,
     )

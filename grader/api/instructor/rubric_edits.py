@@ -1,9 +1,10 @@
 """The forms that change a question's rubric from its page: mark a sentence of a
 graded answer as a known wrong claim of one criterion, and switch the conclusion's gate off or
-on. Each writes a new rubric version the way promoting an anchor does: checked, written to the
-bank's rubric folder and put in the exam's rubrics, which the pipeline reads on every call, so
-this process grades new answers with it at once (workers after a restart). Stored grades keep
-the rubric they were graded with."""
+on. Each saves a new rubric version the way promoting an anchor does: checked, kept in the
+service's store (``service.rubric_versions``), written back to the bank's rubric file as a
+small diff, and read by every grading process before its next batch, so new answers are
+graded with it at once, here and on the workers. Stored grades keep the rubric they were
+graded with until the question is regraded against it."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse
 
-from grader.api.instructor.context import Ctx, Who, checked_form
+from grader.api.instructor.context import Ctx, Pages, SignedIn, Who, checked_form
 from grader.api.instructor.forms import FormError, parse_wrong_claim
 from grader.api.instructor.views import back_to, question_page
-from grader.engine.reading.rubrics import rubric_dir, rubric_for, rubric_problems, save_rubric
+from grader.engine.reading.rubrics import rubric_for
+from grader.errors import RubricError
 from grader.models import Question, Rubric
+from grader.service import rubric_versions
 from grader.service.exams import Exam
 
 router = APIRouter(prefix="/instructor", include_in_schema=False)
@@ -40,7 +43,8 @@ async def add_wrong_claim(request: Request, submission_id: int, who: Who, ctx: C
             else c
             for c in rubric.criteria
         ]
-        _save(exam, question, rubric.model_copy(update={"criteria": criteria}), "claim")
+        new = rubric.model_copy(update={"criteria": criteria})
+        _save(ctx, who, exam, question, new, "claim", f"wrong claim of {entry.criterion} added")
     except FormError as exc:
         return question_page(request, ctx, who, exam, s.question_id, error=exc, error_answer=s.id)
     return back_to(row, form, "claim")
@@ -65,7 +69,8 @@ async def switch_gate(request: Request, exam: str, question_id: str, who: Who, c
         gate = wanted == "on"
         if rubric.conclusion.gate != gate:
             conclusion = rubric.conclusion.model_copy(update={"gate": gate})
-            _save(found, question, rubric.model_copy(update={"conclusion": conclusion}), "gate")
+            new = rubric.model_copy(update={"conclusion": conclusion})
+            _save(ctx, who, found, question, new, "gate", f"conclusion's gate {wanted}")
     except FormError as exc:
         return question_page(request, ctx, who, found, question_id, error=exc)
     page = f"/instructor/exams/{quote(exam, safe='')}/questions/{quote(question_id, safe='')}"
@@ -80,10 +85,11 @@ def _subjective(question: Question | None, field: str) -> Question:
     return question
 
 
-def _save(exam: Exam, question: Question, rubric: Rubric, field: str) -> None:
-    """Check the new version, write it next to the bank, and grade with it from now on."""
-    problems = rubric_problems(rubric, question)
-    if problems:
-        raise FormError(field, "; ".join(problems))
-    save_rubric(rubric, rubric_dir(exam.path))
-    exam.rubrics[question.id] = rubric
+def _save(ctx: Pages, who: SignedIn, exam: Exam, question: Question, rubric: Rubric,
+          field: str, note: str) -> None:  # fmt: skip
+    """Check the new version, keep it in the service (the file written as a small diff), and
+    grade with it from now on, here and in every grading process."""
+    try:
+        rubric_versions.save(exam, ctx.store, question, rubric, who.instructor.name, note)
+    except RubricError as exc:
+        raise FormError(field, exc.message) from exc

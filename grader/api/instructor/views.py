@@ -11,6 +11,7 @@ from fastapi import HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from grader.api.instructor.context import Pages, SignedIn
+from grader.api.instructor.criteria_agreement import per_criterion
 from grader.api.instructor.forms import MAX_CLAIM_CHARS, FormError, criterion_field
 from grader.engine.finish.conclusion import cap_share
 from grader.engine.reading.rubrics import is_anchor, rubric_for
@@ -18,6 +19,7 @@ from grader.engine.review.queue import is_hard, recorded_error
 from grader.models import Criterion, GradeStatus, Question
 from grader.service.exams import Exam
 from grader.service.store import AnswerCounts, AnswerRow
+from grader.service.store.regrades import RegradeJob
 from grader.text import sentences_of
 
 if TYPE_CHECKING:
@@ -32,6 +34,8 @@ DONE = {
     "answer asserting it (stored grades keep theirs).",
     "gate_off": "Gate switched off: a wrong conclusion is shown, not capped, in new grades.",
     "gate_on": "Gate switched on: a wrong conclusion caps new grades.",
+    "rubric": "Rubric saved: a new version; new answers are graded with it at once, stored "
+    "ones when you regrade the question.",
 }
 
 
@@ -158,6 +162,8 @@ def question_page(
     scored = reviews.answers(exam.name, question_id, scored_only=True)
     rubric = None if question.type.objective else rubric_for(question, exam.rubrics)
     points = marking(ctx, exam, question, rows[0] if rows else None)
+    notice = DONE.get(request.query_params.get("done", ""))
+    on_page = at is not None and any(r.submission.id == at for r in rows)
     return ctx.render(
         request,
         "question.html.j2",
@@ -176,14 +182,35 @@ def question_page(
         rows=rows,
         pager=pager,
         summary=summary(question, counts, scored, points),
+        by_criterion=per_criterion(rubric.criteria, [(r.human, r.submission.grade) for r in scored])
+        if rubric
+        else [],
         criterion_field=criterion_field,
         claim_choices={r.submission.id: claim_choices(r.submission.answer) for r in rows},
         max_claim_chars=MAX_CLAIM_CHARS,
         conclusion_cap=cap_share(rubric.conclusion) if rubric and rubric.conclusion else None,
+        last_regrade=latest_regrade(ctx, exam, question_id) if rubric else None,
         error=str(error) if error else None,
         error_answer=error_answer,
-        done=DONE.get(request.query_params.get("done", "")),
+        # the notice of a form posted from an answer's card goes in that card, in view
+        done=None if on_page else notice,
+        card_done=notice if on_page else None,
+        at=at,
+        focus=_next_unscored(rows, at),
     )
+
+
+def _next_unscored(rows: list[AnswerRow], at: int | None) -> int | None:
+    """The answer on the page whose score field gets the focus: the first not scored after
+    ``at`` (the answer just saved), or on the page when there is none."""
+    ids = [r.submission.id for r in rows]
+    start = ids.index(at) + 1 if at in ids else 0
+    return next((r.submission.id for r in rows[start:] + rows[:start] if r.human is None), None)
+
+
+def latest_regrade(ctx: Pages, exam: Exam, question_id: str) -> RegradeJob | None:
+    """The question's newest regrade against a rubric version, if any."""
+    return ctx.store.regrades.latest(exam.name, question_id)
 
 
 def claim_choices(answer: str) -> list[str]:

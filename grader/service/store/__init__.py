@@ -7,10 +7,13 @@ repository per job over it, each in its own module:
 - ``counters``: fixed-window request counters (rate limit, failed logins);
 - ``intake``: submissions as platforms post them, one with its grade, an exam's export;
 - ``queue``: claims of lost work, a task's submissions and cohort, recording grades;
-- ``outbox``: webhook deliveries;
+- ``outbox``: webhook deliveries, one per grade version, in order per submission;
+- ``versions``: every change to a grade as a version, and a platform's changes since a cursor;
 - ``reviews``: the instructor pages' rows, human scores, overrides, the review queue;
 - ``review_rank``: the review queue's budget over a question's stored grades;
 - ``scorers``: exam scorers refit on the instructor pages, proposed and applied;
+- ``rubrics``: rubric versions saved on the instructor pages (the newest of a question rules);
+- ``regrades``: a question's stored answers graded again against a new rubric version;
 - ``metrics``: totals for ``/metrics``.
 
 The schema (``schema``) is owned by the Alembic migrations in ``grader/service/migrations``;
@@ -32,32 +35,39 @@ from grader.service.store.records import (
     AnswerCounts,
     AnswerRow,
     Delivery,
+    GradeChange,
     HumanEntry,
     Instructor,
     NewSubmission,
     Override,
     Platform,
     QueueFull,
+    Saved,
     StoredIdConflict,
     StoredSubmission,
     body_hash,
     utcnow,
 )
+from grader.service.store.regrades import Regrades
 from grader.service.store.review_rank import ReviewRanking
 from grader.service.store.reviews import Reviews
+from grader.service.store.rubrics import Rubrics
 from grader.service.store.schema import metadata
 from grader.service.store.scorers import Scorers
+from grader.service.store.versions import Versions
 
 __all__ = [
     "AnswerCounts",
     "AnswerRow",
     "Delivery",
+    "GradeChange",
     "HumanEntry",
     "Instructor",
     "NewSubmission",
     "Override",
     "Platform",
     "QueueFull",
+    "Saved",
     "Store",
     "StoredIdConflict",
     "StoredSubmission",
@@ -82,6 +92,9 @@ class Store:
         self.ranking = ReviewRanking(self.engine)
         self.scorers = Scorers(self.engine)
         self.metrics = Metrics(self.engine)
+        self.versions = Versions(self.engine)
+        self.rubrics = Rubrics(self.engine)
+        self.regrades = Regrades(self.engine)
 
     def migrate(self) -> None:
         """Bring the schema to the newest migration (idempotent)."""

@@ -91,28 +91,26 @@ class Intake:
         ]
 
     def submission(self, platform_id: int, external_id: str) -> StoredSubmission | None:
-        """One submission of a platform with its newest grade, or None."""
+        """One submission of a platform with the grade it reads (its newest grade version:
+        the instructors' grade wins) and that version's number, or None."""
         with self.engine.connect() as conn:
             row = conn.execute(
-                rows.with_newest_grade(
+                rows.with_current_grade(
                     submissions.c.platform_id == platform_id,
                     submissions.c.external_id == external_id,
                 )
             ).first()
-            if row is None:
-                return None
-            override = rows.newest_override(conn, row.id)
-        return rows.stored(row, row.record, override)
+        return rows.current(row) if row is not None else None
 
     def export(self, platform_id: int, exam: str) -> Iterator[StoredSubmission]:
-        """Every submission of a platform to an exam with its newest grade, in id order."""
+        """Every submission of a platform to an exam with its current grade version, in id
+        order."""
         where = (submissions.c.platform_id == platform_id, submissions.c.exam == exam)
         with self.engine.connect() as conn:
-            overrides = rows.newest_overrides(conn, sa.select(submissions.c.id).where(*where))
             for row in conn.execution_options(yield_per=500).execute(
-                rows.with_newest_grade(*where)
+                rows.with_current_grade(*where)
             ):
-                yield rows.stored(row, row.record, overrides.get(row.id))
+                yield rows.current(row)
 
 
 def _lock_platform(conn, platform_id: int) -> None:

@@ -1,7 +1,9 @@
 """The webhook outbox: deliveries written with the grades, claimed, tried and settled.
 
-A delivery row is made in the transaction that records the grade, so a grade never goes
-unannounced; what is sent is read at send time (an override made since wins).
+A delivery row is made in the transaction that makes a grade version (``versions.settle``),
+so a version never goes unannounced; what is sent is that version, as the platform saw it
+then. One submission's deliveries go out in order: a later version waits while an earlier one
+is pending (still being tried), so a platform's last received version is the newest.
 """
 
 from __future__ import annotations
@@ -13,8 +15,15 @@ from sqlalchemy.engine import Engine
 
 from grader.models import DeliveryStatus
 from grader.service.store import rows
-from grader.service.store.records import Delivery, utcnow
-from grader.service.store.schema import grades, platforms, submissions, webhook_deliveries
+from grader.service.store.records import Delivery, GradeChange, utcnow
+from grader.service.store.schema import (
+    grade_versions,
+    grades,
+    platforms,
+    submissions,
+    webhook_deliveries,
+)
+from grader.service.store.versions import change_of
 
 _PENDING = DeliveryStatus.PENDING.value
 
@@ -24,7 +33,8 @@ class Outbox:
         self.engine = engine
 
     def delivery(self, delivery_id: int) -> Delivery | None:
-        """A delivery with its destination and the grade as its platform sees it."""
+        """A delivery with its destination and the grade version it announces, as its
+        platform sees it (a delivery made before versions: the grade as it stands now)."""
         with self.engine.connect() as conn:
             row = conn.execute(
                 sa.select(
@@ -42,7 +52,9 @@ class Outbox:
             ).first()
             if row is None:
                 return None
-            override = rows.newest_override(conn, row.submission_id)
+            change = _version(conn, row.version_id) if row.version_id is not None else None
+            override = rows.instructor_grades(conn, [row.submission_id]).get(row.submission_id)
+            waiting = _earlier_pending(conn, row.submission_id, row.id)
         return Delivery(
             id=row.id,
             status=DeliveryStatus(row.status),
@@ -52,7 +64,11 @@ class Outbox:
             event=row.event,
             exam=row.exam,
             submission_id=row.external_id,
-            grade=rows.platform_grade(row.record, row.external_id, override),
+            grade=change.grade
+            if change is not None
+            else rows.platform_grade(row.record, row.external_id, override),
+            change=change,
+            waiting=waiting,
         )
 
     def delivery_succeeded(self, delivery_id: int) -> None:
@@ -86,7 +102,8 @@ class Outbox:
             )
 
     def due_destinations(self, limit: int = 1000) -> list[tuple[int, str | None]]:
-        """Pending deliveries whose next attempt is due, with the URL each goes to."""
+        """Pending deliveries whose next attempt is due, with the URL each goes to; of one
+        submission's, only the oldest pending (its versions reach the platform in order)."""
         with self.engine.connect() as conn:
             return [
                 (row.id, row.webhook_url)
@@ -96,6 +113,7 @@ class Outbox:
                     .where(
                         webhook_deliveries.c.status == _PENDING,
                         webhook_deliveries.c.next_attempt_at <= utcnow(),
+                        ~_has_earlier_pending(),
                     )
                     .order_by(webhook_deliveries.c.id)
                     .limit(limit)
@@ -126,3 +144,37 @@ class Outbox:
                     .returning(webhook_deliveries.c.id)
                 ).scalars()
             )
+
+
+def _version(conn, version_id: int) -> GradeChange | None:
+    row = conn.execute(
+        sa.select(grade_versions, submissions.c.external_id, submissions.c.exam)
+        .join(submissions, submissions.c.id == grade_versions.c.submission_id)
+        .where(grade_versions.c.id == version_id)
+    ).first()
+    return change_of(row) if row is not None else None
+
+
+def _has_earlier_pending() -> sa.Exists:
+    """An older delivery of the same submission is still pending (correlated)."""
+    earlier = webhook_deliveries.alias("earlier")
+    return sa.exists().where(
+        earlier.c.submission_id == webhook_deliveries.c.submission_id,
+        earlier.c.id < webhook_deliveries.c.id,
+        earlier.c.status == _PENDING,
+    )
+
+
+def _earlier_pending(conn, submission_id: int, delivery_id: int) -> bool:
+    return (
+        conn.execute(
+            sa.select(webhook_deliveries.c.id)
+            .where(
+                webhook_deliveries.c.submission_id == submission_id,
+                webhook_deliveries.c.id < delivery_id,
+                webhook_deliveries.c.status == _PENDING,
+            )
+            .limit(1)
+        ).first()
+        is not None
+    )

@@ -19,17 +19,17 @@ from sqlalchemy.engine import Engine
 from grader.models import DeliveryStatus, Grade, GradedAnswer, SubmissionStatus
 from grader.service.store import rows
 from grader.service.store.engine import insert_ignore
-from grader.service.store.records import GRADE_EVENT, StoredSubmission, utcnow
+from grader.service.store.records import StoredSubmission, utcnow
 from grader.service.store.review_rank import rerank_in
 from grader.service.store.schema import (
     dead_letters,
     grades,
     human_scores,
-    platforms,
     review_queue,
     submissions,
     webhook_deliveries,
 )
+from grader.service.store.versions import settle
 
 _QUEUED = SubmissionStatus.QUEUED.value
 _CLAIM_CHUNK = 500
@@ -129,13 +129,19 @@ class Queue:
         ]
 
     def record(
-        self, results: Sequence[tuple[StoredSubmission, Grade]], review_share: float | None = None
+        self,
+        results: Sequence[tuple[StoredSubmission, Grade]],
+        review_share: float | None = None,
+        cause: str = "engine",
+        actor: str | None = None,
     ) -> list[int]:
         """Store grades and mark their submissions graded, in one transaction; idempotent.
         With ``review_share`` the transaction also ranks each touched question's stored grades
         again (``review_rank``): the review budget is over all of a question's answers, and no
         reader sees a stored grade before its place in the queue.
 
+        A grade that changes what the platform reads is a new version (``versions.settle``,
+        ``cause``: what graded it), announced by a webhook delivery in the same transaction.
         Returns the ids of pending webhook deliveries for these submissions, so the caller
         can send them once the grades are safely committed.
         """
@@ -167,31 +173,11 @@ class Queue:
                 )
                 .values(status=SubmissionStatus.GRADED.value, graded_at=now, error=None)
             )
-            hooked = conn.execute(
-                sa.select(submissions.c.id, submissions.c.platform_id)
-                .join(platforms, platforms.c.id == submissions.c.platform_id)
-                .where(submissions.c.id.in_(ids), platforms.c.webhook_url.is_not(None))
-            ).all()
-            insert_ignore(
-                conn,
-                webhook_deliveries,
-                [
-                    {
-                        "platform_id": row.platform_id,
-                        "submission_id": row.id,
-                        "event": GRADE_EVENT,
-                        "status": DeliveryStatus.PENDING.value,
-                        "attempts": 0,
-                        "next_attempt_at": now,
-                        "created_at": now,
-                    }
-                    for row in hooked
-                ],
-            )
             if review_share is not None:
                 for exam in {stored.exam for stored, _ in results}:
                     touched = {stored.question_id for stored, _ in results if stored.exam == exam}
                     rerank_in(conn, exam, sorted(touched), review_share)
+            settle(conn, ids, cause, actor, now)
             return list(
                 conn.execute(
                     sa.select(webhook_deliveries.c.id).where(

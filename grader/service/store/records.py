@@ -18,7 +18,8 @@ from grader.models import (
     TrailStep,
 )
 
-GRADE_EVENT = "grade.completed"
+GRADE_EVENT = "grade.completed"  # a submission's first grade (version 1)
+UPDATE_EVENT = "grade.updated"  # every later version of it
 
 
 def utcnow() -> datetime:
@@ -70,6 +71,7 @@ class StoredSubmission:
     graded_at: datetime | None
     error: str | None
     grade: Grade | None = None
+    version: int | None = None  # the grade's version (None: not graded yet)
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,42 @@ class Delivery:
     exam: str
     submission_id: str  # the platform's own id
     grade: Grade | None
+    change: GradeChange | None = None  # the version it announces
+    # an earlier delivery of the same submission is still pending: this one waits for it
+    waiting: bool = False
+
+
+@dataclass(frozen=True)
+class GradeChange:
+    """One version of a submission's grade as its platform sees it: what changed it, who,
+    when, from what to what. ``cursor`` orders a platform's changes (``GET .../changes``)."""
+
+    cursor: int
+    submission_id: str  # the platform's own id
+    exam: str
+    version: int
+    cause: str  # engine, override, score, regrade, refit, rubric
+    actor: str | None
+    rubric_version: str | None
+    previous_status: str | None
+    previous_score: float | None
+    status: str
+    score: float | None
+    at: datetime
+    grade: Grade
+
+    def summary(self) -> dict:
+        """What a webhook and the changes feed say about the change, beside the grade."""
+        return {
+            "cause": self.cause,
+            "by": self.actor,
+            "at": self.at.isoformat(),
+            "rubric_version": self.rubric_version,
+            "from": None
+            if self.previous_status is None
+            else {"status": self.previous_status, "score": self.previous_score},
+            "to": {"status": self.status, "score": self.score},
+        }
 
 
 class StoredIdConflict(Exception):
@@ -129,12 +167,30 @@ class HumanEntry:
 
 @dataclass(frozen=True)
 class Override:
-    """An instructor's grade that wins over the judge's wherever the service returns a grade."""
+    """An instructor's grade that wins over the judge's wherever the service returns a grade:
+    an override (with its reason) or a score entered on the pages (``criteria``: its points
+    per criterion, when given); the newest of them wins."""
 
     score: float
     reason: str
     instructor: str
     created_at: datetime
+    criteria: dict[str, float] | None = None
+
+
+SCORED_REASON = "scored by an instructor"
+
+
+@dataclass(frozen=True)
+class Saved:
+    """What an instructor's write did: whether it stored anything (its truth), and the
+    webhook deliveries of the grade versions it made, to send once committed."""
+
+    stored: bool
+    deliveries: list[int]
+
+    def __bool__(self) -> bool:
+        return self.stored  # the reason a score entered on the pages carries
 
 
 @dataclass(frozen=True)
@@ -174,10 +230,19 @@ def overridden(grade: Grade, override: Override | None) -> Grade:
         if override.reason
         else (f"{override.instructor}'s score")
     )
+    criteria = grade.criteria
+    if override.criteria:
+        criteria = [
+            c.model_copy(update={"points": override.criteria[c.id]})
+            if c.id in override.criteria
+            else c
+            for c in grade.criteria
+        ]
     return grade.model_copy(
         update={
             "status": GradeStatus.GRADED,
             "score": override.score,
+            "criteria": criteria,
             "method": Method.INSTRUCTOR,
             "needs_review": False,
             "details": grade.details.model_copy(

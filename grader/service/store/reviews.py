@@ -1,5 +1,7 @@
 """What instructors read and write on the pages: answers with the judge's newest grade, their
-own scores, overrides (a history; the newest wins) and the review queue."""
+own scores, overrides (a history; the newest wins) and the review queue. A score or an
+override is the grade its platform reads: each that changes it is a grade version
+(``versions.settle``)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from grader.service.store import rows
 from grader.service.store.engine import insert_ignore
-from grader.service.store.records import AnswerCounts, AnswerRow, HumanEntry, utcnow
+from grader.service.store.records import AnswerCounts, AnswerRow, HumanEntry, Saved, utcnow
 from grader.service.store.schema import (
     grade_overrides,
     grades,
@@ -17,6 +19,7 @@ from grader.service.store.schema import (
     review_queue,
     submissions,
 )
+from grader.service.store.versions import settle
 
 
 class Reviews:
@@ -132,9 +135,12 @@ class Reviews:
         instructor_id: int,
         score: float,
         criteria: dict[str, float] | None,
-    ) -> None:
-        """The instructor's score of an answer; entering it again replaces it (one per pair)."""
-        values = {"score": score, "criteria": criteria, "created_at": utcnow()}
+    ) -> Saved:
+        """The instructor's score of an answer; entering it again replaces it (one per pair).
+        The score is the grade its platform reads (the newest instructor's grade wins): a new
+        grade version when it changes it, with its webhook delivery (``Saved.deliveries``)."""
+        now = utcnow()
+        values = {"score": score, "criteria": criteria, "created_at": now}
         with self.engine.begin() as conn:
             updated = conn.execute(
                 human_scores.update()
@@ -150,11 +156,15 @@ class Reviews:
                     human_scores,
                     [{"submission_id": submission_id, "instructor_id": instructor_id, **values}],
                 )
+            name = conn.execute(
+                sa.select(instructors.c.name).where(instructors.c.id == instructor_id)
+            ).scalar_one()
+            return Saved(True, settle(conn, [submission_id], "score", name, now))
 
-    def add_override(self, submission_id: int, score: float, reason: str, instructor: str) -> bool:
+    def add_override(self, submission_id: int, score: float, reason: str, instructor: str) -> Saved:
         """Override the grade and close its review; the same override twice is stored once.
 
-        Overrides are kept as a history (who, when, why); the newest wins.
+        Overrides are kept as a history (who, when, why); the newest instructor's grade wins.
         """
         now = utcnow()
         with self.engine.begin() as conn:
@@ -162,7 +172,7 @@ class Reviews:
             if newest and (newest.score, newest.reason, newest.instructor) == (
                 score, reason, instructor,
             ):  # fmt: skip
-                return False
+                return Saved(False, [])
             conn.execute(
                 grade_overrides.insert().values(
                     submission_id=submission_id,
@@ -173,7 +183,7 @@ class Reviews:
                 )
             )
             _resolve(conn, submission_id, instructor, now)
-        return True
+            return Saved(True, settle(conn, [submission_id], "override", instructor, now))
 
     def accept_judge(self, submission_id: int, instructor: str) -> bool:
         """Mark the judge's grade reviewed as it stands; False when nothing was open."""

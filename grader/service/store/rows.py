@@ -8,12 +8,14 @@ every read that returns a grade.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from grader.models import Grade, SubmissionStatus
 from grader.service.store.records import (
+    SCORED_REASON,
     Instructor,
     Override,
     Platform,
@@ -22,8 +24,11 @@ from grader.service.store.records import (
 )
 from grader.service.store.schema import (
     grade_overrides,
+    grade_versions,
     grades,
+    human_scores,
     instructor_exams,
+    instructors,
     platform_exams,
     submissions,
 )
@@ -41,7 +46,8 @@ def newest_grade_id() -> sa.ScalarSelect:
 
 
 def with_newest_grade(*where: sa.ColumnElement[bool]) -> sa.Select:
-    """Submissions matching ``where`` with their newest grade record (or None), in id order."""
+    """Submissions matching ``where`` with their newest grade record (or None), in id order:
+    the judge's own grade, as the instructor pages show it."""
     return (
         sa.select(submissions, grades.c.record)
         .select_from(submissions.outerjoin(grades, grades.c.id == newest_grade_id()))
@@ -64,6 +70,62 @@ def newest_overrides(
 
 def newest_override(conn: Connection, submission_id: int) -> Override | None:
     return newest_overrides(conn, [submission_id]).get(submission_id)
+
+
+def instructor_grades(
+    conn: Connection, submission_ids: sa.Select | Iterable[int]
+) -> dict[int, Override]:
+    """The instructors' grade per submission among ``submission_ids``: the newest of its
+    overrides and of the scores entered on the pages (an instructor's score is the grade)."""
+    if not isinstance(submission_ids, sa.Select):
+        submission_ids = list(submission_ids)
+    found = newest_overrides(conn, submission_ids)
+    scored = conn.execute(
+        sa.select(human_scores, instructors.c.name)
+        .join(instructors, instructors.c.id == human_scores.c.instructor_id)
+        .where(human_scores.c.submission_id.in_(submission_ids))
+        .order_by(human_scores.c.created_at, human_scores.c.id)
+    )
+    for row in scored:
+        earlier = found.get(row.submission_id)
+        if earlier is None or earlier.created_at < row.created_at:
+            found[row.submission_id] = Override(
+                row.score, SCORED_REASON, row.name, row.created_at, row.criteria or None
+            )
+    return found
+
+
+def newest_version_id() -> sa.ScalarSelect:
+    """The id of the submission's newest grade version, correlated to ``submissions``."""
+    other = grade_versions.alias("newer_version")
+    return (
+        sa.select(sa.func.max(other.c.id))
+        .where(other.c.submission_id == submissions.c.id)
+        .correlate(submissions)
+        .scalar_subquery()
+    )
+
+
+def with_current_grade(*where: sa.ColumnElement[bool]) -> sa.Select:
+    """Submissions matching ``where`` with the grade their platform reads: the record and
+    number of their newest grade version (None before the first grade), in id order."""
+    return (
+        sa.select(submissions, grade_versions.c.record, grade_versions.c.version)
+        .select_from(
+            submissions.outerjoin(grade_versions, grade_versions.c.id == newest_version_id())
+        )
+        .where(*where)
+        .order_by(submissions.c.id)
+    )
+
+
+def current(row) -> StoredSubmission:
+    """A ``with_current_grade`` row: the submission with its current grade version, the grade
+    the webhook of that version carried."""
+    found = stored(row)
+    if row.record is None:
+        return found
+    return replace(found, grade=Grade.model_validate(row.record), version=row.version)
 
 
 def stored(row, record: dict | None = None, override: Override | None = None) -> StoredSubmission:

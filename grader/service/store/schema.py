@@ -90,8 +90,11 @@ webhook_deliveries = sa.Table(
     sa.Column("last_error", sa.Text),
     sa.Column("delivered_at", sa.DateTime),
     sa.Column("created_at", sa.DateTime, nullable=False),
-    sa.UniqueConstraint("submission_id", "event", name="uq_deliveries_submission_event"),
+    # the grade version it announces (0007): one delivery per version, several per submission
+    sa.Column("version_id", sa.ForeignKey("grade_versions.id")),
+    sa.UniqueConstraint("version_id", name="uq_deliveries_version"),
     sa.Index("ix_deliveries_status_next", "status", "next_attempt_at"),
+    sa.Index("ix_deliveries_submission", "submission_id", "id"),
 )
 
 dead_letters = sa.Table(
@@ -184,4 +187,64 @@ rate_counters = sa.Table(
     sa.Column("window_start", sa.BigInteger, primary_key=True),  # unix seconds
     sa.Column("count", sa.Integer, nullable=False),
     sa.Index("ix_rate_counters_window", "window_start"),
+)
+
+# --- grade versions (migration 0007) -------------------------------------------------------
+
+grade_versions = sa.Table(
+    "grade_versions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),  # the platforms' change cursor
+    sa.Column("submission_id", sa.ForeignKey("submissions.id"), nullable=False),
+    sa.Column("platform_id", sa.ForeignKey("platforms.id"), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),  # 1, 2, ... per submission
+    # engine, override, score, regrade, refit, rubric: what changed the grade
+    sa.Column("cause", sa.String(32), nullable=False),
+    sa.Column("actor", sa.String(100)),  # the instructor, or null for the engine
+    sa.Column("rubric_version", sa.String(64)),
+    sa.Column("previous_status", sa.String(16)),
+    sa.Column("previous_score", sa.Float),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("score", sa.Float),
+    sa.Column("record", sa.JSON, nullable=False),  # the grade as its platform sees it
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.UniqueConstraint("submission_id", "version", name="uq_grade_versions_submission"),
+    sa.Index("ix_grade_versions_platform", "platform_id", "id"),
+)
+
+# --- rubric versions and regrades (migration 0008) -----------------------------------------
+
+rubric_versions = sa.Table(
+    "rubric_versions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),  # the newest row of a question is its rubric
+    sa.Column("exam", sa.String(200), nullable=False),
+    sa.Column("question_id", sa.String(200), nullable=False),
+    sa.Column("version", sa.String(64), nullable=False),  # the rubric's content hash
+    sa.Column("rubric", sa.JSON, nullable=False),
+    sa.Column("note", sa.Text),  # what the edit was
+    sa.Column("created_by", sa.String(100), nullable=False),  # an instructor, or "file"
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Index("ix_rubric_versions_exam", "exam", "question_id", "id"),
+)
+
+regrade_jobs = sa.Table(
+    "regrade_jobs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("exam", sa.String(200), nullable=False),
+    sa.Column("question_id", sa.String(200), nullable=False),
+    sa.Column("rubric_version", sa.String(64), nullable=False),  # the version regraded against
+    sa.Column("status", sa.String(16), nullable=False),  # pending, running, done, failed
+    sa.Column("total", sa.Integer, nullable=False),
+    sa.Column("done", sa.Integer, nullable=False),
+    sa.Column("changed", sa.Integer, nullable=False),
+    sa.Column("before", sa.JSON, nullable=False),  # submission id -> grade row id it replaces
+    sa.Column("error", sa.Text),
+    sa.Column("created_by", sa.String(100), nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("claimed_at", sa.DateTime),  # a grading process took it (claims expire)
+    sa.Column("finished_at", sa.DateTime),
+    sa.Index("ix_regrade_jobs_status", "status", "id"),
+    sa.Index("ix_regrade_jobs_exam", "exam", "question_id", "id"),
 )

@@ -25,6 +25,7 @@ from grader.service.store.records import utcnow
 from grader.service.store.review_rank import rerank_in
 from grader.service.store.rows import newest_override
 from grader.service.store.schema import exam_scorers, grades, review_queue
+from grader.service.store.versions import settle
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ class Scorers:
 
     def apply(
         self, scorer: ExamScorer, instructor: str, rescored: Sequence[Rescored], share: float
-    ) -> None:
+    ) -> list[int]:
         """Mark ``scorer`` the exam's, replace the grades it re-scored and rank their questions'
         queues again (``share``: the review budget), in one transaction.
 
@@ -114,7 +115,8 @@ class Scorers:
         it was computed from). Reviews follow the new grade: one that needs review and has no
         row gets one, an open one gets the new reasons, or is closed when nothing is left to
         review; a review an instructor already closed stays closed, and an overridden grade
-        gets none (the override stays beside it and wins).
+        gets none (the override stays beside it and wins). Each grade whose platform reads a
+        new one is a grade version (cause ``refit``); returns their webhook deliveries.
         """
         now = utcnow()
         with self.engine.begin() as conn:
@@ -125,13 +127,19 @@ class Scorers:
                 .where(exam_scorers.c.id == scorer.id)
                 .values(applied_at=now, applied_by=instructor)
             )
+            return settle(conn, [r.submission_id for r in rescored], "refit", instructor, now)
 
-    def rescore(self, exam: str, rescored: Sequence[Rescored], by: str, share: float) -> None:
+    def rescore(
+        self, exam: str, rescored: Sequence[Rescored], instructor: str, share: float
+    ) -> list[int]:
         """Replace re-scored grades as ``apply`` does, the exam's scorer unchanged (a regrade
         after new instructor scores), and rank their questions' queues again, in one
-        transaction: no reader sees a re-scored grade unranked."""
+        transaction: no reader sees a re-scored grade unranked. Grade versions as ``apply``
+        makes them (cause ``regrade``); returns their webhook deliveries."""
+        now = utcnow()
         with self.engine.begin() as conn:
-            _replace_all(conn, exam, rescored, by, utcnow(), share)
+            _replace_all(conn, exam, rescored, f"{instructor} (regrade)", now, share)
+            return settle(conn, [r.submission_id for r in rescored], "regrade", instructor, now)
 
 
 def _replace_all(
