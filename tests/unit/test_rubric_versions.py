@@ -65,7 +65,8 @@ def test_a_claim_saved_on_the_pages_grades_the_next_answer_in_another_process(ap
     assert graders.exams[EXAM].rubrics[ESSAY].version != saved.rubric.version  # not yet read
     again = post_and_grade(client, store, api, "w2", WRONG)
     assert again.provenance.rubric_version == saved.rubric.version  # read before the batch
-    assert "wrong_claim" in {r.code for r in again.review_reasons}
+    assert [c.claim for c in again.details.substance.claims if not c.negated] == [CLAIM]
+    assert "wrong_claim" in {r.code for r in again.details.review.explanations}  # ranks it
     assert again.score < first.score
     # the file: the claim's lines added, the rest as it was
     written = (bank / EXAM / f"{ESSAY}.yaml").read_text(encoding="utf-8")

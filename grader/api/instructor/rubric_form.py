@@ -5,7 +5,8 @@ one entry a line: ``_key_points``, ``_levels`` as ``points: descriptor``, ``_wro
 ``claim`` or ``claim | points``; ``_remove`` ticked drops it); the blank row at the end adds
 one. The conclusion (``conclusion_kind`` blank: none), the anchors (a line
 each, ``id: C1=1 C2=0.5``; a line deleted removes the anchor, whose answer text stays as it was
-promoted) and the notes. Penalties are kept as they are.
+promoted) and the notes. Penalties are kept as they are, and so are a criterion's decisive
+parts and the patterns of its wrong claims (written in the rubric's file).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pydantic import ValidationError
 
 from grader.api.instructor.forms import MAX_CLAIM_CHARS, FormError
 from grader.models import Anchor, Conclusion, ConclusionKind, Criterion, Level, Rubric, WrongClaim
+from grader.text import match_key
 
 MAX_CRITERIA = 12
 MAX_TEXT = 2000  # a description, a key point, a descriptor
@@ -32,7 +34,11 @@ def criterion_rows(rubric: Rubric) -> int:
 def parse_rubric_form(form: Mapping[str, str], current: Rubric) -> Rubric:
     """The rubric the form describes (not yet checked against its question: see
     ``rubric_problems``); a FormError naming the first field that cannot be read."""
-    criteria = [c for i in range(MAX_CRITERIA) if (c := _criterion(form, i)) is not None]
+    criteria = [
+        _with_claims(c, current)
+        for i in range(MAX_CRITERIA)
+        if (c := _criterion(form, i)) is not None
+    ]
     if not criteria:
         raise FormError("c0_id", "a rubric needs at least one criterion")
     data = {
@@ -85,6 +91,21 @@ def _criterion(form: Mapping[str, str], i: int) -> Criterion | None:
         first = exc.errors()[0]
         where = first["loc"][0] if first["loc"] else "id"
         raise FormError(prefix + str(where), f"{cid}: {first['msg']}") from exc
+
+
+def _with_claims(criterion: Criterion, current: Rubric) -> Criterion:
+    """The criterion with what the form does not edit kept from the criterion of the same id:
+    its decisive parts, and the patterns its unchanged wrong claims are recognised by (the
+    rubric's file is where they are written: README, Rubrics)."""
+    before = next((c for c in current.criteria if c.id == criterion.id), None)
+    if before is None:
+        return criterion
+    patterns = {match_key(w.claim): w.when for w in before.wrong_claims if w.when}
+    claims = [
+        w.model_copy(update={"when": patterns.get(match_key(w.claim), [])})
+        for w in criterion.wrong_claims
+    ]
+    return criterion.model_copy(update={"parts": before.parts, "wrong_claims": claims})
 
 
 def _level(form: Mapping[str, str], field: str, line: str) -> Level:
