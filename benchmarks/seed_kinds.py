@@ -34,7 +34,7 @@ from benchmarks.lib.common import ROOT, code_version, command, write_result
 from benchmarks.lib.splits import add_data_dir, data_file, use_data_dir
 from grader.bank.files import load_bank
 from grader.config import JudgeSettings, Settings
-from grader.embed import make_embedder
+from grader.embed import Embedder, make_embedder
 from grader.engine.pipeline import Pipeline
 from grader.engine.reading.rubrics import load_rubrics
 from grader.judge import make_judge
@@ -62,11 +62,19 @@ def load_seeds(sets: list[str]) -> list[dict]:
     return seeds
 
 
-def grade_seeds(seeds: list[dict], settings: Settings) -> tuple[dict[str, Grade], float]:
-    """Each seed's grade, one batch per bank, and the seconds grading took (models loaded)."""
+def grade_seeds(
+    seeds: list[dict], settings: Settings, cold: bool = False
+) -> tuple[dict[str, Grade], float]:
+    """Each seed's grade, one batch per bank, and the seconds grading took (models loaded;
+    ``cold``: every answer embedded, none read from the vector cache)."""
     where = {q.id: path for path in sorted((ROOT / "rubrics").glob("*.yaml"))
              for q in load_bank(path).questions}  # fmt: skip
-    embedder, judge = make_embedder(settings), make_judge(settings)
+    embedder = make_embedder(settings)
+    if cold and embedder is not None:
+        embedder = Embedder(
+            settings.embeddings.model, cache_dir=settings.cache.dir, disk_cache=False
+        )
+    judge = make_judge(settings)
     by_bank: dict[Path, list[Submission]] = defaultdict(list)
     for s in seeds:
         by_bank[where[s["question_id"]]].append(
@@ -152,6 +160,9 @@ def parser() -> argparse.ArgumentParser:
         "--patterns", type=Path, default=claims_reading.BLIND_PATTERNS,
         help="with --claims-set: claim id -> patterns (default: the blind ones)",
     )  # fmt: skip
+    found.add_argument(
+        "--cold", action="store_true", help="embed every answer (no vector cache): for the time"
+    )
     found.add_argument("--out", type=Path, help="the result JSON (default: the terminal)")
     add_data_dir(found)
     return found
@@ -169,13 +180,14 @@ def main(argv: list[str] | None = None) -> None:
         parser().error(f"--sets: unknown set(s) {unknown}; known: {sorted(SETS)}")
     seeds = load_seeds(sets)
     settings = Settings(judge=JudgeSettings(backend=args.judge, plan=args.plan))  # type: ignore[arg-type]
-    grades, seconds = grade_seeds(seeds, settings)
+    grades, seconds = grade_seeds(seeds, settings, args.cold)
     result = {
         "benchmark": "seed_kinds",
         "data": ", ".join(
             f"{SETS[s]} ({'held out' if s in HELD_OUT else 'development'})" for s in sets
         ),
-        "settings": f"e5, the shipped scorer, judge plan {args.plan}, {args.judge} judge",
+        "settings": f"e5, the shipped scorer, judge plan {args.plan}, {args.judge} judge"
+        + (", every answer embedded" if args.cold else ""),
         "command": command(),
         "code": code_version("grader", "rubrics", __file__),
         "grading_seconds": round(seconds, 1),
