@@ -270,6 +270,8 @@ def test_a_scored_answer_says_which_scorer_decided_and_on_what(service):
     assert "score from graded20+" in line
     assert "nearest graded answers: g7 (1, similarity 0.93)" in line
     assert "graded answers worded like this one: -0.6 points against the signals" in line
+    card = page[page.index(f'id="a{answer.submission.id}"') :]
+    assert "points (the grade's)" in card and '<ol class="trail">' in card  # not "judge"
 
 
 def test_an_override_wins_in_the_api_and_exports_and_keeps_the_judges_grade(service):
@@ -315,6 +317,10 @@ def test_the_review_queue_lists_flagged_grades_and_accepting_closes_them(service
     flagged = [a.submission.external_id for a in store.reviews.answers(EXAM) if a.open_review]
     assert "e3" in flagged and all(f">{x}<" in page for x in flagged)
     assert "suspected_injection" in page
+    # each queued answer shows its text and how its score was decided (the grade's trail)
+    e3 = store.reviews.answer(sid(store, "e3")).submission.grade
+    assert e3.details.trail and "how the score was decided" in page
+    assert all(f"<strong>{entry.step}</strong>" in page for entry in e3.details.trail)
     response = client.post(
         f"/instructor/answers/{sid(store, 'e3')}/accept",
         data={"csrf": csrf_of(client), "back": "review"},

@@ -155,7 +155,8 @@ def _criterion(
     share = f"{check.unverified_share:.0%}"
     why = (f"未验证：按相似度给分，至多{share}" if zh
            else f"not verified: scored by similarity, at most {share}")  # fmt: skip
-    return c.model_copy(update={"points": points, "rationale": why})
+    # no sentence of the answer was read to carry this criterion's content: no evidence
+    return c.model_copy(update={"points": points, "evidence": "", "rationale": why})
 
 
 def _scaled(

@@ -261,4 +261,6 @@ def injection_only_grade(submission: Submission, rubric: Rubric, flagged: Flagge
         0.9, needs_review=True,
     )  # fmt: skip
     injection = InjectionReading(raw_score=None, cleaned_score=0.0, kept=AnswerVariant.CLEANED)
-    return grade.model_copy(update={"details": GradeDetails(injection=injection)})
+    return grade.model_copy(
+        update={"details": grade.details.model_copy(update={"injection": injection})}
+    )
