@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 
 from grader.engine.finish.context import Finishing
+from grader.engine.judging.feedback import missing_criteria, template_feedback
 from grader.engine.reading.claims.parts import has_parts, read_parts, verified_points
 from grader.engine.scoring.judge_trust import trust_of
 from grader.engine.scoring.points import STEP
@@ -113,16 +114,29 @@ def bound(grade: Grade, check: ClaimsCheck, rubric: Rubric) -> Grade:
     if check.parts and check.nothing_verified and grade.score > 0:
         reasons.append(_unverified_reason(check, rubric))
         confidence = min(confidence, UNVERIFIED_CONFIDENCE) if confidence is not None else None
+    criteria = _scaled(criteria, score, check.verified)
     return grade.model_copy(
         update={
             "score": score,
-            "criteria": _scaled(criteria, score, check.verified),
+            "criteria": criteria,
+            "feedback": _feedback(grade, criteria, rubric, check.language),
             "review_reasons": reasons,
             "needs_review": grade.needs_review or bool(reasons),
             "confidence": confidence,
             "details": grade.details.model_copy(update={"claims": check.model_copy(update=update)}),
         }
     )
+
+
+def _feedback(
+    grade: Grade, criteria: list[CriterionScore], rubric: Rubric, language: str
+) -> str | None:
+    """The template's feedback written again from the bounded criteria (it named what the
+    split by coverage missed, not what the answer was read to lack); a judge's is kept."""
+    before = template_feedback(language, missing_criteria(rubric, grade.criteria))
+    if grade.feedback != before:
+        return grade.feedback
+    return template_feedback(language, missing_criteria(rubric, criteria))
 
 
 def _applies(grade: Grade, rubric: Rubric) -> bool:
