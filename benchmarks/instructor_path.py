@@ -37,18 +37,24 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.common import ROOT, code_version, command, write_result
+from benchmarks.lib.common import ROOT, code_version, command, write_result
 
 EXAM = "grad_accum_engineer"
 CHROMIUM = "/usr/bin/chromium"
 MAX_TABS = 400  # a card not reached in this many Tabs fails the run
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--before", default="1905420", help="the commit of the old page")
-    parser.add_argument("--out", type=Path, help="the result JSON (else printed)")
-    args = parser.parse_args()
+def parser() -> argparse.ArgumentParser:
+    found = argparse.ArgumentParser(
+        prog="python -m benchmarks.instructor_path", description=__doc__.split("\n\n")[0]
+    )
+    found.add_argument("--before", default="1905420", help="the commit of the old page")
+    found.add_argument("--out", type=Path, help="the result JSON (else printed)")
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         old_tree = _tree_of(args.before, Path(folder) / "before")
         flows = {
