@@ -134,3 +134,13 @@ def test_a_clause_that_repeats_the_stem_verifies_nothing():
     grade = verified.checked(scored(1.0, 1.0), said, RUBRIC, stem=stem)
     assert grade.details.claims.verified["C2"] == 0.0
     assert verified.checked(scored(1.0, 1.0), said, RUBRIC).details.claims.verified["C2"] == 2.0
+
+
+def test_a_formula_is_no_keyword_list():
+    from grader.engine.reading.claims.listing import keyword_list
+
+    rubric = Rubric(question_id="q", points=1, criteria=[Criterion(
+        id="C1", description="平均比较次数", points=1,
+        key_points=["n/2", "(n-i)", "n*(n+1)/2", "平均", "比较", "次数"],
+    )])  # fmt: skip
+    assert not keyword_list("n/2; (n-i)/(n*(n+1)/2)*n/2", rubric)

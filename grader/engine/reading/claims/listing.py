@@ -2,10 +2,11 @@
 
 "梯度累加 / 不立即更新 / 多个小批次 / …" names every key point and asserts none: no relation,
 no order, no reason. Such an answer is read as a list when it is not written in sentences (at
-most one Chinese comma, full stop or colon), has at least ``MIN_ITEMS`` items (split at 、 / |
-; and line breaks), half of them or more at most ``SHORT_CHARS`` letters long, and at least
-``KEY_SHARE`` of them the rubric's own key points, inside one or holding one. A list verifies no part and earns at most the
-restatement's cap (``substance``). One pass over the answer.
+most one Chinese comma, full stop or colon), has at least ``MIN_ITEMS`` items (split at 、 | ;,
+" / " and line breaks; "n/2" is a formula, not two items), half of them or more at most
+``SHORT_CHARS`` letters long, and at least ``KEY_SHARE`` of them the rubric's own key points,
+inside one or holding one. A list verifies no part and earns at most the restatement's cap
+(``substance``). One pass over the answer.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from grader.text import content_chars, match_key
 MIN_ITEMS = 6
 SHORT_CHARS = 16
 KEY_SHARE = 0.4
-_SEPARATORS = re.compile(r"[、；;/|\n·•]+")
+_SEPARATORS = re.compile(r"[、；;|\n·•]+|\s/\s")  # "/" only between spaces: n/2 is a formula
 _PROSE = (
     "，",
     "。",
