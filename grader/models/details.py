@@ -138,7 +138,7 @@ class PartReading(_Model):
     status: PartStatus
     evidence: str
     pays: float  # points it verifies when asserted
-    by: Literal["rules"] = "rules"
+    by: Literal["rules", "judge"] = "rules"  # the judge: a trusted one, where rules read nothing
 
 
 class ClaimsCheck(_Model):

@@ -131,3 +131,30 @@ def test_the_default_plan_reads_every_criterion_only_with_a_served_judge():
     )
     chosen = Settings(judge=JudgeSettings(backend="openai", plan="budget"))
     assert with_default_plan(chosen).judge.plan == "budget"  # a plan set is kept
+
+
+def test_a_trusted_judge_reads_the_parts_the_rules_left_absent(tmp_path):
+    from grader.engine.judging.claim_check import EMPTY
+
+    def read(request: LabelRequest) -> dict[str, float]:
+        if request.labels == ("否", "是"):  # a claim check: stated in any answer, not the empty one
+            yes = 0.1 if request.answer == EMPTY["zh"] else 0.9
+            return {"否": 1 - yes, "是": yes}
+        return {
+            label: float(i == len(request.labels) - 1) for i, label in enumerate(request.labels)
+        }
+
+    bank = load_bank(BANK)
+    rubrics = load_rubrics(BANK, bank)
+    entry = judge_trust.JudgeTrust(model="coverage-script", trust=1.0, readings=99, judge_mae=0.0,
+                                   mean_mae=0.5, data="test")  # fmt: skip
+    judge_trust.store(entry, tmp_path / "trust.json")
+    settings = Settings(
+        judge=JudgeSettings(backend="scripted", plan="full", trust=tmp_path / "trust.json")
+    )
+    pipeline = Pipeline(bank, rubrics, ScriptedJudge(label_script=read), settings)
+    said = "这个方法很好用，大家都在用它。"  # nothing the rules read
+    (grade,) = pipeline.grade_many([Submission(id="x", question_id="004-s5-q1", answer=said)])
+    parts = grade.details.claims.parts
+    assert parts and all(p.status == "asserted" and p.by == "judge" for p in parts)
+    assert grade.details.claims.judge_trust == 1.0

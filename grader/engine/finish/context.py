@@ -47,5 +47,6 @@ class Finishing:
     other_score: float | None = None  # a re-score whose record lacks the other variant: its score
     # filled by the steps' ``ask``, once per batch
     judged_conclusion: ConclusionRead | None = None
+    judged_claims: dict[str, float] | None = None  # a trusted judge's gap per part/claim key
     feedback_sentence: str | None = None
     cleaned: Grade | None = None  # the twin's finished grade

@@ -29,7 +29,7 @@ from grader.engine.finish.conclusion import ask_conclusions, conclusion_step
 from grader.engine.finish.context import Finishing
 from grader.engine.finish.injection_bound import injection_step, pair_twins
 from grader.engine.finish.substance import substance_step
-from grader.engine.finish.verified import claims_step
+from grader.engine.finish.verified import ask_claims, claims_step
 from grader.engine.judging.budget import split_by_coverage, write_feedback
 from grader.engine.scoring.scorer_core.rules import COPY, readable
 from grader.engine.scoring.scorer_grade import scored_grade
@@ -98,7 +98,7 @@ def feedback_step(grade: Grade, context: Finishing) -> Grade:
 
 STEPS: tuple[Step, ...] = (
     Step("scorer", scorer_step),
-    Step("claims", claims_step),
+    Step("claims", claims_step, ask_claims),
     Step("feedback", feedback_step, ask_feedback),
     Step("substance", substance_step),
     Step("conclusion", conclusion_step, ask_conclusions),

@@ -24,8 +24,11 @@ nothing; a reader as good as the instructor sets each criterion where it reads i
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from grader.engine.finish.context import Finishing
+from grader.engine.judging.claim_check import ClaimAsk, judge_claims, stated
 from grader.engine.judging.feedback import missing_criteria, template_feedback
 from grader.engine.reading.claims.parts import has_parts, read_parts, verified_points
 from grader.engine.scoring.judge_trust import trust_of
@@ -51,21 +54,31 @@ UNVERIFIED_CONFIDENCE = 0.5
 MIN_TRUST = 0.5  # a judge trusted less decides nothing: its readings stay the scorer's inputs
 
 
-def checked(grade: Grade, answer: str, rubric: Rubric, trust: float = 0.0, stem: str = "") -> Grade:
+def checked(
+    grade: Grade,
+    answer: str,
+    rubric: Rubric,
+    trust: float = 0.0,
+    stem: str = "",
+    judged: Mapping[str, float] | None = None,
+) -> Grade:
     """The grade with its criteria bounded by what the answer was read to assert (``stem``:
     the question's, which a clause repeats to verify nothing), and a judge trusted at least
-    ``MIN_TRUST`` (``claims.trust``) deciding in proportion."""
-    judged = trust >= MIN_TRUST and bool(grade.details.judge_points)
-    if not _scored(grade) or not (has_parts(rubric) or judged):
+    ``MIN_TRUST`` (``scoring.judge_trust``) deciding in proportion; ``judged``: its claim
+    check of the parts the rules left absent (``ask_claims``)."""
+    weighs = trust >= MIN_TRUST and bool(grade.details.judge_points)
+    if not _scored(grade) or not (has_parts(rubric) or weighs):
         return grade
     parts = read_parts(answer, rubric, stem)
+    if judged:
+        parts = [_judged(p, k, judged) for k, p in enumerate(parts)]
     verified = verified_points(rubric, parts)
     check = ClaimsCheck(
         parts=parts,
         verified=verified,
         unverified_share=share_for(verified, rubric) if has_parts(rubric) else 1.0,
         language=language_of(answer),
-        judge_trust=trust if judged else None,
+        judge_trust=trust if weighs else None,
     )
     return bound(grade, check, rubric)
 
@@ -126,6 +139,14 @@ def bound(grade: Grade, check: ClaimsCheck, rubric: Rubric) -> Grade:
             "details": grade.details.model_copy(update={"claims": check.model_copy(update=update)}),
         }
     )
+
+
+def _judged(part: PartReading, k: int, judged: Mapping[str, float]) -> PartReading:
+    """A part the rules left absent, asserted where the trusted judge stated it."""
+    gap = next((g for key, g in judged.items() if key.endswith(f"/part{k}")), None)
+    if part.status != "absent" or not stated(gap):
+        return part
+    return part.model_copy(update={"status": "asserted", "by": "judge", "evidence": ""})
 
 
 def _feedback(
@@ -200,6 +221,40 @@ def _unverified_reason(check: ClaimsCheck, rubric: Rubric) -> ReviewReason:
     )
 
 
+def part_key(grade: Grade, k: int) -> str:
+    """The key of the rubric's ``k``-th decisive part of this answer in a claim-check call."""
+    return f"{grade.submission_id}/part{k}"
+
+
+def ask_claims(grades: Sequence[Grade], contexts: Sequence[Finishing]) -> list[Finishing]:
+    """The decisive parts the rules left absent, asked in one call of a judge trusted at
+    least ``MIN_TRUST`` (``judging.claim_check``); an untrusted judge is asked nothing."""
+    asks: dict[int, list[ClaimAsk]] = {}
+    for i, (grade, c) in enumerate(zip(grades, contexts, strict=True)):
+        if c.judge is None or c.question is None or c.answer is None or c.rubric is None:
+            continue
+        trusted = trust_of(grade.provenance.model, c.trust_file) >= MIN_TRUST
+        if not trusted or not _applies(grade, c.rubric):
+            continue
+        read = read_parts(c.answer, c.rubric, c.question.stem)
+        asks[i] = [
+            ClaimAsk(part_key(grade, k), c.question, p.claim, c.answer)
+            for k, p in enumerate(read)
+            if p.status == "absent"
+        ]
+    if not any(asks.values()):
+        return list(contexts)
+    judge = contexts[next(iter(asks))].judge
+    assert judge is not None
+    gaps = judge_claims(judge, [a for batch in asks.values() for a in batch])
+    return [
+        replace(c, judged_claims={a.key: gaps[a.key] for a in asks[i] if a.key in gaps})
+        if i in asks
+        else c
+        for i, c in enumerate(contexts)
+    ]
+
+
 def claims_step(grade: Grade, context: Finishing) -> Grade:
     """The finishing step: a model's grade bounded by what its answer was read to assert
     (``checked``); in a re-score (no question in the context), by the reading its grading
@@ -209,7 +264,9 @@ def claims_step(grade: Grade, context: Finishing) -> Grade:
         return grade
     if context.question is not None and context.answer is not None:
         trust = trust_of(grade.provenance.model, context.trust_file)
-        new = checked(grade, context.answer, rubric, trust, context.question.stem)
+        new = checked(
+            grade, context.answer, rubric, trust, context.question.stem, context.judged_claims
+        )
     else:
         new = reapply(grade, rubric)
     check = new.details.claims
