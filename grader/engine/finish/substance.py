@@ -35,7 +35,7 @@ import re
 
 from grader.engine.finish.context import Finishing
 from grader.engine.reading.claims.listing import keyword_list
-from grader.engine.reading.claims.parts import patterned_wrong_claims
+from grader.engine.reading.claims.parts import found_claim, patterned_wrong_claims
 from grader.engine.reading.claims.rules import ReadAnswer
 from grader.engine.scoring.points import STEP, allocate
 from grader.engine.signals.copies import char_ngrams
@@ -148,19 +148,9 @@ def wrong_claims(answer: str, rubric: Rubric, stem: set[str]) -> list[FoundClaim
             # The clauses on either side count: "……能减少计算量，这是错误的".
             negated = _negates(" ".join(sentences[max(0, a - 1) : b + 1]), wrong.claim)
             # A criterion loses at most its own points, however many of its claims match.
-            points = wrong.points if wrong.points is not None else criterion.points
-            points = 0.0 if negated else min(points, criterion.points - taken)
-            taken += points
-            found.append(
-                FoundClaim(
-                    criterion=criterion.id,
-                    claim=wrong.claim,
-                    sentence=best[:80],
-                    containment=round(share, 3),
-                    negated=negated,
-                    points=points,
-                )
-            )
+            claim = found_claim(criterion, wrong, best, round(share, 3), negated, taken, "wording")
+            taken += claim.points
+            found.append(claim)
     return found
 
 

@@ -3,9 +3,11 @@ and each wrong claim that carries patterns, by rules (``rules``)."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from grader.engine.reading.claims.listing import keyword_list
 from grader.engine.reading.claims.rules import ReadAnswer, read_claim
-from grader.models import Criterion, FoundClaim, PartReading, Rubric
+from grader.models import Criterion, FoundClaim, PartReading, Rubric, WrongClaim
 
 EVIDENCE_CHARS = 120
 
@@ -52,19 +54,33 @@ def patterned_wrong_claims(answer: ReadAnswer, criterion: Criterion) -> list[Fou
         reading = read_claim(answer, wrong.when, strict=True)
         if reading.status == "absent":
             continue
-        negated = reading.status == "negated"
-        points = wrong.points if wrong.points is not None else criterion.points
-        points = 0.0 if negated else min(points, criterion.points - taken)
-        taken += points
-        found.append(
-            FoundClaim(
-                criterion=criterion.id,
-                claim=wrong.claim,
-                sentence=reading.evidence[:80],
-                containment=1.0,
-                negated=negated,
-                points=points,
-                by="rules",
-            )
-        )
+        claim = found_claim(criterion, wrong, reading.evidence, 1.0, reading.status == "negated",
+                            taken, "rules")  # fmt: skip
+        taken += claim.points
+        found.append(claim)
     return found
+
+
+def found_claim(
+    criterion: Criterion,
+    wrong: WrongClaim,
+    sentence: str,
+    containment: float,
+    negated: bool,
+    taken: float,
+    by: Literal["wording", "rules"],
+) -> FoundClaim:
+    """A wrong claim read in a sentence, with the points it takes: its own (all its
+    criterion's by default), never more than the criterion has left after ``taken``; none
+    when the answer negates it."""
+    points = wrong.points if wrong.points is not None else criterion.points
+    points = 0.0 if negated else min(points, criterion.points - taken)
+    return FoundClaim(
+        criterion=criterion.id,
+        claim=wrong.claim,
+        sentence=sentence[:80],
+        containment=containment,
+        negated=negated,
+        points=points,
+        by=by,
+    )
