@@ -20,7 +20,7 @@ import logging
 from celery import Celery
 
 from grader.config import Settings
-from workers import lifecycle, tasks
+from workers import broker, lifecycle, tasks
 from workers.queues import GRADE_QUEUE, ROUTES
 
 
@@ -28,6 +28,9 @@ def create_app(settings: Settings) -> Celery:
     """A Celery app on ``settings.service.redis_url`` with the service's tasks registered."""
     app = Celery("grader", broker=settings.service.redis_url)
     app.conf.update(
+        # kombu's Redis transport, guarded so that a worker holding an unacknowledged task
+        # reconnects when Redis restarts instead of stopping (``workers.broker``)
+        broker_transport=broker.NAME,
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         task_ignore_result=True,  # results live in the store
