@@ -63,8 +63,10 @@ def settings(database_url: str, redis_url: str, latency_s: float) -> dict[str, s
 class Supervised:
     """One service process, restarted on failure (``Restart=on-failure``)."""
 
-    def __init__(self, name: str, args: list[str], env: dict[str, str], log: Path):
-        self.name, self.args, self.env, self.log = name, args, env, log
+    def __init__(self, name: str, args: list[str], env: dict[str, str], log: Path,
+                 code: Path = ROOT):  # fmt: skip
+        """``code``: the checkout it runs (``python -m`` puts the working folder first)."""
+        self.name, self.args, self.env, self.log, self.code = name, args, env, log, code
         self.process: subprocess.Popen | None = None
         self.restarts, self.clean_exits = 0, 0
         self.wanted = True
@@ -72,7 +74,7 @@ class Supervised:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "grader", *self.args], cwd=ROOT, env=self.env,
+            [sys.executable, "-m", "grader", *self.args], cwd=self.code, env=self.env,
             stdout=self.log.open("a"), stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
 

@@ -23,11 +23,27 @@ task that ends after the reconnect cannot acknowledge on the old channel either 
 
 from __future__ import annotations
 
+from kombu.exceptions import OperationalError
 from kombu.transport import TRANSPORT_ALIASES
 from kombu.transport import redis as kombu_redis
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 NAME = "grader-redis"  # what Celery's ``broker_transport`` names and its logs show
+# Redis refused, reset, timed out or still loading its file (``BusyLoadingError`` is a
+# ``ConnectionError``), and kombu's own wrapper of those once its retries ran out.
+_OUTAGES = (
+    OperationalError,
+    RedisConnectionError,
+    RedisTimeoutError,
+    ConnectionError,
+    TimeoutError,
+)
+
+
+def broker_unavailable(error: BaseException) -> bool:
+    """True for an error that means the broker could not be reached for now."""
+    return isinstance(error, _OUTAGES)
 
 
 class Channel(kombu_redis.Channel):

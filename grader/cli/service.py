@@ -217,27 +217,36 @@ def worker(
             "one worker per GPU), the CPU count otherwise."
         ),
     ] = None,
-    pool: Annotated[str, typer.Option(help="Celery pool: prefork or solo.")] = "prefork",
+    pool: Annotated[
+        str | None,
+        typer.Option(
+            help="Celery pool: prefork or solo. Default: solo for --queues io alone (its "
+            "webhooks go out from the main process, many at once), prefork otherwise."
+        ),
+    ] = None,
     loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
 ) -> None:
-    """Start a Celery worker on GRADER_REDIS_URL with the service's defaults. It exits non-zero
-    when it stops on an error (such as Redis going away under it): run it under a supervisor
-    that restarts it on failure (workers/deploy/)."""
+    """Start a Celery worker on GRADER_REDIS_URL with the service's defaults. It rides out a
+    Redis restart (it reconnects, its judge kept); it exits non-zero only when it stops on an
+    error, so run it under a supervisor that restarts it on failure (workers/deploy/)."""
     import os
 
     from grader.config import Settings
 
     settings = Settings()
+    consumed = queues.split(",")
     if concurrency is None:
         concurrency = 1 if settings.judge.backend == "vllm" else (os.cpu_count() or 1)
-    os.environ["GRADER_WORKER_LOADS_JUDGE"] = "1" if GRADE_QUEUE in queues.split(",") else "0"
+    if pool is None:
+        pool = "solo" if GRADE_QUEUE not in consumed else "prefork"
+    os.environ["GRADER_WORKER_LOADS_JUDGE"] = "1" if GRADE_QUEUE in consumed else "0"
     from celery.signals import worker_init
 
     from workers.app import get_app
 
     # ``worker_main`` drops the worker's exit status (celery 5.7): read it off the worker. One
-    # that stops on an unrecoverable error (Redis killed under it) must exit non-zero, so a
-    # supervisor restarting on failure brings it back (workers/deploy/).
+    # that stops on an unrecoverable error must exit non-zero, so a supervisor restarting on
+    # failure brings it back (workers/deploy/).
     started = []
     worker_init.connect(lambda sender=None, **_: started.append(sender), weak=False)
     get_app().worker_main(

@@ -128,8 +128,8 @@ class GradingLoop:
 
 class InlineDispatcher:
     """No Redis: one thread of this process grades queued submissions from the store
-    (``GradingLoop``) and hands the webhooks to a ``Courier``, which sends them on its own
-    threads (a slow platform stalls no grading). ``grader serve --inline`` grades in a
+    (``GradingLoop``) and wakes a ``Courier``, which sends the webhooks on its own thread (a
+    slow platform stalls no grading). ``grader serve --inline`` grades in a
     process of its own instead (``InlineProcess``), so no answer can stall the intake.
     """
 
@@ -137,8 +137,8 @@ class InlineDispatcher:
         self.settings, self.store, self.graders = settings, store, graders
         self._poll_s = poll_s
         self.courier = Courier(settings.webhooks, settings.service.retry_backoff_s, store)
-        # the courier returns at once: its threads send the webhooks
-        self._loop = GradingLoop(settings, store, graders, after_batch=self.courier.send_due)
+        # the courier returns at once: its own thread sends the webhooks
+        self._loop = GradingLoop(settings, store, graders, after_batch=self.courier.wake)
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(

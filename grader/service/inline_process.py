@@ -127,7 +127,7 @@ class InlineProcess:
             return _FAILED, f"it exited with code {self._child.exitcode}"
 
     def _supervise(self) -> None:
-        """Send due webhooks when the child has graded (and every ``poll_s`` for retries);
+        """Wake the courier when the child has graded (it also looks by itself);
         restart the child when it dies. The thread that started a child outlives it (the
         kernel's parent-death signal follows the thread), so this one reaps it at the end."""
         try:
@@ -148,10 +148,7 @@ class InlineProcess:
             except (EOFError, OSError):  # the child is gone
                 self._child.join(5)
             self._stop_overrun()
-            try:
-                self.courier.send_due()
-            except Exception:
-                log.exception("could not read the webhook outbox; trying again")
+            self.courier.wake()
             if not self._child.is_alive() and not self._closing.is_set():
                 self._restart()
 

@@ -9,6 +9,7 @@ receiver can drop a repeat.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -68,43 +69,50 @@ def backoff(attempt: int, base_s: float = 2.0, cap_s: float = 3600.0) -> float:
     return min(cap_s, base_s * 2 ** max(0, attempt - 1))
 
 
-def deliver(
+async def deliver(
     store: Store,
     delivery_id: int,
     *,
-    client: httpx.Client,
+    client: httpx.AsyncClient,
     retries: int,
     backoff_s: float = 2.0,
+    timeout_s: float | None = None,
 ) -> float | None:
     """Try one delivery. Returns the seconds until the next try, or None when it is settled
-    (delivered, given up, refused, or nothing to do).
+    (delivered, given up, refused, or nothing to do). The store is read and written on worker
+    threads (``asyncio.to_thread``): the event loop only waits on the network.
 
     ``client`` is ``webhook_transport.webhook_client``'s in service: its connections check
     the addresses they dial, and one inside the service's network fails the delivery for good
     (``AddressRefused``), as does a URL of a form no client can send to. Any other error,
     whatever its type, is a failed try, retried with backoff until ``retries`` run out: no
-    error leaves a delivery pending and untried. Errors of the store itself propagate.
+    error leaves a delivery pending and untried. ``timeout_s`` bounds the whole try (connect,
+    send, the status line), however slowly a receiver dribbles its answer. Errors of the
+    store itself propagate.
     """
     outbox = store.outbox
-    delivery = outbox.delivery(delivery_id)
+    delivery = await asyncio.to_thread(outbox.delivery, delivery_id)
     if delivery is None or delivery.status != DeliveryStatus.PENDING or not delivery.url:
         return None
     malformed = url_problem(delivery.url)
     if malformed:
-        outbox.delivery_failed(delivery.id, f"refused: {malformed}", None)
+        await asyncio.to_thread(outbox.delivery_failed, delivery.id, f"refused: {malformed}", None)
         return None
     try:
-        status = _post(client, delivery.url, _signed(delivery))
+        async with asyncio.timeout(timeout_s):
+            status = await _post(client, delivery.url, _signed(delivery))
         error = None if 200 <= status < 300 else f"HTTP {status}"
     except AddressRefused as exc:
-        outbox.delivery_failed(delivery.id, f"refused: {exc}", None)
+        await asyncio.to_thread(outbox.delivery_failed, delivery.id, f"refused: {exc}", None)
         return None
+    except TimeoutError as exc:  # the whole try's deadline
+        error = f"no answer within {timeout_s:g} s" if timeout_s else f"TimeoutError: {exc}"
     except Exception as exc:  # a timeout, a reset, a URL httpx will not send to, a bug
         error = f"{type(exc).__name__}: {exc}"
     if error is None:
-        outbox.delivery_succeeded(delivery.id)
+        await asyncio.to_thread(outbox.delivery_succeeded, delivery.id)
         return None
-    return _failed(store, delivery, error, retries, backoff_s)
+    return await asyncio.to_thread(_failed, store, delivery, error, retries, backoff_s)
 
 
 def _signed(delivery: Delivery) -> tuple[bytes, dict[str, str]]:
@@ -131,8 +139,8 @@ def _failed(
     return wait
 
 
-def _post(client: httpx.Client, url: str, signed: tuple[bytes, dict[str, str]]) -> int:
+async def _post(client: httpx.AsyncClient, url: str, signed: tuple[bytes, dict[str, str]]) -> int:
     """The answer's status; its body is never read (a platform's reply may be any size)."""
     body, headers = signed
-    with client.stream("POST", url, content=body, headers=headers) as response:
+    async with client.stream("POST", url, content=body, headers=headers) as response:
         return response.status_code

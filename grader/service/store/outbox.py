@@ -1,11 +1,14 @@
 """The webhook outbox: deliveries written with the grades, claimed, tried and settled.
 
 A delivery row is made in the transaction that records the grade, so a grade never goes
-unannounced; what is sent is read at send time (an override made since wins).
+unannounced; what is sent is read at send time (an override made since wins). Senders
+(``grader.service.courier``) read what is due, claim it for one try with a lease, and settle
+it; the outbox's order is the order of each submission's events.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
 import sqlalchemy as sa
@@ -85,8 +88,12 @@ class Outbox:
                 .values(**values)
             )
 
-    def due_destinations(self, limit: int = 1000) -> list[tuple[int, str | None]]:
-        """Pending deliveries whose next attempt is due, with the URL each goes to."""
+    def due(self, limit: int = 1000) -> list[tuple[int, str]]:
+        """Pending deliveries whose next try is due, in outbox order, with the URL each goes
+        to: (id, url). A delivery waits while an earlier one of its submission is pending
+        (tried, or waiting for its retry), so a submission's events arrive in the order they
+        were written, whichever process sends them."""
+        earlier = webhook_deliveries.alias("earlier")
         with self.engine.connect() as conn:
             return [
                 (row.id, row.webhook_url)
@@ -96,33 +103,35 @@ class Outbox:
                     .where(
                         webhook_deliveries.c.status == _PENDING,
                         webhook_deliveries.c.next_attempt_at <= utcnow(),
+                        platforms.c.webhook_url.is_not(None),
+                        ~sa.exists().where(
+                            earlier.c.submission_id == webhook_deliveries.c.submission_id,
+                            earlier.c.status == _PENDING,
+                            earlier.c.id < webhook_deliveries.c.id,
+                        ),
                     )
                     .order_by(webhook_deliveries.c.id)
                     .limit(limit)
                 )
             ]
 
-    def claim_overdue_deliveries(self, late_by: timedelta, limit: int = 10_000) -> list[int]:
-        """Pending deliveries ``late_by`` past their time (their task is likely lost), claimed
-        by moving their time to now, so the next sweep leaves them to the task sent now."""
+    def claim(self, delivery_ids: Sequence[int], lease: timedelta) -> set[int]:
+        """Take due deliveries for one try: their next try moves ``lease`` ahead, so no other
+        sender takes them meanwhile, and one whose sender dies is due again when it ends. The
+        claim is conditional: of two senders racing for a delivery, one gets it."""
+        if not delivery_ids:
+            return set()
         now = utcnow()
         with self.engine.begin() as conn:
-            return sorted(
+            return set(
                 conn.execute(
                     webhook_deliveries.update()
                     .where(
-                        webhook_deliveries.c.id.in_(
-                            sa.select(webhook_deliveries.c.id)
-                            .where(
-                                webhook_deliveries.c.status == _PENDING,
-                                webhook_deliveries.c.next_attempt_at <= now - late_by,
-                            )
-                            .limit(limit)
-                            .scalar_subquery()
-                        ),
-                        webhook_deliveries.c.next_attempt_at <= now - late_by,
+                        webhook_deliveries.c.id.in_(list(delivery_ids)),
+                        webhook_deliveries.c.status == _PENDING,
+                        webhook_deliveries.c.next_attempt_at <= now,
                     )
-                    .values(next_attempt_at=now)
+                    .values(next_attempt_at=now + lease)
                     .returning(webhook_deliveries.c.id)
                 ).scalars()
             )
