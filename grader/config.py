@@ -298,10 +298,10 @@ class WebhookSettings(BaseSettings):
     retries: int = Field(8, ge=0)
     timeout_s: float = Field(10.0, gt=0, description="each try: connect, send, answer")
     concurrency: int = Field(
-        8, ge=1, le=256, description="inline mode: webhook deliveries in flight at once"
+        64, ge=1, le=1024, description="deliveries in flight in one sender (a courier)"
     )
     per_host: int = Field(
-        2, ge=1, description="inline mode: of those, at most this many to one host"
+        16, ge=1, description="of those, at most this many to one host (scheme, host, port)"
     )
     allow_private: bool = Field(
         False,

@@ -1,11 +1,12 @@
-"""Worker start-up and shut-down: migrate the store, then in the main process the sweeper and,
-when the worker consumes ``io``, the webhook courier; build the judge once in every pool
-process after the fork; stop the sweeper and the courier at the end.
+"""Worker start-up and shut-down: migrate the store and start the sweeper in the main process,
+build the judge once in every pool process after the fork, and, when the worker consumes
+``io``, run the webhook courier in every process that runs tasks; stop them at the end.
 
 The courier (``grader.service.courier``) sends the outbox's webhooks many at once from a thread
-of the main process: no pool process is busy with them, so a worker consuming ``io`` needs
-one process (``grader worker --queues io`` runs the solo pool), and a pool process that dies
-takes no delivery with it.
+of its process, so ``grader worker --queues io --concurrency N`` has N couriers, each with up
+to ``GRADER_WEBHOOK_CONCURRENCY`` deliveries in flight (one per pool process; in the main
+process with the solo pool). They share the outbox by claims: a pool process that dies takes
+no delivery with it for longer than its lease.
 
 ``connect`` is called by ``workers.app.get_app`` with the app it made: this module never
 imports ``workers.app``, so the two do not import each other.
@@ -16,7 +17,14 @@ from __future__ import annotations
 import os
 
 from celery import Celery
-from celery.signals import worker_init, worker_process_init, worker_ready, worker_shutdown
+from celery.concurrency.prefork import TaskPool as PreforkPool
+from celery.signals import (
+    worker_init,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_ready,
+    worker_shutdown,
+)
 
 from grader.config import Settings
 from grader.service.courier import Courier
@@ -27,7 +35,7 @@ from workers.sweeper import Sweeper
 
 
 class Lifecycle:
-    """The hooks of one worker process, holding its app, settings, sweeper and courier."""
+    """The hooks of one worker, holding its app, settings, sweeper and (per process) courier."""
 
     def __init__(self, app: Celery, settings: Settings):
         self.app, self.settings = app, settings
@@ -37,33 +45,47 @@ class Lifecycle:
     def migrate(self, sender=None, **_) -> None:
         Store(self.settings.service.database_url).migrate()
 
-    def load_runtime(self, **_) -> None:
+    def start_pool_process(self, **_) -> None:
+        """In each pool process after the fork: the judge, loaded now (not in the first task),
+        and the courier."""
         rt = runtime()
         if os.environ.get("GRADER_WORKER_LOADS_JUDGE", "1") == "1":
             rt.graders  # noqa: B018 - load the judge now, not in the first task
+        self.start_courier()
 
     def start_background(self, sender=None, **_) -> None:
-        """The sweeper; the courier too when this worker consumes ``io``."""
+        """In the main process once the worker is up: the sweeper, and the courier when no
+        pool process runs one (the solo pool runs tasks in this process)."""
         self.sweeper = Sweeper(self.app, self.settings.service)
         self.sweeper.start()
-        if IO_QUEUE in self.app.amqp.queues.consume_from:
+        if not isinstance(getattr(sender, "pool", None), PreforkPool):
+            self.start_courier()
+
+    def start_courier(self) -> None:
+        if IO_QUEUE in self.app.amqp.queues.consume_from and self.courier is None:
             service = self.settings.service
             self.courier = Courier(
                 self.settings.webhooks, service.retry_backoff_s, Store(service.database_url)
             )
 
+    def stop_courier(self, **_) -> None:
+        """The deliveries in flight end (within their timeout); the rest wait in the outbox."""
+        if self.courier is not None:
+            self.courier.close()
+            self.courier = None
+
     def stop_background(self, **_) -> None:
         if self.sweeper is not None:
             self.sweeper.stop()
-        if self.courier is not None:
-            self.courier.close()
+        self.stop_courier()
 
 
 def connect(app: Celery, settings: Settings) -> Lifecycle:
     """Connect the worker's hooks for ``app`` (strongly: the receivers are bound methods)."""
     hooks = Lifecycle(app, settings)
     worker_init.connect(hooks.migrate, weak=False)
-    worker_process_init.connect(hooks.load_runtime, weak=False)
+    worker_process_init.connect(hooks.start_pool_process, weak=False)
+    worker_process_shutdown.connect(hooks.stop_courier, weak=False)
     worker_ready.connect(hooks.start_background, weak=False)
     worker_shutdown.connect(hooks.stop_background, weak=False)
     return hooks

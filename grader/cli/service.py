@@ -199,10 +199,12 @@ def serve(
         raise fail(exc) from exc
     err.print(escape(f"serving exams: {', '.join(sorted(exams))} ({mode})"))
     try:
-        app = create_app(settings, store, exams, dispatcher)
+        # Stopped by a signal, uvicorn shuts the app down, then ends the process with that
+        # signal: grading (the inline process and what its judge started) stops first.
+        app = create_app(settings, store, exams, dispatcher, on_shutdown=dispatcher.close)
         uvicorn.Server(server_config(settings.limits, app, host, port)).run()
     finally:
-        dispatcher.close()
+        dispatcher.close()  # started but never served (a port taken): closing twice is safe
 
 
 @app.command()
@@ -214,16 +216,11 @@ def worker(
         int | None,
         typer.Option(
             help="Pool processes. Default: 1 with a model judge (one engine per process; run "
-            "one worker per GPU), the CPU count otherwise."
+            "one worker per GPU), the CPU count otherwise. With io, each sends webhooks, "
+            "GRADER_WEBHOOK_CONCURRENCY at once."
         ),
     ] = None,
-    pool: Annotated[
-        str | None,
-        typer.Option(
-            help="Celery pool: prefork or solo. Default: solo for --queues io alone (its "
-            "webhooks go out from the main process, many at once), prefork otherwise."
-        ),
-    ] = None,
+    pool: Annotated[str, typer.Option(help="Celery pool: prefork or solo.")] = "prefork",
     loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
 ) -> None:
     """Start a Celery worker on GRADER_REDIS_URL with the service's defaults. It rides out a
@@ -237,8 +234,6 @@ def worker(
     consumed = queues.split(",")
     if concurrency is None:
         concurrency = 1 if settings.judge.backend == "vllm" else (os.cpu_count() or 1)
-    if pool is None:
-        pool = "solo" if GRADE_QUEUE not in consumed else "prefork"
     os.environ["GRADER_WORKER_LOADS_JUDGE"] = "1" if GRADE_QUEUE in consumed else "0"
     from celery.signals import worker_init
 

@@ -5,8 +5,10 @@ An event loop of its own runs up to ``GRADER_WEBHOOK_CONCURRENCY`` deliveries at
 asynchronous client (a bounded connection pool), at most ``GRADER_WEBHOOK_PER_HOST`` of them to
 one host (scheme, host and port), so a platform whose endpoint hangs holds only its own share;
 each try is bounded by ``GRADER_WEBHOOK_TIMEOUT_S``. The store is read and written on a few
-worker threads. When a try ends the courier looks for more at once; idle, it looks every
-``poll_s``, and ``wake()`` makes it look now (grades were just committed).
+worker threads, in batches: the deliveries claimed together are read in one query, and the
+outcomes of tries that end together are written in one transaction. When a try ends the
+courier looks for more at once; idle, it looks every ``poll_s``, and ``wake()`` makes it look
+now (grades were just committed).
 
 At least once, in order: a delivery is claimed for one try with a lease (``Outbox.claim``), so
 two couriers (two workers) never send it together, and one whose courier died is due again
@@ -30,15 +32,16 @@ import httpx
 
 from grader.config import WebhookSettings
 from grader.service.outages import database_unavailable
-from grader.service.store import Store
+from grader.service.store import Delivery, Store
 from grader.service.webhook_transport import webhook_client
-from grader.service.webhooks import deliver
+from grader.service.webhooks import Attempt, attempt, settle
 
 log = logging.getLogger(__name__)
 
 CANDIDATES = 4  # outbox rows read per free slot: room to skip the hosts that are full
 STORE_THREADS = 8  # the store's calls at once (each holds a database connection)
 LEASE_MARGIN_S = 30.0  # a claim outlives its try by this: the try's own writes fit in it
+RECORD_EVERY_S = 0.02  # tries that end within this are recorded in one transaction
 
 
 def host_of(url: str | None) -> str:
@@ -62,6 +65,7 @@ class Courier:
         self._limit, self._per_host = webhooks.concurrency, webhooks.per_host
         self._in_flight: dict[int, str] = {}  # delivery id: its host
         self._hosts: Counter[str] = Counter()
+        self._ended: list[Attempt] = []  # tries that ended, not yet recorded
         self._closing = False
         self._loop = asyncio.new_event_loop()
         self._loop.set_default_executor(ThreadPoolExecutor(STORE_THREADS, "webhook-store"))
@@ -95,67 +99,87 @@ class Courier:
         limits = httpx.Limits(max_connections=self._limit, max_keepalive_connections=self._limit)
         client = webhook_client(self.webhooks.timeout_s, self.webhooks.allow_private, limits=limits)
         tries: set[asyncio.Task] = set()
+        done = asyncio.Event()
+        recorder = asyncio.create_task(self._record(done))
         async with client:
             while not self._closing:
                 self._wake.clear()
                 pause = self.poll_s
                 try:
-                    for delivery_id, host in await self._claim():
-                        task = asyncio.create_task(self._send(client, delivery_id, host))
+                    for delivery in await self._claim():
+                        task = asyncio.create_task(self._send(client, delivery))
                         tries.add(task)
                         task.add_done_callback(tries.discard)
                 except Exception as exc:  # the database is away: look again after a while
-                    if not database_unavailable(exc):
-                        log.exception("could not read the webhook outbox; trying again")
+                    _log_store_error(exc, "could not read the webhook outbox; trying again")
                     pause = max(pause, self.backoff_s)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), pause)
             if tries:
                 await asyncio.wait(tries, timeout=self.webhooks.timeout_s + 5)
+        done.set()
+        await recorder
 
-    async def _claim(self) -> list[tuple[int, str]]:
+    async def _claim(self) -> list[Delivery]:
         """Claim as many due deliveries as there is room for, skipping full hosts."""
         room = self._limit - len(self._in_flight)
         if room <= 0:
             return []
         due = await asyncio.to_thread(self.store.outbox.due, room * CANDIDATES)
-        picked: list[tuple[int, str]] = []
+        picked: list[int] = []
         hosts = Counter(self._hosts)
         for delivery_id, url in due:
             host = host_of(url)
             if delivery_id in self._in_flight or hosts[host] >= self._per_host:
                 continue
-            picked.append((delivery_id, host))
+            picked.append(delivery_id)
             hosts[host] += 1
             if len(picked) == room:
                 break
-        claimed = await asyncio.to_thread(
-            self.store.outbox.claim, [i for i, _ in picked], self.lease
-        )
-        mine = [(i, host) for i, host in picked if i in claimed]
-        for delivery_id, host in mine:
-            self._in_flight[delivery_id] = host
+        claimed = await asyncio.to_thread(self._claim_and_read, picked)
+        for delivery in claimed:
+            host = host_of(delivery.url)
+            self._in_flight[delivery.id] = host
             self._hosts[host] += 1
-        return mine
+        return claimed
 
-    async def _send(self, client: httpx.AsyncClient, delivery_id: int, host: str) -> None:
+    def _claim_and_read(self, delivery_ids: list[int]) -> list[Delivery]:
+        claimed = self.store.outbox.claim(delivery_ids, self.lease)
+        return self.store.outbox.deliveries(sorted(claimed)) if claimed else []
+
+    async def _send(self, client: httpx.AsyncClient, delivery: Delivery) -> None:
         try:
-            await deliver(
-                self.store,
-                delivery_id,
-                client=client,
-                retries=self.webhooks.retries,
-                backoff_s=self.backoff_s,
-                timeout_s=self.webhooks.timeout_s,
-            )
-        except Exception as exc:  # the store failed: the delivery is due again after its lease
-            if database_unavailable(exc):
-                log.warning("webhook %d: the database is unavailable (%s)", delivery_id, exc)
-            else:
-                log.exception("webhook delivery %d failed; it stays in the outbox", delivery_id)
+            tried = await attempt(client, delivery, self.webhooks.timeout_s)
+            self._ended.append(tried)  # the list as it is now: the recorder swaps it
         finally:
-            del self._in_flight[delivery_id]
+            host = self._in_flight.pop(delivery.id)
             self._hosts[host] -= 1
             if not self._hosts[host]:
                 del self._hosts[host]
             self._wake.set()
+
+    async def _record(self, done: asyncio.Event) -> None:
+        """Write the outcomes of the tries that ended, a batch every ``RECORD_EVERY_S``, until
+        ``done`` (no try left). A batch the store refuses is dropped: its deliveries are due
+        again when their leases end (at least once)."""
+        while True:
+            finished = done.is_set()  # then every try has ended: the batch below is the last
+            ended, self._ended = self._ended, []
+            if ended:
+                try:
+                    await asyncio.to_thread(
+                        settle, self.store, ended, self.webhooks.retries, self.backoff_s
+                    )
+                except Exception as exc:
+                    _log_store_error(exc, f"could not record {len(ended)} webhook tries")
+            if finished:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), RECORD_EVERY_S)
+
+
+def _log_store_error(error: Exception, what: str) -> None:
+    if database_unavailable(error):
+        log.warning("%s: the database is unavailable (%s)", what, error)
+    else:
+        log.exception(what)

@@ -17,16 +17,27 @@ from grader.models import Grade, GradeStatus, Method
 from grader.service.store import NewSubmission, Store
 from grader.service.store.schema import webhook_deliveries
 from grader.service.webhook_transport import webhook_client
-from grader.service.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, backoff, sign, verify
-from grader.service.webhooks import deliver as deliver_async
+from grader.service.webhooks import (
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
+    attempt,
+    backoff,
+    settle,
+    sign,
+    verify,
+)
 
 # A client on httpx's MockTransport sends nowhere, so it checks no address: the address
 # checks are made by the service's own client (``webhook_client``), tested below.
 
 
-def deliver(store, delivery_id, **kwargs):
-    """One try, on an event loop of its own (the courier runs many on one)."""
-    return asyncio.run(deliver_async(store, delivery_id, **kwargs))
+def deliver(store, delivery_id, *, client, retries, backoff_s=2.0, timeout_s=None):
+    """One try of a due delivery and its record, as the courier makes them (it runs many on
+    one event loop): the seconds until the next try, or None when it is settled."""
+    (delivery,) = store.outbox.deliveries([delivery_id])
+    assert delivery.status == "pending"
+    tried = asyncio.run(attempt(client, delivery, timeout_s))
+    return settle(store, [tried], retries, backoff_s)[0]
 
 
 def closed(client):
@@ -83,8 +94,7 @@ def test_a_delivered_webhook_is_signed_and_not_sent_again(delivery):
     payload = json.loads(request.content)
     assert payload["submission_id"] == "x1" and payload["grade"]["score"] == 1.0
     assert store.outbox.delivery(delivery_id).status == "delivered"
-    deliver(store, delivery_id, retries=3, client=client(204, seen))
-    assert len(seen) == 1
+    assert store.outbox.due() == []  # never due again: no courier sends it twice
 
 
 def test_a_refused_webhook_is_retried_with_backoff_then_given_up(delivery):
@@ -286,8 +296,8 @@ def test_any_error_while_sending_is_a_failed_try_with_backoff(delivery):
         raise RuntimeError("a bug in a transport")
 
     raising = httpx.AsyncClient(transport=httpx.MockTransport(broken))
-    waits = [deliver(store, delivery_id, retries=1, backoff_s=1, client=raising) for _ in range(3)]
-    assert waits == [1, None, None]
+    waits = [deliver(store, delivery_id, retries=1, backoff_s=1, client=raising) for _ in range(2)]
+    assert waits == [1, None] and store.outbox.due() == []
     final = store.outbox.delivery(delivery_id)
     assert (final.status, final.attempts) == ("failed", 2)
     assert _last_error(store, delivery_id) == "RuntimeError: a bug in a transport"
@@ -314,3 +324,44 @@ def test_a_receiver_that_never_answers_is_a_failed_try_after_the_deadline(delive
     assert time.monotonic() - started < 5
     assert _last_error(store, delivery_id) == "no answer within 0.2 s"
     assert store.outbox.delivery(delivery_id).status == "pending"
+
+
+def test_a_reply_is_drained_to_reuse_its_connection_and_a_long_one_is_not_read_whole(tmp_path):
+    """An empty reply leaves the connection for the next delivery (one connection for two);
+    a reply body of any size is read at most DRAINED_BYTES (and a chunk) before the try ends."""
+    from grader.service.webhooks import DRAINED_BYTES
+    from tests.integration.service import WebhookReceiver
+
+    receiver = WebhookReceiver("s3cret", keep_alive=True)
+    network = Dialled(routes={"127.0.0.1": receiver.server.server_port})
+    service = webhook_client(5, allow_private=True, network=network)
+    try:
+        store, first = _delivery(tmp_path, receiver.url)
+        (tmp_path / "second").mkdir()
+        other, second = _delivery(tmp_path / "second", receiver.url)
+
+        async def both():
+            async with service:  # closed on this loop: its connection belongs to it
+                for s, i in ((store, first), (other, second)):
+                    (delivery,) = s.outbox.deliveries([i])
+                    assert (await attempt(service, delivery)).error is None
+
+        asyncio.run(both())
+        assert len(network.calls) == 1 and len(receiver.received) == 2
+    finally:
+        receiver.close()
+
+    sent = []
+
+    async def endless():
+        while True:
+            sent.append(1)
+            yield b"x" * 65536
+
+    (tmp_path / "third").mkdir()
+    store, delivery_id = _delivery(tmp_path / "third", "http://platform/hook")
+    talkative = httpx.AsyncClient(
+        transport=httpx.MockTransport(lambda request: httpx.Response(200, content=endless()))
+    )
+    assert deliver(store, delivery_id, retries=3, client=talkative) is None
+    assert len(sent) * 65536 <= DRAINED_BYTES + 2 * 65536

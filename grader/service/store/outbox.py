@@ -28,8 +28,14 @@ class Outbox:
 
     def delivery(self, delivery_id: int) -> Delivery | None:
         """A delivery with its destination and the grade as its platform sees it."""
+        found = self.deliveries([delivery_id])
+        return found[0] if found else None
+
+    def deliveries(self, delivery_ids: Sequence[int]) -> list[Delivery]:
+        """Deliveries, in id order, with their destinations and the grades as their platforms
+        see them (an instructor's override wins): one read for a batch of them."""
         with self.engine.connect() as conn:
-            row = conn.execute(
+            found = conn.execute(
                 sa.select(
                     webhook_deliveries,
                     platforms.c.webhook_url,
@@ -41,52 +47,57 @@ class Outbox:
                 .join(platforms, platforms.c.id == webhook_deliveries.c.platform_id)
                 .join(submissions, submissions.c.id == webhook_deliveries.c.submission_id)
                 .outerjoin(grades, grades.c.id == rows.newest_grade_id())
-                .where(webhook_deliveries.c.id == delivery_id)
-            ).first()
-            if row is None:
-                return None
-            override = rows.newest_override(conn, row.submission_id)
-        return Delivery(
-            id=row.id,
-            status=DeliveryStatus(row.status),
-            attempts=row.attempts,
-            url=row.webhook_url,
-            secret=row.webhook_secret,
-            event=row.event,
-            exam=row.exam,
-            submission_id=row.external_id,
-            grade=rows.platform_grade(row.record, row.external_id, override),
-        )
-
-    def delivery_succeeded(self, delivery_id: int) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(
-                webhook_deliveries.update()
-                .where(webhook_deliveries.c.id == delivery_id)
-                .values(
-                    status=DeliveryStatus.DELIVERED.value,
-                    attempts=webhook_deliveries.c.attempts + 1,
-                    delivered_at=utcnow(),
-                    last_error=None,
-                )
+                .where(webhook_deliveries.c.id.in_(list(delivery_ids)))
+                .order_by(webhook_deliveries.c.id)
+            ).all()
+            overrides = rows.newest_overrides(conn, [row.submission_id for row in found])
+        return [
+            Delivery(
+                id=row.id,
+                status=DeliveryStatus(row.status),
+                attempts=row.attempts,
+                url=row.webhook_url,
+                secret=row.webhook_secret,
+                event=row.event,
+                exam=row.exam,
+                submission_id=row.external_id,
+                grade=rows.platform_grade(
+                    row.record, row.external_id, overrides.get(row.submission_id)
+                ),
             )
+            for row in found
+        ]
 
-    def delivery_failed(self, delivery_id: int, error: str, retry_in: timedelta | None) -> None:
-        """One failed attempt: try again after ``retry_in``, or give up when it is None."""
-        values = {"attempts": webhook_deliveries.c.attempts + 1, "last_error": error[:2000]}
-        if retry_in is None:
-            values["status"] = DeliveryStatus.FAILED.value
-        else:
-            values["next_attempt_at"] = utcnow() + retry_in
+    def settle(
+        self, delivered: Sequence[int], failed: Sequence[tuple[int, str, timedelta | None]]
+    ) -> None:
+        """The outcomes of tries, in one transaction: the ``delivered`` ones, and the
+        ``failed`` ones with their error and the time to the next try (None: given up)."""
+        now = utcnow()
+        pending = webhook_deliveries.c.status == _PENDING
         with self.engine.begin() as conn:
-            conn.execute(
-                webhook_deliveries.update()
-                .where(
-                    webhook_deliveries.c.id == delivery_id,
-                    webhook_deliveries.c.status == _PENDING,
+            if delivered:
+                conn.execute(
+                    webhook_deliveries.update()
+                    .where(webhook_deliveries.c.id.in_(list(delivered)), pending)
+                    .values(
+                        status=DeliveryStatus.DELIVERED.value,
+                        attempts=webhook_deliveries.c.attempts + 1,
+                        delivered_at=now,
+                        last_error=None,
+                    )
                 )
-                .values(**values)
-            )
+            for delivery_id, error, retry_in in failed:
+                values = {"attempts": webhook_deliveries.c.attempts + 1, "last_error": error[:2000]}
+                if retry_in is None:
+                    values["status"] = DeliveryStatus.FAILED.value
+                else:
+                    values["next_attempt_at"] = now + retry_in
+                conn.execute(
+                    webhook_deliveries.update()
+                    .where(webhook_deliveries.c.id == delivery_id, pending)
+                    .values(**values)
+                )
 
     def due(self, limit: int = 1000) -> list[tuple[int, str]]:
         """Pending deliveries whose next try is due, in outbox order, with the URL each goes
