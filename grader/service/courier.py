@@ -125,27 +125,27 @@ class Courier:
         room = self._limit - len(self._in_flight)
         if room <= 0:
             return []
-        due = await asyncio.to_thread(self.store.outbox.due, room * CANDIDATES)
-        picked: list[int] = []
-        hosts = Counter(self._hosts)
-        for delivery_id, url in due:
-            host = host_of(url)
-            if delivery_id in self._in_flight or hosts[host] >= self._per_host:
-                continue
-            picked.append(delivery_id)
-            hosts[host] += 1
-            if len(picked) == room:
-                break
-        claimed = await asyncio.to_thread(self._claim_and_read, picked)
+        hosts = Counter(self._hosts)  # read on the loop; the claim's thread picks with a copy
+
+        def pick(due: list[tuple[int, str]]) -> list[int]:
+            picked = []
+            for delivery_id, url in due:
+                host = host_of(url)
+                if hosts[host] < self._per_host:
+                    picked.append(delivery_id)
+                    hosts[host] += 1
+                    if len(picked) == room:
+                        break
+            return picked
+
+        claimed = await asyncio.to_thread(
+            self.store.outbox.claim_due, room * CANDIDATES, self.lease, pick
+        )
         for delivery in claimed:
             host = host_of(delivery.url)
             self._in_flight[delivery.id] = host
             self._hosts[host] += 1
         return claimed
-
-    def _claim_and_read(self, delivery_ids: list[int]) -> list[Delivery]:
-        claimed = self.store.outbox.claim(delivery_ids, self.lease)
-        return self.store.outbox.deliveries(sorted(claimed)) if claimed else []
 
     async def _send(self, client: httpx.AsyncClient, delivery: Delivery) -> None:
         try:

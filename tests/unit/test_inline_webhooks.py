@@ -216,8 +216,9 @@ def test_a_delivery_whose_sender_died_is_sent_when_its_claim_ends(database_url):
     receiver = WebhookReceiver("s1")
     platform = store.accounts.add_platform("p", [EXAM], "k1", "h1", "s1", receiver.url)
     (delivery_id,) = graded_with_deliveries(store, platform, 1)
-    assert store.outbox.claim([delivery_id], timedelta(seconds=2)) == {delivery_id}
-    assert store.outbox.claim([delivery_id], timedelta(seconds=2)) == set()  # taken
+    (claimed,) = store.outbox.claim_due(10, timedelta(seconds=2))
+    assert claimed.id == delivery_id
+    assert store.outbox.claim_due(10, timedelta(seconds=2)) == []  # taken
     claimed_at = time.monotonic()
     courier = courier_for(store)
     try:

@@ -8,7 +8,7 @@ it; the outbox's order is the order of each submission's events.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 import sqlalchemy as sa
@@ -99,50 +99,57 @@ class Outbox:
                     .values(**values)
                 )
 
-    def due(self, limit: int = 1000) -> list[tuple[int, str]]:
-        """Pending deliveries whose next try is due, in outbox order, with the URL each goes
-        to: (id, url). A delivery waits while an earlier one of its submission is pending
-        (tried, or waiting for its retry), so a submission's events arrive in the order they
-        were written, whichever process sends them."""
-        earlier = webhook_deliveries.alias("earlier")
-        with self.engine.connect() as conn:
-            return [
-                (row.id, row.webhook_url)
-                for row in conn.execute(
-                    sa.select(webhook_deliveries.c.id, platforms.c.webhook_url)
-                    .join(platforms, platforms.c.id == webhook_deliveries.c.platform_id)
-                    .where(
-                        webhook_deliveries.c.status == _PENDING,
-                        webhook_deliveries.c.next_attempt_at <= utcnow(),
-                        platforms.c.webhook_url.is_not(None),
-                        ~sa.exists().where(
-                            earlier.c.submission_id == webhook_deliveries.c.submission_id,
-                            earlier.c.status == _PENDING,
-                            earlier.c.id < webhook_deliveries.c.id,
-                        ),
-                    )
-                    .order_by(webhook_deliveries.c.id)
-                    .limit(limit)
-                )
-            ]
+    def claim_due(
+        self,
+        limit: int,
+        lease: timedelta,
+        pick: Callable[[list[tuple[int, str]]], list[int]] | None = None,
+    ) -> list[Delivery]:
+        """Take due deliveries for one try, read with their grades: of at most ``limit``
+        pending ones whose next try is due, in outbox order, given to ``pick`` as (id, URL),
+        those it picks (a sender's room per host). Their next try moves ``lease`` ahead, so no
+        other sender takes them meanwhile, and one whose sender dies is due again when the
+        lease ends; rows another sender is claiming at the moment are skipped, not waited for
+        (PostgreSQL), and a row another sender claimed meanwhile is not taken (SQLite, where
+        the claim is conditional). Without ``pick``: every due one.
 
-    def claim(self, delivery_ids: Sequence[int], lease: timedelta) -> set[int]:
-        """Take due deliveries for one try: their next try moves ``lease`` ahead, so no other
-        sender takes them meanwhile, and one whose sender dies is due again when it ends. The
-        claim is conditional: of two senders racing for a delivery, one gets it."""
-        if not delivery_ids:
-            return set()
+        A delivery waits while an earlier one of its submission is pending (being tried, or
+        waiting for its retry), so a submission's events arrive in the order they were
+        written, whichever sender sends them."""
+        earlier = webhook_deliveries.alias("earlier")
         now = utcnow()
         with self.engine.begin() as conn:
-            return set(
-                conn.execute(
-                    webhook_deliveries.update()
-                    .where(
-                        webhook_deliveries.c.id.in_(list(delivery_ids)),
-                        webhook_deliveries.c.status == _PENDING,
-                        webhook_deliveries.c.next_attempt_at <= now,
-                    )
-                    .values(next_attempt_at=now + lease)
-                    .returning(webhook_deliveries.c.id)
-                ).scalars()
-            )
+            due = conn.execute(
+                sa.select(webhook_deliveries.c.id, platforms.c.webhook_url)
+                .join(platforms, platforms.c.id == webhook_deliveries.c.platform_id)
+                .where(
+                    webhook_deliveries.c.status == _PENDING,
+                    webhook_deliveries.c.next_attempt_at <= now,
+                    platforms.c.webhook_url.is_not(None),
+                    ~sa.exists().where(
+                        earlier.c.submission_id == webhook_deliveries.c.submission_id,
+                        earlier.c.status == _PENDING,
+                        earlier.c.id < webhook_deliveries.c.id,
+                    ),
+                )
+                .order_by(webhook_deliveries.c.id)
+                .limit(limit)
+                .with_for_update(of=webhook_deliveries, skip_locked=True)
+            ).all()
+            found = [(row.id, row.webhook_url) for row in due]
+            picked = pick(found) if pick is not None else [i for i, _ in found]
+            claimed: list[int] = []
+            if picked:
+                claimed = list(
+                    conn.execute(
+                        webhook_deliveries.update()
+                        .where(
+                            webhook_deliveries.c.id.in_(picked),
+                            webhook_deliveries.c.status == _PENDING,
+                            webhook_deliveries.c.next_attempt_at <= now,
+                        )
+                        .values(next_attempt_at=now + lease)
+                        .returning(webhook_deliveries.c.id)
+                    ).scalars()
+                )
+        return self.deliveries(sorted(claimed)) if claimed else []
