@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import httpx
@@ -129,7 +131,7 @@ class Deployment:
         self.postgres = Cluster.start(binaries, options)
         self.redis = RedisServer(workdir)
         self.processes: list[Supervised] = []
-        self.lock_waits = 0
+        self.lock_waits: dict[str, int] = {}
         try:
             self.redis.start()
             self.env = {
@@ -195,8 +197,9 @@ class Deployment:
         self.redis.kill()
         log = self.postgres.folder / "server.log"
         if log.exists():
-            self.lock_waits = log.read_text(errors="replace").count("still waiting for")
-            (self.workdir / "postgres.log").write_text(log.read_text(errors="replace"))
+            text = log.read_text(errors="replace")
+            self.lock_waits = lock_waits(text)
+            (self.workdir / "postgres.log").write_text(text)
         self.postgres.stop()
 
     def _start(self, name: str, args: list[str]) -> Supervised:
@@ -218,6 +221,15 @@ class Deployment:
         while not self._closing.wait(0.2):
             for process in self.processes:
                 process.check()
+
+
+def lock_waits(log: str) -> dict[str, int]:
+    """PostgreSQL's logged lock waits, by the start of the statement that waited."""
+    waits: Counter[str] = Counter()
+    for entry in log.split("still waiting for")[1:]:
+        statement = re.search(r"STATEMENT:\s+(.*)", entry)
+        waits[" ".join(statement[1].split()[:4]) if statement else "?"] += 1
+    return dict(waits)
 
 
 def _healthy(port: int) -> bool:

@@ -192,13 +192,14 @@ def run(n: int, workdir: Path, fail: float = 0.05, hang: float = 0.01, seed: int
         return "fail" if x < fail else "hang" if x < fail + hang else None
 
     receiver = WebhookReceiver(SECRET, fault=fault, hang_s=3.0)  # past the 2 s sender timeout
+    workdir.mkdir(parents=True, exist_ok=True)
     deployment = Deployment(workdir, receiver.url, latency_s, code)
     try:
         report = _soak(deployment, receiver, n, window, drain_timeout_s or 120 + n / 10)
     finally:
         deployment.close()
         receiver.close()
-    report["postgres_lock_waits_over_200ms"] = deployment.lock_waits
+    report["postgres_lock_waits_over_200ms"] = deployment.lock_waits  # by what waited
     return report
 
 
@@ -258,9 +259,10 @@ def _soak(deployment: Deployment, receiver: WebhookReceiver, n: int, window: int
 
 def post_figures(posts: list[tuple[float, float, str]], faults: list[dict]) -> dict:
     """Every post's latency (p50, p99, max) and the failed ones, inside a fault's window (from
-    the fault to ``OUTAGE_GRACE_S`` after the service was whole again) or outside."""
+    the fault to ``OUTAGE_GRACE_S`` after the service was whole again; a post in flight when
+    it began is inside) or outside."""
     windows = [(f["at_s"], f.get("back_s", f["at_s"]) + OUTAGE_GRACE_S) for f in faults]
-    outside = [p for p in posts if not any(a <= p[0] <= b for a, b in windows)]
+    outside = [p for p in posts if not any(a <= p[0] + p[1] and p[0] <= b for a, b in windows)]
     failed = Counter(outcome for _, _, outcome in posts if outcome != "202")
     failed_outside = Counter(outcome for _, _, outcome in outside if outcome != "202")
     return {
@@ -270,6 +272,7 @@ def post_figures(posts: list[tuple[float, float, str]], faults: list[dict]) -> d
         "failed": dict(failed),
         "failed_outside_outages": sum(failed_outside.values()),
         "failed_outside_outages_by_reason": dict(failed_outside),
+        "failed_outside_outages_at_s": [round(at, 1) for at, _, o in outside if o != "202"][:20],
         "slowest": sorted(((round(s, 2), round(at, 1), o) for at, s, o in posts), reverse=True)[
             :10
         ],
