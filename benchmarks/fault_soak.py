@@ -38,7 +38,7 @@ import httpx
 import sqlalchemy as sa
 
 from benchmarks import fault_recovery, webhook_rate
-from benchmarks.common import ROOT, command
+from benchmarks.common import ROOT, code_version, command
 from benchmarks.fault_deployment import EXAMS, PLATFORMS, SECRET, Deployment, logs
 from grader.service.store.schema import dead_letters, grades, submissions, webhook_deliveries
 from tests.integration.service import WebhookReceiver
@@ -355,7 +355,7 @@ def main() -> None:
                 report = report["after"]
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
     report |= {"command": command(), "machine": machine, "date": time.strftime("%Y-%m-%d"),
-               "load_average": os.getloadavg()}  # fmt: skip
+               "load_average": os.getloadavg(), "code": code_version()}  # fmt: skip
     print(json.dumps(report, indent=2))
     if args.out:
         args.out.write_text(json.dumps(report, indent=2) + "\n")
