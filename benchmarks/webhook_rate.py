@@ -10,7 +10,9 @@ signature) counts what arrives. Senders: a webhook worker (``grader worker
 delivers one webhook per task, so the task a grading worker sends after each commit is sent
 first; the newer runs a courier in each pool process), and ``grader serve --inline`` (its
 courier). The rate is the distinct deliveries received over
-the time from the first to the last, or to ``cap_s`` when not all arrived by then.
+the time from the first to the last, or to ``cap_s`` when not all arrived by then; beside it,
+the CPU time the sender used per delivery (its processes together), which a machine shared
+with other work does not change as much.
 Retries and timeouts are the soak's: ``GRADER_WEBHOOK_TIMEOUT_S=2``,
 ``GRADER_RETRY_BACKOFF_S=0.2``, 12 retries.
 """
@@ -27,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import sqlalchemy as sa
 
 from benchmarks.common import ROOT
@@ -102,6 +105,7 @@ def measure(code: Path, sender: str, receiver_kind: str, database_url: str, work
         wait_for(lambda: receiver.count() >= n or time.monotonic() - first > cap_s
                  or process.poll() is not None, cap_s + 30, "the webhooks", every=0.05)  # fmt: skip
     finally:
+        cpu_s = _cpu_seconds(process.pid)
         process.terminate()
         process.wait(30)
         redis.kill()
@@ -118,6 +122,8 @@ def measure(code: Path, sender: str, receiver_kind: str, database_url: str, work
         "received": len(firsts),
         "seconds": round(span, 2),
         "per_s": round(len(firsts) / span, 1) if span > 0 else None,
+        "sender_cpu_s": round(cpu_s, 2),
+        "sender_cpu_ms_per_delivery": round(1000 * cpu_s / len(firsts), 2) if firsts else None,
         "posts_received": len(received),
         "unsigned": sum(not valid for _, _, valid, _ in received),
         "receiver_faults": faults,
@@ -198,6 +204,19 @@ async def _serve(pipe, fail: float, hang: float, hang_s: float) -> None:
             pipe.send((received, faults))
             return
         pipe.send(len(ids))
+
+
+def _cpu_seconds(pid: int) -> float:
+    """CPU time the sender has used: its process and every process under it."""
+    try:
+        root = psutil.Process(pid)
+        total = 0.0
+        for process in (root, *root.children(recursive=True)):
+            times = process.cpu_times()
+            total += times.user + times.system
+        return total
+    except psutil.NoSuchProcess:
+        return float("nan")
 
 
 def _env(code: Path, database_url: str, redis_url: str) -> dict[str, str]:
