@@ -247,7 +247,7 @@ class ServiceSettings(BaseSettings):
     )
     sweep_interval_s: float = Field(30.0, gt=0, description="how often workers look for lost work")
     sweep_after_s: float = Field(600.0, gt=0, description="queued this long: enqueued again")
-    task_retries: int = Field(5, ge=0, description="retries of a grading task (transient errors)")
+    task_retries: int = Field(5, ge=0, description="retries before a dead letter (not outages)")
     retry_backoff_s: float = Field(2.0, gt=0, description="first retry delay; doubles each time")
     # serve --inline: the grading process's niceness (the intake first on shared cores), and a
     # batch's time limit (its process restarted, tried once more, then its answers failed)
