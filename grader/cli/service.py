@@ -215,9 +215,9 @@ def worker(
     concurrency: Annotated[
         int | None,
         typer.Option(
-            help="Pool processes. Default: 1 with a model judge (one engine per process; run "
-            "one worker per GPU), the CPU count otherwise. With io, each sends webhooks, "
-            "GRADER_WEBHOOK_CONCURRENCY at once."
+            help="Pool processes. Default: 2 for --queues io alone, 1 with a model judge (one "
+            "engine per process; run one worker per GPU), the CPU count otherwise. With io, "
+            "each sends webhooks, GRADER_WEBHOOK_CONCURRENCY at once."
         ),
     ] = None,
     pool: Annotated[str, typer.Option(help="Celery pool: prefork or solo.")] = "prefork",
@@ -232,7 +232,9 @@ def worker(
 
     settings = Settings()
     consumed = queues.split(",")
-    if concurrency is None:
+    if concurrency is None and GRADE_QUEUE not in consumed:
+        concurrency = 2  # webhook senders, each with many deliveries in flight
+    elif concurrency is None:
         concurrency = 1 if settings.judge.backend == "vllm" else (os.cpu_count() or 1)
     os.environ["GRADER_WORKER_LOADS_JUDGE"] = "1" if GRADE_QUEUE in consumed else "0"
     from celery.signals import worker_init
