@@ -278,3 +278,64 @@ def _alive(process) -> bool:
         return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+_FAILING_JUDGE = """
+import grader.judge
+from grader.errors import ConfigError
+
+
+def _missing(settings):
+    raise ConfigError("the judge's model is missing")
+
+
+grader.judge._FACTORIES["scripted"] = _missing
+"""
+
+
+def test_a_judge_that_cannot_load_is_logged_and_its_answers_stay_queued(tmp_path):
+    """The server starts (the judge is not loaded yet) and grades what needs no judge; the
+    first answer that needs it meets the failed load: the error is logged, the grading process
+    restarted (to try the load again, after a delay that doubles), the answer left queued, and
+    the server keeps answering."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(_FAILING_JUDGE)
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{hooks}{os.pathsep}{ROOT}",
+        "GRADER_DATABASE_URL": f"sqlite:///{tmp_path / 'grader.db'}",
+        "GRADER_BANKS": json.dumps([str(ROOT / "rubrics" / f"{EXAM}.yaml")]),
+        "GRADER_JUDGE": "scripted",
+        "GRADER_EMBED_MODEL": "none",
+    }
+    key = printed_value(grader_cli(env, tmp_path, "platform", "add", "acme", "--exam", EXAM),
+                        "api_key")  # fmt: skip
+    port = free_port()
+    log = tmp_path / "serve.log"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "grader", "serve", "--inline", "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60,
+                          headers={"Authorization": f"Bearer {key}"})  # fmt: skip
+
+    def status(sid: str) -> str:
+        return client.get(f"/v1/submissions/{sid}").json()["status"]
+
+    try:
+        wait_for(lambda: _healthy(client) or server.poll() is not None, 60, "/healthz")
+        assert server.poll() is None, log.read_text()
+        for sid, question, answer in (("c1", "004-s1-q1", "B"), ("e1", "004-s5-q3", ANSWER)):
+            item = {"id": sid, "exam": EXAM, "question_id": question, "answer": answer}
+            assert client.post("/v1/submissions", json=item).status_code == 202
+        wait_for(lambda: status("c1") == "graded", 60, "the choice's grade")
+        wait_for(lambda: "restarting it in" in log.read_text(), 60, "the restart")
+        assert "the judge could not load: the judge's model is missing" in log.read_text()
+        assert status("e1") == "queued" and server.poll() is None
+        # it answers; 503 while its grading process is down, between restarts
+        assert client.get("/healthz").status_code in (200, 503)
+    finally:
+        client.close()
+        server.terminate()
+        server.wait(60)
