@@ -10,10 +10,11 @@ keeping at most ``WINDOW`` answers ahead of grading, as a platform with a steady
 At set shares of the answers graded it SIGKILLs one API, Redis (restarted after 1 s), stops
 PostgreSQL immediately (started again after 3 s), SIGKILLs a whole grading worker, one
 grading worker's pool process and the webhook worker; the supervisor restarts what exited
-non-zero. Then it waits for every grade and webhook and checks, from the database and the
-receiver: every answer graded exactly once (0 lost, 0 duplicate grades, none failed), one
-webhook delivery per grade, each received and signed, and no service process that exited 0
-(left stopped by its supervisor). Wall time, answers/s and the time to drain after the last
+non-zero. Just before each fault an instructor overrides ``CHANGED`` graded answers (a grade
+version 2 each). Then it waits for every grade and webhook and checks, from the database and
+the receiver: every answer graded exactly once (0 lost, 0 duplicate grades, none failed), one
+webhook delivery per grade version, each received and signed, each answer's versions in
+order, and no service process that exited 0 (left stopped by its supervisor). Wall time, answers/s and the time to drain after the last
 fault are reported, not checked.
 
     python -m benchmarks.fault_soak --answers 3000 --out benchmarks/results/fault_soak_3000.json
@@ -48,6 +49,7 @@ WINDOW = 400  # answers posted and not yet graded, at most
 POSTGRES_DOWN_S, REDIS_DOWN_S = 3.0, 1.0
 FAULTS = ("api", "redis", "postgres", "grade_worker", "pool_process", "webhook_worker")
 SHARES = (0.10, 0.25, 0.40, 0.55, 0.70, 0.85)  # of the answers graded, when each fault hits
+CHANGED = 5  # graded answers an instructor overrides just before each fault (a version 2 each)
 OUTAGE_GRACE_S = 5.0  # a post this long after the service was whole again still met a fault
 
 
@@ -126,8 +128,9 @@ def inject(deployment: Deployment, fault: str) -> None:
         deployment.io.kill()
 
 
-def tally(deployment: Deployment, receiver: WebhookReceiver, n: int) -> dict:
-    """What the database and the receiver say, and whether it is all exactly once."""
+def tally(deployment: Deployment, receiver: WebhookReceiver, n: int, changed: int) -> dict:
+    """What the database and the receiver say, and whether it is all exactly once: ``changed``
+    answers were overridden (a second version each)."""
     with deployment.store.engine.connect() as conn:
         statuses = dict(conn.execute(
             sa.select(submissions.c.status, sa.func.count()).group_by(submissions.c.status)
@@ -146,8 +149,11 @@ def tally(deployment: Deployment, receiver: WebhookReceiver, n: int) -> dict:
     with receiver.lock:
         received = list(receiver.received)
     deliveries_by_answer: dict[str, set[str]] = {}
+    versions: dict[str, list] = {}  # each answer's versions, as their deliveries first arrived
     for r in received:
-        deliveries_by_answer.setdefault(r["submission_id"], set()).add(r["delivery"])
+        if r["delivery"] not in deliveries_by_answer.setdefault(r["submission_id"], set()):
+            versions.setdefault(r["submission_id"], []).append(r["payload"].get("version"))
+        deliveries_by_answer[r["submission_id"]].add(r["delivery"])
     stored = sum(statuses.values())
     # what each delivery announced: a first grade is version 1 (``grade.completed``)
     once = {r["delivery"]: r["payload"] for r in received}.values()
@@ -163,7 +169,11 @@ def tally(deployment: Deployment, receiver: WebhookReceiver, n: int) -> dict:
         "delivery_statuses": delivery_statuses,
         "webhooks_received": len(received),
         "answers_with_webhook": len(deliveries_by_answer),
-        "answers_with_two_deliveries": sum(len(d) > 1 for d in deliveries_by_answer.values()),
+        "changed": changed,
+        "versions_delivered_twice": sum(len(v) > len(set(v)) for v in versions.values()),
+        "versions_out_of_order": sum(
+            v != sorted(v, key=lambda x: x or 0) for v in versions.values()
+        ),
         "webhook_retransmissions": len(received) - sum(map(len, deliveries_by_answer.values())),
         "webhook_versions": announced,
         "unsigned_webhooks": sum(not r["valid"] for r in received),
@@ -174,12 +184,14 @@ def tally(deployment: Deployment, receiver: WebhookReceiver, n: int) -> dict:
 
 
 def correct(t: dict) -> bool:
-    """Exactly once: every answer stored and graded once, one webhook each, received signed."""
+    """Exactly once: every answer stored and graded once, one webhook per version, received
+    signed and in version order."""
     n = t["answers"]
     return (t["stored"] == n and t["lost"] == 0 and t["duplicate_grades"] == 0
             and t["submission_statuses"] == {"graded": n}
-            and t["delivery_statuses"] == {"delivered": n}
-            and t["answers_with_webhook"] == n and t["answers_with_two_deliveries"] == 0
+            and t["delivery_statuses"] == {"delivered": n + t["changed"]}
+            and t["answers_with_webhook"] == n and t["versions_delivered_twice"] == 0
+            and t["versions_out_of_order"] == 0
             and t["unsigned_webhooks"] == 0)  # fmt: skip
 
 
@@ -219,6 +231,7 @@ def _soak(deployment: Deployment, receiver: WebhookReceiver, n: int, window: int
     start = time.monotonic()
     client = Client(deployment, answers(n), lambda: latest[0], window, start)
     faults, pending = [], list(zip(FAULTS, SHARES, strict=True))
+    changed = 0
     client.start()
     deadline = start + timeout
     while time.monotonic() < deadline and (pending or "back_s" not in faults[-1]):
@@ -228,6 +241,7 @@ def _soak(deployment: Deployment, receiver: WebhookReceiver, n: int, window: int
         after = min(n, faults[-1]["graded"] + 1) if faults else 0  # graded since the last
         if pending and graded() >= max(after, pending[0][1] * n) and settled:
             fault, _ = pending.pop(0)
+            changed += deployment.override(CHANGED, f"read again before the {fault} fault")
             at = time.monotonic() - start
             inject(deployment, fault)
             faults.append({"fault": fault, "graded": latest[0], "at_s": round(at, 1)})
@@ -236,11 +250,11 @@ def _soak(deployment: Deployment, receiver: WebhookReceiver, n: int, window: int
     while time.monotonic() < deadline and graded() < n:
         time.sleep(0.2)
     all_graded = time.monotonic()
-    while time.monotonic() < deadline and _deliveries_pending(deployment, receiver, n):
+    while time.monotonic() < deadline and _deliveries_pending(deployment, receiver, n, changed):
         time.sleep(0.2)
     drained = time.monotonic()
     client.join(5)
-    t = tally(deployment, receiver, n)
+    t = tally(deployment, receiver, n, changed)
     posts = post_figures(client.posts, faults)
     own = exits_on_their_own(deployment, [f["fault"] for f in faults])
     return {
@@ -301,7 +315,8 @@ def exits_on_their_own(deployment: Deployment, faults: list[str]) -> dict[str, i
     return {p.name: p.restarts - caused[p.name] for p in deployment.processes}
 
 
-def _deliveries_pending(deployment: Deployment, receiver: WebhookReceiver, n: int) -> bool:
+def _deliveries_pending(deployment: Deployment, receiver: WebhookReceiver, n: int,
+                        changed: int) -> bool:  # fmt: skip
     try:
         with deployment.store.engine.connect() as conn:
             delivered = conn.execute(
@@ -311,7 +326,7 @@ def _deliveries_pending(deployment: Deployment, receiver: WebhookReceiver, n: in
             ).scalar()
     except sa.exc.SQLAlchemyError:
         return True
-    return delivered < n or len(receiver.ids()) < n
+    return delivered < n + changed or len(receiver.ids()) < n
 
 
 def parser() -> argparse.ArgumentParser:

@@ -29,6 +29,7 @@ import sqlalchemy as sa
 from benchmarks.lib.common import ROOT
 from grader.api.keys import new_key
 from grader.service.store import Store
+from grader.service.store.schema import grade_overrides, submissions
 from tests.integration.service import RedisServer, free_port, wait_for
 from tests.postgres_cluster import DURABLE, Cluster, server_binaries
 
@@ -170,6 +171,24 @@ class Deployment:
             return self.store.metrics.counts()["submissions"].get("graded", 0)
         except sa.exc.SQLAlchemyError:
             return None
+
+    def override(self, n: int, reason: str) -> int:
+        """An instructor's override (as the pages store one) of ``n`` graded answers not yet
+        overridden: each a grade version 2 with its ``grade.updated``. Returns how many; none
+        when the code under test keeps no grade versions."""
+        if not (self.code / "grader" / "service" / "store" / "versions.py").exists():
+            return 0
+        with self.store.engine.connect() as conn:
+            ids = conn.execute(
+                sa.select(submissions.c.id)
+                .where(submissions.c.status == "graded",
+                       submissions.c.id.not_in(sa.select(grade_overrides.c.submission_id)))
+                .order_by(submissions.c.id)
+                .limit(n)
+            ).scalars().all()  # fmt: skip
+        for submission_id in ids:
+            self.store.reviews.add_override(submission_id, 0.0, reason, "soak")
+        return len(ids)
 
     def settled(self) -> bool:
         """Every process running and both APIs healthy (Redis and the database answering)."""
