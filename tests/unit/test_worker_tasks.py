@@ -2,6 +2,7 @@
 outages (the database, the broker) retried without a limit and never dead-lettered."""
 
 import json
+from types import SimpleNamespace
 
 import pytest
 from kombu.exceptions import OperationalError as BrokerAway
@@ -101,15 +102,15 @@ def test_the_dispatcher_sends_gathered_batches_by_task_name():
     ]
 
 
-def grade_task(monkeypatch, retries: int):
-    """The grading task of an app whose tasks retry ``retries`` times, run eagerly, with the
-    countdown of every retry it asks for."""
+def grade_task(monkeypatch, retries: int, name: str | None = None):
+    """The grading task (or the task ``name``) of an app whose tasks retry ``retries`` times,
+    run eagerly, with the countdown of every retry it asks for."""
     from grader.config import Settings
     from workers.app import create_app
     from workers.queues import GRADE_TASK
 
     monkeypatch.setenv("GRADER_TASK_RETRIES", str(retries))
-    task = create_app(Settings()).tasks[GRADE_TASK]
+    task = create_app(Settings()).tasks[name or GRADE_TASK]
     countdowns, original = [], task.retry
     monkeypatch.setattr(
         task, "retry", lambda **kw: countdowns.append(kw["countdown"]) or original(**kw)
@@ -189,3 +190,26 @@ def test_a_task_that_stops_on_a_broker_outage_leaves_its_answers_queued(worker_s
     grade_batch.on_failure(error, "task-id", ([stored.id],), {}, None)
     assert worker_store.intake.submission(platform, "s1").status == "queued"
     assert worker_store.metrics.counts()["totals"]["dead_letters"] == 0
+
+
+def test_a_regrade_step_waits_out_an_outage_and_sends_the_next_batch(worker_store, monkeypatch):
+    """A regrade job's step meets the database away four times with one retry allowed: it
+    retries with backoff until the step runs, then sends the job's next batch as a task."""
+    from grader.service import regrades
+    from workers.queues import GRADE_QUEUE, REGRADE_TASK
+
+    tries, sent = [], []
+
+    def away_four_times(store, graders, stale_after, job_id):
+        tries.append(job_id)
+        if len(tries) <= 4:
+            raise OperationalError("SELECT", {}, ConnectionRefusedError("database is down"))
+        return regrades.Step(job=SimpleNamespace(finished=False))  # a batch done, more left
+
+    monkeypatch.setattr(regrades, "step", away_four_times)
+    task, countdowns = grade_task(monkeypatch, retries=1, name=REGRADE_TASK)
+    monkeypatch.setattr(task.app, "send_task", lambda *a, **kw: sent.append((a, kw)))
+    result = task.apply(args=[7])
+    assert result.successful(), result.traceback
+    assert tries == [7] * 5 and countdowns == sorted(countdowns) and len(countdowns) == 4
+    assert sent == [((REGRADE_TASK,), {"args": [7], "countdown": 0, "queue": GRADE_QUEUE})]
