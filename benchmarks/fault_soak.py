@@ -1,7 +1,7 @@
 """The grading service under faults: every answer graded once and its webhook delivered, while
 the API, Redis, PostgreSQL, the workers and the platform's endpoint are killed or failing.
 
-The deployment (``fault_deployment.py``): 2 ``grader serve`` processes, 2 grading workers, 1
+The deployment (``lib/deployment.py``): 2 ``grader serve`` processes, 2 grading workers, 1
 webhook worker, PostgreSQL, Redis, all on 127.0.0.1 under a restart-on-failure supervisor. A
 webhook receiver answers 500 to ``--fail`` of the posts, hangs past the sender's timeout on
 ``--hang`` of them, and checks every signature. A client posts ``--answers`` answers of three
@@ -10,10 +10,11 @@ keeping at most ``WINDOW`` answers ahead of grading, as a platform with a steady
 At set shares of the answers graded it SIGKILLs one API, Redis (restarted after 1 s), stops
 PostgreSQL immediately (started again after 3 s), SIGKILLs a whole grading worker, one
 grading worker's pool process and the webhook worker; the supervisor restarts what exited
-non-zero. Then it waits for every grade and webhook and checks, from the database and the
-receiver: every answer graded exactly once (0 lost, 0 duplicate grades, none failed), one
-webhook delivery per grade, each received and signed, and no service process that exited 0
-(left stopped by its supervisor). Wall time, answers/s and the time to drain after the last
+non-zero. Just before each fault an instructor overrides ``CHANGED`` graded answers (a grade
+version 2 each). Then it waits for every grade and webhook and checks, from the database and
+the receiver: every answer graded exactly once (0 lost, 0 duplicate grades, none failed), one
+webhook delivery per grade version, each received and signed, each answer's versions in
+order, and no service process that exited 0 (left stopped by its supervisor). Wall time, answers/s and the time to drain after the last
 fault are reported, not checked.
 
     python -m benchmarks.fault_soak --answers 3000 --out benchmarks/results/fault_soak_3000.json
@@ -26,6 +27,7 @@ import json
 import os
 import platform
 import random
+import statistics
 import tempfile
 import threading
 import time
@@ -36,9 +38,10 @@ from pathlib import Path
 import httpx
 import sqlalchemy as sa
 
-from benchmarks.lib.common import ROOT, command
+from benchmarks.lib import fault_recovery, webhook_rate
+from benchmarks.lib.common import ROOT, code_version, command
 from benchmarks.lib.deployment import EXAMS, PLATFORMS, SECRET, Deployment, logs
-from grader.service.store.schema import grades, submissions, webhook_deliveries
+from grader.service.store.schema import dead_letters, grades, submissions, webhook_deliveries
 from tests.integration.service import WebhookReceiver
 
 BULK = 25
@@ -46,6 +49,8 @@ WINDOW = 400  # answers posted and not yet graded, at most
 POSTGRES_DOWN_S, REDIS_DOWN_S = 3.0, 1.0
 FAULTS = ("api", "redis", "postgres", "grade_worker", "pool_process", "webhook_worker")
 SHARES = (0.10, 0.25, 0.40, 0.55, 0.70, 0.85)  # of the answers graded, when each fault hits
+CHANGED = 5  # graded answers an instructor overrides just before each fault (a version 2 each)
+OUTAGE_GRACE_S = 5.0  # a post this long after the service was whole again still met a fault
 
 
 def answers(n: int) -> list[tuple[str, list[dict]]]:
@@ -69,14 +74,16 @@ def answers(n: int) -> list[tuple[str, list[dict]]]:
 
 class Client(threading.Thread):
     """Posts every bulk until it is answered 202, to either API; ``ahead`` bounds the work
-    waiting to be graded. ``refused`` counts the answers that were not 202, by reason."""
+    waiting to be graded. ``posts`` has every try: (when, seconds, "202" or why not), the
+    times from ``origin``."""
 
     def __init__(self, deployment: Deployment, bulks: list[tuple[str, list[dict]]],
-                 graded: Callable[[], int], window: int):  # fmt: skip
+                 graded: Callable[[], int], window: int, origin: float):  # fmt: skip
         super().__init__(name="client", daemon=True)
         self.deployment, self.bulks, self.graded = deployment, bulks, graded
-        self.window = window
-        self.posted, self.refused = 0, Counter()
+        self.window, self.origin = window, origin
+        self.posted = 0
+        self.posts: list[tuple[float, float, str]] = []
 
     def run(self) -> None:
         with httpx.Client(timeout=30) as http:
@@ -91,14 +98,15 @@ class Client(threading.Thread):
         bases = self.deployment.bases
         for attempt in range(10_000):  # a retried bulk is idempotent: the same ids
             base = bases[(k + attempt) % len(bases)]
+            sent = time.monotonic()
             try:
                 response = http.post(f"{base}/v1/submissions", json=bulk, headers=headers)
+                outcome = str(response.status_code)
             except httpx.HTTPError as exc:
-                self.refused[type(exc).__name__] += 1
-            else:
-                if response.status_code == 202:
-                    return
-                self.refused[str(response.status_code)] += 1
+                outcome = type(exc).__name__
+            self.posts.append((sent - self.origin, time.monotonic() - sent, outcome))
+            if outcome == "202":
+                return
             time.sleep(0.2)
         raise RuntimeError(f"bulk {k} was never accepted")
 
@@ -120,8 +128,9 @@ def inject(deployment: Deployment, fault: str) -> None:
         deployment.io.kill()
 
 
-def tally(deployment: Deployment, receiver: WebhookReceiver, n: int) -> dict:
-    """What the database and the receiver say, and whether it is all exactly once."""
+def tally(deployment: Deployment, receiver: WebhookReceiver, n: int, changed: int) -> dict:
+    """What the database and the receiver say, and whether it is all exactly once: ``changed``
+    answers were overridden (a second version each)."""
     with deployment.store.engine.connect() as conn:
         statuses = dict(conn.execute(
             sa.select(submissions.c.status, sa.func.count()).group_by(submissions.c.status)
@@ -136,12 +145,19 @@ def tally(deployment: Deployment, receiver: WebhookReceiver, n: int) -> dict:
             sa.select(webhook_deliveries.c.status, sa.func.count())
             .group_by(webhook_deliveries.c.status)
         ).all())  # fmt: skip
+        dead = Counter(conn.execute(sa.select(dead_letters.c.error)).scalars())
     with receiver.lock:
         received = list(receiver.received)
     deliveries_by_answer: dict[str, set[str]] = {}
+    versions: dict[str, list] = {}  # each answer's versions, as their deliveries first arrived
     for r in received:
-        deliveries_by_answer.setdefault(r["submission_id"], set()).add(r["delivery"])
+        if r["delivery"] not in deliveries_by_answer.setdefault(r["submission_id"], set()):
+            versions.setdefault(r["submission_id"], []).append(r["payload"].get("version"))
+        deliveries_by_answer[r["submission_id"]].add(r["delivery"])
     stored = sum(statuses.values())
+    # what each delivery announced: a first grade is version 1 (``grade.completed``)
+    once = {r["delivery"]: r["payload"] for r in received}.values()
+    announced = dict(Counter(f"{p['event']} v{p.get('version')}" for p in once))
     return {
         "answers": n,
         "stored": stored,
@@ -153,27 +169,37 @@ def tally(deployment: Deployment, receiver: WebhookReceiver, n: int) -> dict:
         "delivery_statuses": delivery_statuses,
         "webhooks_received": len(received),
         "answers_with_webhook": len(deliveries_by_answer),
-        "answers_with_two_deliveries": sum(len(d) > 1 for d in deliveries_by_answer.values()),
+        "changed": changed,
+        "versions_delivered_twice": sum(len(v) > len(set(v)) for v in versions.values()),
+        "versions_out_of_order": sum(
+            v != sorted(v, key=lambda x: x or 0) for v in versions.values()
+        ),
         "webhook_retransmissions": len(received) - sum(map(len, deliveries_by_answer.values())),
+        "webhook_versions": announced,
         "unsigned_webhooks": sum(not r["valid"] for r in received),
         "receiver_faults": dict(receiver.faults),
+        "dead_letters": sum(dead.values()),
+        "dead_letter_errors": {error[:200]: count for error, count in dead.most_common(5)},
     }
 
 
 def correct(t: dict) -> bool:
-    """Exactly once: every answer stored and graded once, one webhook each, received signed."""
+    """Exactly once: every answer stored and graded once, one webhook per version, received
+    signed and in version order."""
     n = t["answers"]
     return (t["stored"] == n and t["lost"] == 0 and t["duplicate_grades"] == 0
             and t["submission_statuses"] == {"graded": n}
-            and t["delivery_statuses"] == {"delivered": n}
-            and t["answers_with_webhook"] == n and t["answers_with_two_deliveries"] == 0
+            and t["delivery_statuses"] == {"delivered": n + t["changed"]}
+            and t["answers_with_webhook"] == n and t["versions_delivered_twice"] == 0
+            and t["versions_out_of_order"] == 0
             and t["unsigned_webhooks"] == 0)  # fmt: skip
 
 
 def run(n: int, workdir: Path, fail: float = 0.05, hang: float = 0.01, seed: int = 0,
-        latency_s: float = 0.0, window: int = WINDOW,
-        drain_timeout_s: float | None = None) -> dict:  # fmt: skip
-    """The soak at ``n`` answers in ``workdir``: the report (``ok`` says whether it held)."""
+        latency_s: float = 0.0, window: int = WINDOW, drain_timeout_s: float | None = None,
+        code: Path = ROOT) -> dict:  # fmt: skip
+    """The soak at ``n`` answers in ``workdir`` running the checkout ``code``: the report
+    (``ok`` says whether it held)."""
     rng, rng_lock = random.Random(seed), threading.Lock()
 
     def fault() -> str | None:
@@ -182,12 +208,15 @@ def run(n: int, workdir: Path, fail: float = 0.05, hang: float = 0.01, seed: int
         return "fail" if x < fail else "hang" if x < fail + hang else None
 
     receiver = WebhookReceiver(SECRET, fault=fault, hang_s=3.0)  # past the 2 s sender timeout
-    deployment = Deployment(workdir, receiver.url, latency_s)
+    workdir.mkdir(parents=True, exist_ok=True)
+    deployment = Deployment(workdir, receiver.url, latency_s, code)
     try:
-        return _soak(deployment, receiver, n, window, drain_timeout_s or 120 + n / 10)
+        report = _soak(deployment, receiver, n, window, drain_timeout_s or 120 + n / 10)
     finally:
         deployment.close()
         receiver.close()
+    report["postgres_lock_waits_over_200ms"] = deployment.lock_waits  # by what waited
+    return report
 
 
 def _soak(deployment: Deployment, receiver: WebhookReceiver, n: int, window: int,
@@ -199,15 +228,20 @@ def _soak(deployment: Deployment, receiver: WebhookReceiver, n: int, window: int
         latest[0] = latest[0] if count is None else count
         return latest[0]
 
-    client = Client(deployment, answers(n), lambda: latest[0], window)
-    faults, pending = [], list(zip(FAULTS, SHARES, strict=True))
     start = time.monotonic()
+    client = Client(deployment, answers(n), lambda: latest[0], window, start)
+    faults, pending = [], list(zip(FAULTS, SHARES, strict=True))
+    changed = 0
     client.start()
     deadline = start + timeout
-    while time.monotonic() < deadline and pending:
+    while time.monotonic() < deadline and (pending or "back_s" not in faults[-1]):
+        settled = deployment.settled()
+        if faults and "back_s" not in faults[-1] and settled:
+            faults[-1]["back_s"] = round(time.monotonic() - start, 1)
         after = min(n, faults[-1]["graded"] + 1) if faults else 0  # graded since the last
-        if graded() >= max(after, pending[0][1] * n) and deployment.settled():
+        if pending and graded() >= max(after, pending[0][1] * n) and settled:
             fault, _ = pending.pop(0)
+            changed += deployment.override(CHANGED, f"read again before the {fault} fault")
             at = time.monotonic() - start
             inject(deployment, fault)
             faults.append({"fault": fault, "graded": latest[0], "at_s": round(at, 1)})
@@ -216,27 +250,73 @@ def _soak(deployment: Deployment, receiver: WebhookReceiver, n: int, window: int
     while time.monotonic() < deadline and graded() < n:
         time.sleep(0.2)
     all_graded = time.monotonic()
-    while time.monotonic() < deadline and _deliveries_pending(deployment, receiver, n):
+    while time.monotonic() < deadline and _deliveries_pending(deployment, receiver, n, changed):
         time.sleep(0.2)
     drained = time.monotonic()
     client.join(5)
-    t = tally(deployment, receiver, n)
+    t = tally(deployment, receiver, n, changed)
+    posts = post_figures(client.posts, faults)
+    own = exits_on_their_own(deployment, [f["fault"] for f in faults])
     return {
-        "ok": correct(t) and not pending and not any(p.clean_exits for p in deployment.processes),
+        "ok": correct(t) and not pending and not any(p.clean_exits for p in deployment.processes)
+        and not any(own.values()) and t["dead_letters"] == 0
+        and posts["failed_outside_outages"] == 0,
         **t,
+        "posts": posts,
         "faults": faults,
         "faults_not_reached": [f for f, _ in pending],
         "restarts": {p.name: p.restarts for p in deployment.processes},
+        "exits_on_their_own": own,
         "exited_0": {p.name: p.clean_exits for p in deployment.processes if p.clean_exits},
-        "refused_posts": dict(client.refused),
         "wall_s": round(drained - start, 1),
         "graded_per_s": round(n / (all_graded - start), 1),
         "drain_after_last_fault_s": round(drained - last_fault, 1),
         "timed_out": drained >= deadline,
+    }  # fmt: skip
+
+
+def post_figures(posts: list[tuple[float, float, str]], faults: list[dict]) -> dict:
+    """Every post's latency (p50, p99, max) and the failed ones, inside a fault's window (from
+    the fault to ``OUTAGE_GRACE_S`` after the service was whole again; a post in flight when
+    it began is inside) or outside."""
+    windows = [(f["at_s"], f.get("back_s", f["at_s"]) + OUTAGE_GRACE_S) for f in faults]
+    outside = [p for p in posts if not any(a <= p[0] + p[1] and p[0] <= b for a, b in windows)]
+    failed = Counter(outcome for _, _, outcome in posts if outcome != "202")
+    failed_outside = Counter(outcome for _, _, outcome in outside if outcome != "202")
+    return {
+        "tries": len(posts),
+        **_quantiles([s for _, s, _ in posts], ""),
+        **_quantiles([s for _, s, _ in outside], "outside_outages_"),
+        "failed": dict(failed),
+        "failed_outside_outages": sum(failed_outside.values()),
+        "failed_outside_outages_by_reason": dict(failed_outside),
+        "failed_outside_outages_at_s": [round(at, 1) for at, _, o in outside if o != "202"][:20],
+        "slowest": sorted(((round(s, 2), round(at, 1), o) for at, s, o in posts), reverse=True)[
+            :10
+        ],
     }
 
 
-def _deliveries_pending(deployment: Deployment, receiver: WebhookReceiver, n: int) -> bool:
+def _quantiles(seconds: list[float], prefix: str) -> dict:
+    if len(seconds) < 2:
+        return {}
+    cuts = statistics.quantiles(seconds, n=100, method="inclusive")
+    return {f"{prefix}p50_s": round(cuts[49], 3), f"{prefix}p99_s": round(cuts[98], 3),
+            f"{prefix}max_s": round(max(seconds), 3)}  # fmt: skip
+
+
+KILLED = {"api": "api0", "grade_worker": "grade0", "webhook_worker": "io"}  # what each restarts
+
+
+def exits_on_their_own(deployment: Deployment, faults: list[str]) -> dict[str, int]:
+    """Restarts the soak did not cause by killing the process: each is a process that
+    stopped by itself (a worker that Redis or PostgreSQL restarting under it stopped)."""
+    caused = Counter(KILLED[f] for f in faults if f in KILLED)
+    return {p.name: p.restarts - caused[p.name] for p in deployment.processes}
+
+
+def _deliveries_pending(deployment: Deployment, receiver: WebhookReceiver, n: int,
+                        changed: int) -> bool:  # fmt: skip
     try:
         with deployment.store.engine.connect() as conn:
             delivered = conn.execute(
@@ -246,7 +326,7 @@ def _deliveries_pending(deployment: Deployment, receiver: WebhookReceiver, n: in
             ).scalar()
     except sa.exc.SQLAlchemyError:
         return True
-    return delivered < n or len(receiver.ids()) < n
+    return delivered < n + changed or len(receiver.ids()) < n
 
 
 def parser() -> argparse.ArgumentParser:
@@ -259,6 +339,19 @@ def parser() -> argparse.ArgumentParser:
     found.add_argument("--latency", type=float, default=0.0, help="scripted judge, s/batch")
     found.add_argument("--window", type=int, default=WINDOW, help="answers posted ahead")
     found.add_argument("--seed", type=int, default=0)
+    found.add_argument("--before", type=Path, help="a checkout of older code: run it too, first")
+    found.add_argument(
+        "--broker-restart",
+        type=int,
+        metavar="ROUNDS",
+        help="instead: Redis restarted ROUNDS times under one grading worker",
+    )
+    found.add_argument(
+        "--webhooks",
+        type=int,
+        metavar="N",
+        help="instead: N webhooks sent by each sender, deliveries per second",
+    )
     found.add_argument("--workdir", type=Path, help="keep the logs here (default: a temp dir)")
     found.add_argument("--out", type=Path)
     return found
@@ -269,12 +362,25 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="fault-soak-") as tmp:
         workdir = args.workdir or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
-        report = run(args.answers, workdir, args.fail, args.hang, args.seed, args.latency,
-                     args.window)  # fmt: skip
-        if not report["ok"]:
-            print(logs(workdir))
+        if args.broker_restart:
+            report = fault_recovery.compare(args.before, workdir, args.broker_restart)
+        elif args.webhooks:
+            report = webhook_rate.compare(args.before, workdir, args.webhooks, cap_s=60)
+        else:
+            report = {}
+            for label, code in (("before", args.before), ("after", ROOT)):
+                if code is None:
+                    continue
+                report[label] = run(args.answers, workdir / label, args.fail, args.hang,
+                                    args.seed, args.latency, args.window, code=code)  # fmt: skip
+                report[label]["code"] = str(code)
+                if not report[label]["ok"]:
+                    print(logs(workdir / label))
+            if args.before is None:
+                report = report["after"]
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
-    report |= {"command": command(), "machine": machine, "date": time.strftime("%Y-%m-%d")}
+    report |= {"command": command(), "machine": machine, "date": time.strftime("%Y-%m-%d"),
+               "load_average": os.getloadavg(), "code": code_version()}  # fmt: skip
     print(json.dumps(report, indent=2))
     if args.out:
         args.out.write_text(json.dumps(report, indent=2) + "\n")

@@ -248,7 +248,7 @@ class ServiceSettings(BaseSettings):
     )
     sweep_interval_s: float = Field(30.0, gt=0, description="how often workers look for lost work")
     sweep_after_s: float = Field(600.0, gt=0, description="queued this long: enqueued again")
-    task_retries: int = Field(5, ge=0, description="retries of a grading task (transient errors)")
+    task_retries: int = Field(5, ge=0, description="retries before a dead letter (not outages)")
     retry_backoff_s: float = Field(2.0, gt=0, description="first retry delay; doubles each time")
     # serve --inline: the grading process's niceness (the intake first on shared cores), and a
     # batch's time limit (its process restarted, tried once more, then its answers failed)
@@ -299,10 +299,10 @@ class WebhookSettings(BaseSettings):
     retries: int = Field(8, ge=0)
     timeout_s: float = Field(10.0, gt=0, description="each try: connect, send, answer")
     concurrency: int = Field(
-        8, ge=1, le=256, description="inline mode: webhook deliveries in flight at once"
+        64, ge=1, le=1024, description="deliveries in flight in one sender (a courier)"
     )
     per_host: int = Field(
-        2, ge=1, description="inline mode: of those, at most this many to one host"
+        16, ge=1, description="of those, at most this many to one host (scheme, host, port)"
     )
     allow_private: bool = Field(
         False,

@@ -1,6 +1,7 @@
 """The Celery app: Redis broker, late acknowledgement, two queues (``workers.queues``).
 
-``grade`` runs ``grade_batch`` (the judge; one process per GPU), ``io`` runs webhooks. A task
+``grade`` runs ``grade_batch`` (the judge; one process per GPU); a worker consuming ``io``
+sends the webhooks (its courier, ``workers.lifecycle``). A task
 is acknowledged only after it has finished (``acks_late``), and a task whose worker process
 died is requeued (``reject_on_worker_lost``): a SIGKILLed worker's batch is graded again by
 another, and the store's idempotent writes keep one grade per submission. On Redis an
@@ -20,7 +21,7 @@ import logging
 from celery import Celery
 
 from grader.config import Settings
-from workers import lifecycle, tasks
+from workers import broker, lifecycle, tasks
 from workers.queues import GRADE_QUEUE, ROUTES
 
 
@@ -28,6 +29,12 @@ def create_app(settings: Settings) -> Celery:
     """A Celery app on ``settings.service.redis_url`` with the service's tasks registered."""
     app = Celery("grader", broker=settings.service.redis_url)
     app.conf.update(
+        # Celery's default gives up sending a task within a second; a restarting Redis is
+        # given about a minute (the API's gatherer and a task's retry wait meanwhile).
+        task_publish_retry_policy=tasks.PUBLISH_RETRY,
+        # kombu's Redis transport, guarded so that a worker holding an unacknowledged task
+        # reconnects when Redis restarts instead of stopping (``workers.broker``)
+        broker_transport=broker.NAME,
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         task_ignore_result=True,  # results live in the store
@@ -81,7 +88,7 @@ def get_app() -> Celery:
         settings = Settings()
         logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per webhook is noise
         _app = create_app(settings)
-        lifecycle.connect(_app, settings.service)
+        lifecycle.connect(_app, settings)
     return _app
 
 

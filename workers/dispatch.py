@@ -13,14 +13,7 @@ from grader.service.batches import chunks
 from grader.service.dispatch import Gatherer
 from grader.service.store import StoredSubmission
 from workers.app import create_app
-from workers.queues import (
-    GRADE_QUEUE,
-    GRADE_TASK,
-    IO_QUEUE,
-    REGRADE_TASK,
-    WEBHOOK_TASK,
-    waiting,
-)
+from workers.queues import GRADE_QUEUE, GRADE_TASK, REGRADE_TASK, waiting
 
 
 class CeleryDispatcher:
@@ -42,8 +35,8 @@ class CeleryDispatcher:
             self.app.send_task(GRADE_TASK, args=[ids], queue=GRADE_QUEUE)
 
     def announce(self, deliveries: list[int]) -> None:
-        for delivery_id in deliveries:
-            self.app.send_task(WEBHOOK_TASK, args=[delivery_id], queue=IO_QUEUE)
+        """Nothing to send: the couriers of the workers consuming ``io`` read the outbox
+        every ``poll_s`` and find these there (``workers.lifecycle``)."""
 
     def regrade(self, job_id: int) -> None:
         self.app.send_task(REGRADE_TASK, args=[job_id], queue=GRADE_QUEUE)

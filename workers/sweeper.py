@@ -1,15 +1,16 @@
-"""Finds work whose message may be lost and enqueues it again.
+"""Finds grading work whose message may be lost and enqueues it again.
 
 The API stores a submission before it sends its task, and a task can still vanish: Redis
 restarted before persisting it, or the API died between commit and send. A submission still
-``queued`` after ``GRADER_SWEEP_AFTER_S`` gets a new task; so does a webhook delivery that is
-that much overdue. Claims in the store keep two sweepers from doubling the work, and a
-duplicate task is harmless anyway: grading skips submissions already graded.
+``queued`` after ``GRADER_SWEEP_AFTER_S`` gets a new task, and so does a regrade job that no
+process has worked on for that long. Claims in the store keep two sweepers from doubling the
+work, and a duplicate task is harmless anyway: grading skips submissions already graded.
+(Webhooks need no sweeping: couriers send whatever the outbox holds due.)
 
-A queue with messages waiting on the broker is left alone: its work is late because the
-workers are behind, not lost, and sending it again only lengthens the queue (the fault soak
-saw a webhook backlog of 3,000 deliveries turn into 8,700 tasks, two thirds of them sent
-again by the sweeper). What was lost is swept once the backlog has drained.
+The grading queue is left alone while messages wait in it on the broker: its work is late
+because the workers are behind, not lost, and sending it again only lengthens the queue (the
+fault soak saw a backlog of 3,000 tasks turn into 8,700, two thirds of them sent again by the
+sweeper). What was lost is swept once the backlog has drained.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from grader.config import ServiceSettings
 from grader.service.batches import chunks
 from grader.service.store import Store
 from workers import queues
-from workers.queues import GRADE_QUEUE, GRADE_TASK, IO_QUEUE, REGRADE_TASK, WEBHOOK_TASK
+from workers.queues import GRADE_QUEUE, GRADE_TASK, REGRADE_TASK
 
 log = logging.getLogger(__name__)
 
@@ -48,26 +49,22 @@ class Sweeper:
     def stop(self) -> None:
         self._stop.set()
 
-    def sweep(self) -> tuple[int, int]:
-        """One pass: (submissions, deliveries) enqueued again."""
+    def sweep(self) -> int:
+        """One pass: the submissions and regrade jobs enqueued again."""
+        if self._waiting(GRADE_QUEUE):
+            return 0
         after = timedelta(seconds=self.settings.sweep_after_s)
-        stale, overdue = [], []
-        if not self._waiting(GRADE_QUEUE):
-            stale = self.store.queue.claim_stale(after)
+        stale = self.store.queue.claim_stale(after)
         for ids in chunks(stale, self.settings.batch_size):
             self.app.send_task(GRADE_TASK, args=[ids], queue=GRADE_QUEUE)
-        if not self._waiting(IO_QUEUE):
-            overdue = self.store.outbox.claim_overdue_deliveries(after)
-        for delivery_id in overdue:
-            self.app.send_task(WEBHOOK_TASK, args=[delivery_id], queue=IO_QUEUE)
-        if not stale and not self._waiting(GRADE_QUEUE):  # regrades whose task was lost
-            for job_id in self.store.regrades.waiting(after):
-                self.app.send_task(REGRADE_TASK, args=[job_id], queue=GRADE_QUEUE)
-        if stale or overdue:
+        jobs = [] if stale else self.store.regrades.waiting(after)  # their task was lost
+        for job_id in jobs:
+            self.app.send_task(REGRADE_TASK, args=[job_id], queue=GRADE_QUEUE)
+        if stale or jobs:
             log.warning(
-                "sweeper re-enqueued %d submission(s), %d webhook(s)", len(stale), len(overdue)
+                "sweeper re-enqueued %d submission(s), %d regrade(s)", len(stale), len(jobs)
             )
-        return len(stale), len(overdue)
+        return len(stale) + len(jobs)
 
     def _run(self) -> None:
         while not self._stop.is_set():

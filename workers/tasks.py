@@ -1,7 +1,20 @@
-"""The tasks: thin — load ids, call the shared grading step, persist, acknowledge.
+"""The tasks: thin — load ids, call the shared grading (or regrading) step, persist, acknowledge.
 
 Plain functions, registered on an app by ``register`` (called by ``workers.app.create_app``)
-under the names in ``workers.queues``, so importing this module builds no app.
+under the names in ``workers.queues``, so importing this module builds no app. Webhooks need no
+task: the transaction that stores the grades writes their deliveries to the outbox, and the
+courier of each worker consuming ``io`` sends them from there (``workers.lifecycle``).
+
+What a failure leads to depends on whether a later try can succeed:
+
+- the database or the broker away (``outage``): retried with backoff, however long it lasts,
+  and never dead-lettered. Were the broker away even for the retry's message, the answers
+  stay ``queued``: the task comes back after ``GRADER_VISIBILITY_TIMEOUT_S``, or the sweeper
+  sends them again;
+- the judge unreachable: its answers retried ``GRADER_TASK_RETRIES`` times, then dead-lettered;
+- anything else (an exam this worker does not serve, a bug): retried ``GRADER_TASK_RETRIES``
+  times, then dead-lettered: a dead letter names the task's answers and the error that every
+  try met, and its answers become ``failed`` with that error.
 """
 
 from __future__ import annotations
@@ -14,18 +27,37 @@ from grader.config import Settings
 from grader.service import regrades
 from grader.service.batches import grade_stored
 from grader.service.outages import database_unavailable
-from grader.service.webhooks import backoff, deliver
-from workers.queues import GRADE_QUEUE, GRADE_TASK, IO_QUEUE, REGRADE_TASK, WEBHOOK_TASK
+from grader.service.webhooks import backoff
+from workers.broker import broker_unavailable
+from workers.queues import GRADE_QUEUE, GRADE_TASK, REGRADE_TASK
 from workers.runtime import runtime
 
 log = logging.getLogger(__name__)
 
+# An outage is retried however long it lasts: this many tries is no limit in practice.
+NO_LIMIT = 1_000_000
+# Sending a retry's message: Celery's default gives up within a second; a restarting Redis
+# is given about a minute (the running task waits, holding no other work).
+PUBLISH_RETRY = {"max_retries": 20, "interval_start": 0.5, "interval_step": 0.5, "interval_max": 3}
+
+
+def outage(error: BaseException) -> bool:
+    """True for an error a later try may not meet: the database or the broker was away."""
+    return database_unavailable(error) or broker_unavailable(error)
+
 
 class DeadLetterOnFailure(Task):
-    """After the last retry the batch is recorded as dead and its submissions as failed."""
+    """After the last retry the batch is recorded as dead and its submissions as failed,
+    unless what stopped it was an outage (then its answers stay queued, to come back)."""
 
     def on_failure(self, exc, task_id, args, kwargs, einfo):
         ids = args[0] if args else kwargs.get("ids", [])
+        if outage(exc):
+            log.warning(
+                "grading %d answer(s) stopped on an outage (%s: %s); they stay queued and come "
+                "back by redelivery or the sweeper", len(ids), type(exc).__name__, exc,
+            )  # fmt: skip
+            return
         runtime().store.queue.dead_letter(self.name, ids, f"{type(exc).__name__}: {exc}")
 
 
@@ -37,74 +69,66 @@ def register(app: Celery, settings: Settings) -> None:
         max_retries=settings.service.task_retries,
         shared=False,
     )(grade_batch)
-    app.task(name=WEBHOOK_TASK, bind=True, max_retries=settings.service.task_retries, shared=False)(
-        deliver_webhook
-    )
     app.task(name=REGRADE_TASK, bind=True, max_retries=settings.service.task_retries, shared=False)(
         regrade_step
     )
 
 
-def grade_batch(task: Task, ids: list[int]) -> int:
-    """Grade the submissions ``ids`` still queued with one ``grade_many``."""
+def grade_batch(task: Task, ids: list[int], outages: int = 0) -> int:
+    """Grade the submissions ``ids`` still queued with one ``grade_many``. ``outages``: the
+    retries so far that an outage caused (they count against no limit)."""
     rt = runtime()
+    tries = task.request.retries - outages  # the retries that count against the limit
     try:
         outcome = grade_stored(rt.store, rt.graders, ids)
-    except Exception as exc:  # database busy or down, a bug: retry, then dead-letter
+    except Exception as exc:
+        if outage(exc):
+            log.warning("grading %d answer(s): %s; retrying", len(ids), _short(exc))
+            raise _retry(task, ids, outages + 1, _retry_in(outages), NO_LIMIT, exc) from exc
         log.exception("grading %d submission(s) failed", len(ids))
-        raise task.retry(exc=exc, countdown=_retry_in(task.request.retries)) from exc
-    for delivery_id in outcome.deliveries:
-        task.app.send_task(WEBHOOK_TASK, args=[delivery_id], queue=IO_QUEUE)
+        limit = task.max_retries + outages
+        raise _retry(task, ids, outages, _retry_in(tries), limit, exc) from exc
     if outcome.retry:  # the judge was unreachable for these: only they are tried again
-        if task.request.retries >= task.max_retries:
+        if tries >= task.max_retries:
             rt.store.queue.dead_letter(task.name, outcome.retry, "judge unavailable after retries")
         else:
-            raise task.retry(args=[outcome.retry], countdown=_retry_in(task.request.retries))
+            raise _retry(task, outcome.retry, outages, _retry_in(tries), task.max_retries + outages)
     return outcome.graded
 
 
-def regrade_step(task: Task, job_id: int) -> None:
+def regrade_step(task: Task, job_id: int, outages: int = 0) -> None:
     """One batch of a regrade job (``service.regrades``); the next batch is a task of its
-    own, so new answers queued meanwhile are graded between a regrade's batches."""
+    own, so new answers queued meanwhile are graded between a regrade's batches. The grade
+    versions it makes go out from the outbox (the couriers). An outage is retried however long
+    it lasts; another error ``GRADER_TASK_RETRIES`` times, then the sweeper sends the job again
+    (it resumes where it stopped)."""
     rt = runtime()
+    tries = task.request.retries - outages
     try:
         done = regrades.step(rt.store, rt.graders, regrades.stale_after(rt.graders), job_id)
     except Exception as exc:
+        if outage(exc):
+            log.warning("regrade %d: %s; retrying", job_id, _short(exc))
+            raise _retry(task, job_id, outages + 1, _retry_in(outages), NO_LIMIT, exc) from exc
         log.exception("regrade %d failed", job_id)
-        raise task.retry(exc=exc, countdown=_retry_in(task.request.retries)) from exc
-    for delivery_id in done.deliveries:
-        task.app.send_task(WEBHOOK_TASK, args=[delivery_id], queue=IO_QUEUE)
+        limit = task.max_retries + outages
+        raise _retry(task, job_id, outages, _retry_in(tries), limit, exc) from exc
     if done.job is not None and not done.job.finished:
-        wait = _retry_in(task.request.retries) if done.retry else 0
+        wait = _retry_in(tries) if done.retry else 0
         task.app.send_task(REGRADE_TASK, args=[job_id], countdown=wait, queue=GRADE_QUEUE)
 
 
-def deliver_webhook(task: Task, delivery_id: int) -> None:
-    """One attempt; a failure schedules the next with backoff (the store keeps the count).
-
-    The database being away is retried too, with backoff, rather than leaving the delivery
-    to the sweeper (``GRADER_SWEEP_AFTER_S`` late); after ``GRADER_TASK_RETRIES`` the task
-    fails and the sweeper is the last resort.
-    """
-    rt = runtime()
-    settings = rt.settings
-    try:
-        wait = deliver(
-            rt.store,
-            delivery_id,
-            client=rt.http,
-            retries=settings.webhooks.retries,
-            backoff_s=settings.service.retry_backoff_s,
-        )
-    except Exception as exc:
-        if not database_unavailable(exc):
-            raise
-        log.warning("webhook %d: the database is unavailable (%s); retrying", delivery_id, exc)
-        raise task.retry(exc=exc, countdown=_retry_in(task.request.retries)) from exc
-    if wait is not None:
-        task.app.send_task(
-            WEBHOOK_TASK, args=[delivery_id], countdown=min(wait, _retry_in(99)), queue=IO_QUEUE
-        )
+def _retry(task: Task, work: list[int] | int, outages: int, countdown: float, limit: int,
+           exc: Exception | None = None) -> Exception:  # fmt: skip
+    """The task again with ``work`` (its answers, or its regrade job)."""
+    return task.retry(
+        args=[work],
+        kwargs={"outages": outages},
+        exc=exc,
+        countdown=countdown,
+        max_retries=limit,
+        retry_policy=PUBLISH_RETRY,
+    )
 
 
 def _retry_in(retries: int) -> float:
@@ -112,3 +136,8 @@ def _retry_in(retries: int) -> float:
     settings = runtime().settings
     cap = max(1.0, settings.service.visibility_timeout_s / 2)
     return backoff(retries + 1, settings.service.retry_backoff_s, cap)
+
+
+def _short(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"

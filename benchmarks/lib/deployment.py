@@ -1,23 +1,25 @@
 """A whole grading service on 127.0.0.1, under a supervisor, for the fault soak.
 
 Two ``grader serve`` processes (Celery mode), two grading workers (``--queues grade``), one
-webhook worker (``--queues io``), a throwaway PostgreSQL cluster and a redis-server with AOF,
+webhook worker (``--queues io``, two pool processes), a throwaway PostgreSQL cluster and a redis-server with AOF,
 the scripted judge and no embedding model. Each service process runs in a process group of
 its own (SIGKILL takes the worker with its pool) and is restarted the way
 ``workers/deploy/`` restarts it: ``Restart=on-failure`` — a non-zero exit (a SIGKILL
 included) brings it back after ``RESTART_S``; an exit with status 0 leaves it stopped, and
-the soak reports it (issue 29 item 15: a worker that exits 0 when Redis dies is lost).
+the soak reports it (a worker that exits 0 when Redis dies would be lost).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import httpx
@@ -27,10 +29,12 @@ import sqlalchemy as sa
 from benchmarks.lib.common import ROOT
 from grader.api.keys import new_key
 from grader.service.store import Store
+from grader.service.store.schema import grade_overrides, submissions
 from tests.integration.service import RedisServer, free_port, wait_for
 from tests.postgres_cluster import DURABLE, Cluster, server_binaries
 
 RESTART_S = 1.0  # the supervisor's RestartSec, short: the soak measures recovery
+LOCK_WAIT_MS = 200  # PostgreSQL logs a lock wait longer than this
 EXAMS = ("grad_accum_engineer", "ai_trainer_l2", "llm_trainer_solutions")
 PLATFORMS = {"alpha": EXAMS[:2], "beta": (EXAMS[2], EXAMS[0])}
 SECRET = "whsec_fault-soak"
@@ -63,8 +67,10 @@ def settings(database_url: str, redis_url: str, latency_s: float) -> dict[str, s
 class Supervised:
     """One service process, restarted on failure (``Restart=on-failure``)."""
 
-    def __init__(self, name: str, args: list[str], env: dict[str, str], log: Path):
-        self.name, self.args, self.env, self.log = name, args, env, log
+    def __init__(self, name: str, args: list[str], env: dict[str, str], log: Path,
+                 code: Path = ROOT):  # fmt: skip
+        """``code``: the checkout it runs (``python -m`` puts the working folder first)."""
+        self.name, self.args, self.env, self.log, self.code = name, args, env, log, code
         self.process: subprocess.Popen | None = None
         self.restarts, self.clean_exits = 0, 0
         self.wanted = True
@@ -72,7 +78,7 @@ class Supervised:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "grader", *self.args], cwd=ROOT, env=self.env,
+            [sys.executable, "-m", "grader", *self.args], cwd=self.code, env=self.env,
             stdout=self.log.open("a"), stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
 
@@ -112,21 +118,26 @@ class Supervised:
 
 
 class Deployment:
-    """Everything above in ``workdir``; ``close`` stops every process and the cluster."""
+    """Everything above in ``workdir``, running the checkout ``code``; ``close`` stops every
+    process and the cluster. PostgreSQL logs every lock wait over ``LOCK_WAIT_MS``."""
 
-    def __init__(self, workdir: Path, receiver_url: str, latency_s: float = 0.0):
-        self.workdir = workdir
+    def __init__(self, workdir: Path, receiver_url: str, latency_s: float = 0.0,
+                 code: Path = ROOT):  # fmt: skip
+        self.workdir, self.code = workdir, code
         binaries = server_binaries()
         if binaries is None:
             raise RuntimeError("no PostgreSQL server binaries (Debian package postgresql)")
-        self.postgres = Cluster.start(binaries, DURABLE)  # it is crashed on purpose
+        # it is crashed on purpose, so durable; lock waits logged, for ``lock_waits``
+        options = f"{DURABLE} -c log_lock_waits=on -c deadlock_timeout={LOCK_WAIT_MS}ms"
+        self.postgres = Cluster.start(binaries, options)
         self.redis = RedisServer(workdir)
         self.processes: list[Supervised] = []
+        self.lock_waits: dict[str, int] = {}
         try:
             self.redis.start()
             self.env = {
                 **os.environ,
-                "PYTHONPATH": str(ROOT),
+                "PYTHONPATH": str(code),
                 **settings(self.postgres.url, self.redis.url, latency_s),
             }
             self.store = Store(self.postgres.url)
@@ -137,7 +148,7 @@ class Deployment:
                          for i, p in enumerate(self.ports)]  # fmt: skip
             grade = ["worker", "--queues", "grade", "--concurrency", "2", "--loglevel", "INFO"]
             self.graders = [self._start(f"grade{i}", grade) for i in range(2)]
-            io = ["worker", "--queues", "io", "--concurrency", "8", "--loglevel", "INFO"]
+            io = ["worker", "--queues", "io", "--concurrency", "2", "--loglevel", "INFO"]
             self.io = self._start("io", io)
             for port in self.ports:
                 wait_for(lambda port=port: _healthy(port), 120, f"the API on port {port}")
@@ -160,6 +171,24 @@ class Deployment:
             return self.store.metrics.counts()["submissions"].get("graded", 0)
         except sa.exc.SQLAlchemyError:
             return None
+
+    def override(self, n: int, reason: str) -> int:
+        """An instructor's override (as the pages store one) of ``n`` graded answers not yet
+        overridden: each a grade version 2 with its ``grade.updated``. Returns how many; none
+        when the code under test keeps no grade versions."""
+        if not (self.code / "grader" / "service" / "store" / "versions.py").exists():
+            return 0
+        with self.store.engine.connect() as conn:
+            ids = conn.execute(
+                sa.select(submissions.c.id)
+                .where(submissions.c.status == "graded",
+                       submissions.c.id.not_in(sa.select(grade_overrides.c.submission_id)))
+                .order_by(submissions.c.id)
+                .limit(n)
+            ).scalars().all()  # fmt: skip
+        for submission_id in ids:
+            self.store.reviews.add_override(submission_id, 0.0, reason, "soak")
+        return len(ids)
 
     def settled(self) -> bool:
         """Every process running and both APIs healthy (Redis and the database answering)."""
@@ -185,10 +214,15 @@ class Deployment:
         if hasattr(self, "store"):
             self.store.engine.dispose()
         self.redis.kill()
+        log = self.postgres.folder / "server.log"
+        if log.exists():
+            text = log.read_text(errors="replace")
+            self.lock_waits = lock_waits(text)
+            (self.workdir / "postgres.log").write_text(text)
         self.postgres.stop()
 
     def _start(self, name: str, args: list[str]) -> Supervised:
-        process = Supervised(name, args, self.env, self.workdir / f"{name}.log")
+        process = Supervised(name, args, self.env, self.workdir / f"{name}.log", self.code)
         self.processes.append(process)
         return process
 
@@ -206,6 +240,15 @@ class Deployment:
         while not self._closing.wait(0.2):
             for process in self.processes:
                 process.check()
+
+
+def lock_waits(log: str) -> dict[str, int]:
+    """PostgreSQL's logged lock waits, by the start of the statement that waited."""
+    waits: Counter[str] = Counter()
+    for entry in log.split("still waiting for")[1:]:
+        statement = re.search(r"STATEMENT:\s+(.*)", entry)
+        waits[" ".join(statement[1].split()[:4]) if statement else "?"] += 1
+    return dict(waits)
 
 
 def _healthy(port: int) -> bool:

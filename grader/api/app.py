@@ -9,8 +9,11 @@ warning in the log), not a 500 with a traceback: a platform's client retries a 5
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from grader.api.admission import Admission
@@ -34,14 +37,28 @@ RETRY_AFTER_S = 5
 
 
 def create_app(
-    settings: Settings, store: Store, exams: dict[str, Exam], dispatcher: Dispatcher
+    settings: Settings,
+    store: Store,
+    exams: dict[str, Exam],
+    dispatcher: Dispatcher,
+    on_shutdown: Callable[[], None] | None = None,
 ) -> FastAPI:
+    """``on_shutdown`` runs (on a worker thread) when the server stops: ``grader serve`` stops
+    its grading there, before uvicorn ends the process with the signal it was stopped by."""
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if on_shutdown is not None:
+            await run_in_threadpool(on_shutdown)
+
     app = FastAPI(
         title="grader",
         version=__version__,
         description="Grade exam answers: post submissions, get grades back by poll or webhook.",
         docs_url=None,  # ``install_docs``: the same pages with their assets served from here
         redoc_url=None,
+        lifespan=lifespan,
     )
     install_docs(app)
     try:

@@ -218,10 +218,12 @@ def serve(
         raise fail(exc) from exc
     err.print(escape(f"serving exams: {', '.join(sorted(exams))} ({mode})"))
     try:
-        app = create_app(settings, store, exams, dispatcher)
+        # Stopped by a signal, uvicorn shuts the app down, then ends the process with that
+        # signal: grading (the inline process and what its judge started) stops first.
+        app = create_app(settings, store, exams, dispatcher, on_shutdown=dispatcher.close)
         uvicorn.Server(server_config(settings.limits, app, host, port)).run()
     finally:
-        dispatcher.close()
+        dispatcher.close()  # started but never served (a port taken): closing twice is safe
 
 
 @app.command()
@@ -232,31 +234,35 @@ def worker(
     concurrency: Annotated[
         int | None,
         typer.Option(
-            help="Pool processes. Default: 1 with a model judge (one engine per process; run "
-            "one worker per GPU), the CPU count otherwise."
+            help="Pool processes. Default: 2 for --queues io alone, 1 with a model judge (one "
+            "engine per process; run one worker per GPU), the CPU count otherwise. With io, "
+            "each sends webhooks, GRADER_WEBHOOK_CONCURRENCY at once."
         ),
     ] = None,
     pool: Annotated[str, typer.Option(help="Celery pool: prefork or solo.")] = "prefork",
     loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
 ) -> None:
-    """Start a Celery worker on GRADER_REDIS_URL with the service's defaults. It exits non-zero
-    when it stops on an error (such as Redis going away under it): run it under a supervisor
-    that restarts it on failure (workers/deploy/)."""
+    """Start a Celery worker on GRADER_REDIS_URL with the service's defaults. It rides out a
+    Redis restart (it reconnects, its judge kept); it exits non-zero only when it stops on an
+    error, so run it under a supervisor that restarts it on failure (workers/deploy/)."""
     import os
 
     from grader.config import Settings
 
     settings = Settings()
-    if concurrency is None:
+    consumed = queues.split(",")
+    if concurrency is None and GRADE_QUEUE not in consumed:
+        concurrency = 2  # webhook senders, each with many deliveries in flight
+    elif concurrency is None:
         concurrency = 1 if settings.judge.backend == "vllm" else (os.cpu_count() or 1)
-    os.environ["GRADER_WORKER_LOADS_JUDGE"] = "1" if GRADE_QUEUE in queues.split(",") else "0"
+    os.environ["GRADER_WORKER_LOADS_JUDGE"] = "1" if GRADE_QUEUE in consumed else "0"
     from celery.signals import worker_init
 
     from workers.app import get_app
 
     # ``worker_main`` drops the worker's exit status (celery 5.7): read it off the worker. One
-    # that stops on an unrecoverable error (Redis killed under it) must exit non-zero, so a
-    # supervisor restarting on failure brings it back (workers/deploy/).
+    # that stops on an unrecoverable error must exit non-zero, so a supervisor restarting on
+    # failure brings it back (workers/deploy/).
     started = []
     worker_init.connect(lambda sender=None, **_: started.append(sender), weak=False)
     get_app().worker_main(

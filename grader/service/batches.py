@@ -26,15 +26,15 @@ from grader.service.store.scorers import ExamScorer
 @dataclass
 class Outcome:
     graded: int = 0
-    deliveries: list[int] = field(default_factory=list)  # to send, now the grades are committed
     retry: list[int] = field(default_factory=list)  # submission ids: the judge was unreachable
 
 
 def grade_stored(store: Store, graders: Graders, ids: Sequence[int]) -> Outcome:
     results, retry = grade_items(store, graders, store.queue.queued(ids))
     outcome = Outcome(retry=retry)
-    # the review budget is a question's share of all its stored answers, not of this batch's
-    outcome.deliveries = store.queue.record(results, graders.settings.review.share)
+    # the review budget is a question's share of all its stored answers, not of this batch's;
+    # the webhooks of the grade versions go out from the outbox (``courier``)
+    store.queue.record(results, graders.settings.review.share)
     outcome.graded = len(results)
     return outcome
 

@@ -29,8 +29,9 @@ log = logging.getLogger(__name__)
 class Dispatcher(Protocol):
     def enqueue(self, submissions: list[StoredSubmission]) -> None: ...
     def announce(self, deliveries: list[int]) -> None:
-        """Send these committed webhook deliveries (grade versions made off the grading path:
-        the instructor pages) now rather than when a sweep finds them."""
+        """These webhook deliveries are committed (grade versions made off the grading path:
+        the instructor pages): send them now where the sender can be told, rather than at
+        its next look at the outbox."""
         ...
 
     def regrade(self, job_id: int) -> None:
@@ -148,8 +149,8 @@ class GradingLoop:
 
 class InlineDispatcher:
     """No Redis: one thread of this process grades queued submissions from the store
-    (``GradingLoop``) and hands the webhooks to a ``Courier``, which sends them on its own
-    threads (a slow platform stalls no grading). ``grader serve --inline`` grades in a
+    (``GradingLoop``) and wakes a ``Courier``, which sends the webhooks on its own thread (a
+    slow platform stalls no grading). ``grader serve --inline`` grades in a
     process of its own instead (``InlineProcess``), so no answer can stall the intake.
     """
 
@@ -157,8 +158,8 @@ class InlineDispatcher:
         self.settings, self.store, self.graders = settings, store, graders
         self._poll_s = poll_s
         self.courier = Courier(settings.webhooks, settings.service.retry_backoff_s, store)
-        # the courier returns at once: its threads send the webhooks
-        self._loop = GradingLoop(settings, store, graders, after_batch=self.courier.send_due)
+        # the courier returns at once: its own thread sends the webhooks
+        self._loop = GradingLoop(settings, store, graders, after_batch=self.courier.wake)
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(
@@ -173,7 +174,9 @@ class InlineDispatcher:
         self._wake.set()
 
     def announce(self, deliveries: list[int]) -> None:
-        """Nothing to do: the courier reads the outbox every ``poll_s`` on its own thread."""
+        """The courier looks at the outbox now (it would within ``poll_s`` anyway)."""
+        if deliveries:
+            self.courier.wake()
 
     def regrade(self, job_id: int) -> None:
         self._wake.set()  # the loop takes waiting regrades after the queued answers

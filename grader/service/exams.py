@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from grader.engine.scoring.scorer_choice import (
 )
 from grader.engine.scoring.scorer_model import ScorerSet
 from grader.errors import ConfigError
-from grader.judge import Judge, make_judge
+from grader.judge import Judge, LazyJudge, make_judge
 from grader.models import Bank, Rubric
 
 
@@ -64,13 +64,19 @@ class Graders:
     _chosen: dict[tuple[str, str | None], ScorerChoice] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, settings: Settings) -> Graders:
-        return cls(
-            load_exams(settings.service.banks),
-            settings,
-            make_judge(settings),
-            make_embedder(settings),
-        )
+    def load(
+        cls, settings: Settings, build_judge: Callable[[], Judge | None] | None = None
+    ) -> Graders:
+        """The exams, the judge and the embedder. With ``build_judge`` the judge is built by it
+        when the first answer needs it (``LazyJudge``), not now."""
+        judge: Judge | None
+        if build_judge is None:
+            judge = make_judge(settings)
+        elif settings.judge.backend == "none":
+            judge = None
+        else:
+            judge = LazyJudge(lambda: _built(build_judge()))
+        return cls(load_exams(settings.service.banks), settings, judge, make_embedder(settings))
 
     def pipeline(self, exam: str) -> Pipeline:
         if exam not in self._pipelines:
@@ -101,3 +107,9 @@ class Graders:
     def close(self) -> None:
         if self.judge is not None:
             self.judge.close()
+
+
+def _built(judge: Judge | None) -> Judge:
+    if judge is None:
+        raise ConfigError("GRADER_JUDGE is none: there is no judge to build")
+    return judge

@@ -22,6 +22,14 @@ A batch still grading after ``GRADER_INLINE_BATCH_TIMEOUT_S`` (a judge that hang
 no limit caught) gets its process killed and restarted: its answers, still ``queued``, are
 tried once more. An answer in two batches that ran out of time is set aside as ``failed``,
 with the reason, so one answer cannot stop grading for good.
+
+The child loads the judge when the first answer needs it, as ``grader grade`` does
+(``LazyJudge``): the server answers at once, and an exam the rules grade alone never loads a
+model. A judge that cannot load is reported and ends the child, which is restarted like any
+other (and tries the load again when an answer needs it). The child leads a process group of
+its own, and the processes a judge starts (vLLM's engine) are in it: whenever the child ends
+(a stop, a restart, a batch out of time) what is left of its group is killed, so no engine
+outlives the server.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ from multiprocessing.process import BaseProcess
 
 from grader.config import Settings
 from grader.errors import GraderError
+from grader.judge import make_judge
 from grader.service.courier import Courier
 from grader.service.dispatch import GradingLoop
 from grader.service.store import Store, StoredSubmission
@@ -88,7 +97,9 @@ class InlineProcess:
             self._bell.send_bytes(b"")  # closed: the child is restarting and will look anyway
 
     def announce(self, deliveries: list[int]) -> None:
-        """Nothing to do: the courier reads the outbox every ``poll_s`` on its own thread."""
+        """The courier looks at the outbox now (it would within ``poll_s`` anyway)."""
+        if deliveries:
+            self.courier.wake()
 
     def regrade(self, job_id: int) -> None:
         self.enqueue([])  # the child's loop takes waiting regrades after the queued answers
@@ -133,7 +144,7 @@ class InlineProcess:
             return _FAILED, f"it exited with code {self._child.exitcode}"
 
     def _supervise(self) -> None:
-        """Send due webhooks when the child has graded (and every ``poll_s`` for retries);
+        """Wake the courier when the child has graded (it also looks by itself);
         restart the child when it dies. The thread that started a child outlives it (the
         kernel's parent-death signal follows the thread), so this one reaps it at the end."""
         try:
@@ -154,10 +165,7 @@ class InlineProcess:
             except (EOFError, OSError):  # the child is gone
                 self._child.join(5)
             self._stop_overrun()
-            try:
-                self.courier.send_due()
-            except Exception:
-                log.exception("could not read the webhook outbox; trying again")
+            self.courier.wake()
             if not self._child.is_alive() and not self._closing.is_set():
                 self._restart()
 
@@ -168,8 +176,7 @@ class InlineProcess:
             return
         ids, self._batch = self._batch[0], None
         log.error("a batch of %d answer(s) graded for over %.0f s; stopping it", len(ids), limit)
-        self._child.kill()
-        self._child.join(5)
+        self._end_child()
         for i in ids:
             self._overruns[i] = self._overruns.get(i, 0) + 1
         spent = [i for i in ids if self._overruns[i] >= _TRIES]
@@ -186,6 +193,7 @@ class InlineProcess:
             log.error("%d answer(s) set aside: %s", len(spent), reason)
 
     def _restart(self) -> None:
+        self._end_child()  # what a dead child left running: a judge's engine
         self._events.close()
         with self._bell_lock:
             self._bell.close()
@@ -210,26 +218,45 @@ class InlineProcess:
         self._child.join(_STOP_S)
         if self._child.is_alive():
             log.error("the inline grading process did not stop in %.0f s; killing it", _STOP_S)
-            self._child.kill()
-            self._child.join(5)
+        self._end_child()
         self._events.close()
+
+    def _end_child(self) -> None:
+        """Kill the child, if it still runs, and every process left in its group."""
+        pid = self._child.pid
+        if self._child.is_alive():
+            self._child.kill()
+        self._child.join(5)
+        if pid is not None and hasattr(os, "killpg"):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)  # the group the child led: its engine processes
 
 
 def child_main(settings: Settings, bell: Connection, events: Connection, poll_s: float) -> None:
-    """The grading process, at a lower CPU priority (``GRADER_INLINE_NICE``): load the judge
-    and exams, say so, grade until the doorbell ends."""
+    """The grading process, at a lower CPU priority (``GRADER_INLINE_NICE``): load the exams
+    (the judge when an answer needs it), say so, grade until the doorbell ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the API stops us
     _die_with_parent()
+    if hasattr(os, "setpgid"):
+        os.setpgid(0, 0)  # a group of its own, which the judge's processes join
     if settings.service.inline_nice and hasattr(os, "nice"):
         os.nice(settings.service.inline_nice)  # the intake first: it shares the cores with grading
     wake, stop = threading.Event(), threading.Event()
     threading.Thread(target=_listen, args=(bell, wake, stop), name="doorbell", daemon=True).start()
     from grader.service.exams import Graders
 
+    def judge():  # built when the first answer needs it; a judge that cannot load ends us
+        try:
+            return make_judge(settings)
+        except Exception as exc:
+            events.send((_FAILED, f"the judge could not load: {_reason(exc)}"))
+            os._exit(3)  # nothing of the batch was committed: its answers stay queued
+
     try:
-        store, graders = Store(settings.service.database_url), Graders.load(settings)
+        store = Store(settings.service.database_url)
+        graders = Graders.load(settings, build_judge=judge)
     except Exception as exc:  # the parent prints it and exits
-        events.send((_FAILED, str(exc) if isinstance(exc, GraderError) else repr(exc)))
+        events.send((_FAILED, _reason(exc)))
         return
     events.send((_READY, ""))
     loop = GradingLoop(
@@ -243,6 +270,10 @@ def child_main(settings: Settings, bell: Connection, events: Connection, poll_s:
         loop.run(wake, stop, poll_s)
     finally:
         graders.close()
+
+
+def _reason(error: Exception) -> str:
+    return str(error) if isinstance(error, GraderError) else repr(error)
 
 
 def _listen(bell: Connection, wake: threading.Event, stop: threading.Event) -> None:

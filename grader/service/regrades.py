@@ -10,7 +10,7 @@ Each grade a platform reads that moved is a new version with its webhook (cause 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 
 from grader.engine.reading.rubrics import rubric_for
@@ -34,10 +34,10 @@ def start(store: Store, exam: Exam, question_id: str, by: str) -> RegradeJob:
 
 @dataclass
 class Step:
-    """What one step did: the job as it stands after, and the webhooks to send."""
+    """What one step did: the job as it stands after (the webhooks of the grade versions it
+    made go out from the outbox)."""
 
     job: RegradeJob | None = None
-    deliveries: list[int] = field(default_factory=list)
     retry: bool = False  # the judge was unreachable: the batch was given back
 
 
@@ -71,11 +71,11 @@ def step(
             store.regrades.release(job)
             return Step(store.regrades.get(job.id), retry=True)
         share = graders.settings.review.share
-        deliveries = store.regrades.record(job, [s.id for s in batch], results, share)
+        store.regrades.record(job, [s.id for s in batch], results, share)
     except Exception:  # the batch is given back at once, not when its claim goes stale
         store.regrades.release(job)
         raise
-    return Step(store.regrades.get(job.id), deliveries)
+    return Step(store.regrades.get(job.id))
 
 
 def stale_after(graders: Graders) -> timedelta:

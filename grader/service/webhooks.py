@@ -9,22 +9,25 @@ receiver can drop a repeat.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
 import secrets
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 
 import httpx
 
-from grader.models import DeliveryStatus
 from grader.service.store import Delivery, Store
 from grader.service.webhook_urls import AddressRefused, url_problem
 
 SIGNATURE_HEADER = "X-Grader-Signature"
 TIMESTAMP_HEADER = "X-Grader-Timestamp"
 DELIVERY_HEADER = "X-Grader-Delivery"
+DRAINED_BYTES = 64 * 1024  # of a reply's body, read (never kept) to reuse its connection
 
 
 def new_secret() -> str:
@@ -73,46 +76,67 @@ def backoff(attempt: int, base_s: float = 2.0, cap_s: float = 3600.0) -> float:
     return min(cap_s, base_s * 2 ** max(0, attempt - 1))
 
 
-def deliver(
-    store: Store,
-    delivery_id: int,
-    *,
-    client: httpx.Client,
-    retries: int,
-    backoff_s: float = 2.0,
-) -> float | None:
-    """Try one delivery. Returns the seconds until the next try, or None when it is settled
-    (delivered, given up, refused, or nothing to do). A delivery whose submission has an
-    earlier one still pending is not tried: it is offered again after the first backoff.
+@dataclass(frozen=True)
+class Attempt:
+    """What one try of a delivery came to: ``error`` None when the receiver took it (2xx);
+    ``final`` when no retry can help (an address inside the network, a URL no client sends)."""
+
+    delivery: Delivery
+    error: str | None
+    final: bool = False
+
+
+async def attempt(
+    client: httpx.AsyncClient, delivery: Delivery, timeout_s: float | None = None
+) -> Attempt:
+    """One try of ``delivery``, signed now. Nothing is written: ``settle`` records it.
 
     ``client`` is ``webhook_transport.webhook_client``'s in service: its connections check
     the addresses they dial, and one inside the service's network fails the delivery for good
     (``AddressRefused``), as does a URL of a form no client can send to. Any other error,
-    whatever its type, is a failed try, retried with backoff until ``retries`` run out: no
-    error leaves a delivery pending and untried. Errors of the store itself propagate.
+    whatever its type, is a failed try. ``timeout_s`` bounds the whole try (connect, send,
+    the status line), however slowly a receiver dribbles its answer.
     """
-    outbox = store.outbox
-    delivery = outbox.delivery(delivery_id)
-    if delivery is None or delivery.status != DeliveryStatus.PENDING or not delivery.url:
-        return None
-    if delivery.waiting:  # an earlier version of this grade goes first
-        return backoff(1, backoff_s)
+    if not delivery.url:  # the platform's URL was removed since the grade
+        return Attempt(delivery, "refused: the platform has no webhook URL", final=True)
     malformed = url_problem(delivery.url)
     if malformed:
-        outbox.delivery_failed(delivery.id, f"refused: {malformed}", None)
-        return None
+        return Attempt(delivery, f"refused: {malformed}", final=True)
     try:
-        status = _post(client, delivery.url, _signed(delivery))
-        error = None if 200 <= status < 300 else f"HTTP {status}"
+        async with asyncio.timeout(timeout_s):
+            status = await _post(client, delivery.url, _signed(delivery))
     except AddressRefused as exc:
-        outbox.delivery_failed(delivery.id, f"refused: {exc}", None)
-        return None
+        return Attempt(delivery, f"refused: {exc}", final=True)
+    except TimeoutError as exc:  # the whole try's deadline
+        error = f"no answer within {timeout_s:g} s" if timeout_s else f"TimeoutError: {exc}"
+        return Attempt(delivery, error)
     except Exception as exc:  # a timeout, a reset, a URL httpx will not send to, a bug
-        error = f"{type(exc).__name__}: {exc}"
-    if error is None:
-        outbox.delivery_succeeded(delivery.id)
-        return None
-    return _failed(store, delivery, error, retries, backoff_s)
+        return Attempt(delivery, f"{type(exc).__name__}: {exc}")
+    return Attempt(delivery, None if 200 <= status < 300 else f"HTTP {status}")
+
+
+def settle(
+    store: Store, attempts: Sequence[Attempt], retries: int, backoff_s: float = 2.0
+) -> list[float | None]:
+    """Record tries in one transaction: delivered, retried after a backoff until ``retries``
+    run out, or given up. Returns the seconds until each one's next try (None: settled)."""
+    delivered, failed, waits = [], [], []
+    for tried in attempts:
+        wait = None
+        if tried.error is None:
+            delivered.append(tried.delivery.id)
+        else:
+            number = tried.delivery.attempts + 1
+            if not tried.final and number <= retries:
+                wait = backoff(number, backoff_s)
+            failed.append((tried.delivery.id, tried.error, _seconds(wait)))
+        waits.append(wait)
+    store.outbox.settle(delivered, failed)
+    return waits
+
+
+def _seconds(wait: float | None) -> timedelta | None:
+    return None if wait is None else timedelta(seconds=wait)
 
 
 def _signed(delivery: Delivery) -> tuple[bytes, dict[str, str]]:
@@ -126,21 +150,15 @@ def _signed(delivery: Delivery) -> tuple[bytes, dict[str, str]]:
     }
 
 
-def _failed(
-    store: Store, delivery: Delivery, error: str, retries: int, backoff_s: float
-) -> float | None:
-    """Record a failed attempt: the seconds until the next, or None when out of retries."""
-    attempt = delivery.attempts + 1
-    if attempt > retries:
-        store.outbox.delivery_failed(delivery.id, error, None)
-        return None
-    wait = backoff(attempt, backoff_s)
-    store.outbox.delivery_failed(delivery.id, error, timedelta(seconds=wait))
-    return wait
-
-
-def _post(client: httpx.Client, url: str, signed: tuple[bytes, dict[str, str]]) -> int:
-    """The answer's status; its body is never read (a platform's reply may be any size)."""
+async def _post(client: httpx.AsyncClient, url: str, signed: tuple[bytes, dict[str, str]]) -> int:
+    """The answer's status. Its body is read and dropped, up to ``DRAINED_BYTES``, only so the
+    connection can carry the next delivery; a longer one closes it (a reply may be any size)."""
     body, headers = signed
-    with client.stream("POST", url, content=body, headers=headers) as response:
+    async with client.stream("POST", url, content=body, headers=headers) as response:
+        read = 0
+        if not response.is_stream_consumed:  # handed over already read: no connection to free
+            async for chunk in response.aiter_raw():
+                read += len(chunk)
+                if read > DRAINED_BYTES:
+                    break
         return response.status_code

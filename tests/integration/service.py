@@ -226,7 +226,8 @@ class WebhookReceiver:
     """A platform's endpoint on 127.0.0.1: checks each signature; refuses some first tries
     (503) so the retries are exercised. ``fault`` (the fault soak) picks posts to fail at
     random: ``"fail"`` answers 500, ``"hang"`` answers only after ``hang_s`` (past the
-    sender's timeout); neither counts as received."""
+    sender's timeout); neither counts as received. With ``keep_alive`` it speaks HTTP/1.1
+    and keeps connections open between posts, as a platform's web server does."""
 
     def __init__(
         self,
@@ -234,6 +235,7 @@ class WebhookReceiver:
         refuse_first: Callable[[str], bool] = lambda _: False,
         fault: Callable[[], str | None] = lambda: None,
         hang_s: float = 0.0,
+        keep_alive: bool = False,
     ):
         self.secret, self.refuse_first = secret, refuse_first
         self.received: list[dict] = []
@@ -243,6 +245,8 @@ class WebhookReceiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 payload = json.loads(body)
@@ -254,12 +258,14 @@ class WebhookReceiver:
                     time.sleep(hang_s if kind == "hang" else 0)
                     with contextlib.suppress(OSError):  # the sender gave up on a hang
                         self.send_response(500)
+                        self.send_header("Content-Length", "0")
                         self.end_headers()
                     return
                 with receiver.lock:
                     if receiver.refuse_first(sid) and sid not in receiver.refused:
                         receiver.refused.add(sid)
                         self.send_response(503)
+                        self.send_header("Content-Length", "0")
                         self.end_headers()
                         return
                     receiver.received.append(
@@ -275,6 +281,7 @@ class WebhookReceiver:
                             "payload": payload,
                             "headers": dict(self.headers.items()),
                             "body": body,
+                            "at": time.monotonic(),
                         }
                     )
                 self.send_response(204)

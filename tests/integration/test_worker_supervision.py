@@ -1,7 +1,6 @@
-"""Workers and what supervises them: a worker that Redis dies under exits non-zero (so a
-supervisor restarting on failure brings it back), a deliberate stop exits 0, and a pool
-process that takes longer than Celery's 4 s default to start (the judge loading) is not
-killed for it."""
+"""Workers and what supervises them: a worker rides out Redis restarts in its own process,
+with or without a task unacknowledged, a deliberate stop exits 0, and a pool process that
+takes longer than Celery's 4 s default to start (the judge loading) is not killed for it."""
 
 from __future__ import annotations
 
@@ -10,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -19,7 +19,7 @@ from grader.config import ServiceSettings, Settings
 from grader.service.store import NewSubmission, Store
 from tests.integration.service import NEEDS_REDIS, ROOT, RedisServer, wait_for
 from workers.app import create_app
-from workers.queues import GRADE_QUEUE, GRADE_TASK, IO_QUEUE, WEBHOOK_TASK
+from workers.queues import GRADE_QUEUE, GRADE_TASK
 
 pytestmark = NEEDS_REDIS
 
@@ -59,22 +59,52 @@ def stop(process: subprocess.Popen) -> None:
         process.wait(10)
 
 
-def test_a_webhook_worker_exits_non_zero_when_redis_dies_under_it(tmp_path, redis):
-    """The soak's case: a delivery retry waiting on its countdown (unacknowledged) when Redis
-    is SIGKILLed. Celery stops on "Unrecoverable error"; the worker must not report success."""
+def test_a_grading_worker_rides_out_redis_restarts_and_grades_the_rest(tmp_path, redis):
+    """Redis SIGKILLed while the worker grades a batch (unacknowledged) and holds another on
+    its countdown (the case where Celery stopped with "Unrecoverable error"), then again while
+    it is idle: the worker process never exits, and every answer is graded, those sent before
+    each restart and those sent after."""
+    env = {**worker_env(tmp_path, redis), "GRADER_SCRIPTED_LATENCY_S": "3",
+           "GRADER_VISIBILITY_TIMEOUT_S": "5", "GRADER_SWEEP_AFTER_S": "3600"}  # fmt: skip
+    store = Store(env["GRADER_DATABASE_URL"])
+    store.migrate()
+    platform = store.accounts.add_platform("p", [EXAM], "kid", "hash", "secret")
+    new = [NewSubmission(f"s{i}", EXAM, "004-s1-q1", "C") for i in range(7)]
+    ids = [s.id for s, _ in store.intake.submit(platform, new)]
     log = tmp_path / "worker.log"
-    env = worker_env(tmp_path, redis)
-    worker = start([sys.executable, "-m", "grader", "worker", "--queues", "io",
+    worker = start([sys.executable, "-m", "grader", "worker", "--queues", "grade",
                     "--concurrency", "1"], env, log)  # fmt: skip
+    app = create_app(Settings(service=ServiceSettings(redis_url=redis.url)))
+
+    def send(i: int, **options) -> None:
+        app.send_task(GRADE_TASK, args=[[ids[i]]], queue=GRADE_QUEUE, **options)
+
+    def graded(indexes) -> bool:
+        assert worker.poll() is None, log.read_text()[-3000:]
+        return not store.queue.queued([ids[i] for i in indexes])
+
     try:
         wait_for(lambda: " ready." in log.read_text(), 60, "the worker to start")
-        app = create_app(Settings(service=ServiceSettings(redis_url=redis.url)))
-        app.send_task(WEBHOOK_TASK, args=[1], countdown=120, queue=IO_QUEUE)
-        wait_for(lambda: "] received" in log.read_text(), 30, "the task to be received")
+        send(0, countdown=2)  # held, unacknowledged, until its countdown ends
+        send(1)  # graded for 3 s: unacknowledged while Redis dies
+        send(2)
+        wait_for(lambda: log.read_text().count("] received") >= 2, 30, "the tasks to arrive")
+        time.sleep(1.5)  # inside the batch, and past Redis' once-a-second AOF write
         redis.kill()
-        wait_for(lambda: worker.poll() is not None, 60, "the worker to stop")
-        assert worker.returncode != 0, log.read_text()[-3000:]
-        assert "the worker stopped on an error" in log.read_text()
+        time.sleep(1)
+        redis.start()
+        send(3)
+        wait_for(lambda: graded(range(4)), 90, "the answers sent before and after the restart")
+        redis.kill()  # idle this time
+        time.sleep(1)
+        redis.start()
+        send(4)
+        send(5, countdown=1)
+        send(6)
+        wait_for(lambda: graded(range(7)), 60, "the answers sent after the second restart")
+        assert worker.poll() is None
+        assert "Unrecoverable error" not in log.read_text()
+        assert log.read_text().count("Connected to") >= 3  # it reconnected, in-process, twice
     finally:
         stop(worker)
 

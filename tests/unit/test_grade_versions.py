@@ -2,6 +2,8 @@
 webhook per version, in order, and listed by the changes feed; on SQLite and PostgreSQL."""
 
 import json
+import threading
+from datetime import timedelta
 
 import httpx
 import pytest
@@ -15,7 +17,8 @@ from grader.service.courier import Courier
 from grader.service.exams import load_exams
 from grader.service.store import NewSubmission, Store
 from grader.service.store.engine import alembic_config
-from grader.service.store.schema import grade_versions, webhook_deliveries
+from grader.service.store.records import utcnow
+from grader.service.store.schema import grade_overrides, grade_versions, webhook_deliveries
 from grader.service.store.versions import settle
 from grader.service.webhooks import payload
 from tests.conftest import RUBRICS
@@ -70,24 +73,74 @@ def test_each_change_is_a_version_with_one_delivery_in_order(store):
     ]  # fmt: skip
     assert store.intake.submission(platform, "s1").grade.score == 1.5
 
-    # one delivery per version; only the oldest pending one of a submission is due
-    due = [d for d, _ in store.outbox.due_destinations()]
-    assert len(due) == 1 and due == first
+    # one delivery per version; only the oldest pending one of a submission is due, and it
+    # stays the only one while it is claimed (a sender trying it) or waits for its retry
+    lease = timedelta(seconds=60)
+    [claimed] = store.outbox.claim_due(10, lease)
+    assert [claimed.id] == first
+    assert store.outbox.claim_due(10, lease) == []  # leased: the later versions wait
+    store.outbox.settle([], [(claimed.id, "HTTP 500", timedelta(0))])
     events = []
     for _ in range(4):
-        [delivery_id] = [d for d, _ in store.outbox.due_destinations()]
-        body = payload(store.outbox.delivery(delivery_id))
+        [delivery] = store.outbox.claim_due(10, lease)
+        body = payload(delivery)
         events.append((body["event"], body["version"], body["grade"]["score"]))
-        store.outbox.delivery_succeeded(delivery_id)
+        store.outbox.settle([delivery.id], [])
     assert events == [
         ("grade.completed", 1, 1.0), ("grade.updated", 2, 2.0), ("grade.updated", 3, 0.0),
         ("grade.updated", 4, 1.5),
     ]  # fmt: skip
-    assert store.outbox.due_destinations() == []
+    assert store.outbox.claim_due(10, lease) == []
     with store.engine.connect() as conn:
         assert (
             conn.execute(sa.select(sa.func.count()).select_from(webhook_deliveries)).scalar() == 4
         )
+
+
+def test_a_version_waits_out_an_earlier_ones_retry_and_goes_once_it_is_given_up(store):
+    platform = store.accounts.add_platform("p", ["e"], "kid", "h", "sec", "http://127.0.0.1:9/h")
+    [(s, _)] = store.intake.submit(platform, [NewSubmission("s1", "e", "q1", "A")])
+    store.queue.record([(s, graded(s))])
+    store.reviews.add_override(s.id, 0.0, "copied", "wang")
+    lease = timedelta(seconds=60)
+    [first] = store.outbox.claim_due(10, lease)
+    store.outbox.settle([], [(first.id, "HTTP 500", timedelta(seconds=60))])
+    assert store.outbox.claim_due(10, lease) == []  # version 1 waits for its retry; 2 for it
+    store.outbox.settle([], [(first.id, "HTTP 500", None)])  # given up
+    [second] = store.outbox.claim_due(10, lease)
+    assert (second.change.version, second.event, second.grade.score) == (2, "grade.updated", 0.0)
+
+
+def test_one_platforms_versions_are_written_one_transaction_at_a_time(store):
+    """PostgreSQL: a transaction settling a platform's grades waits for another one settling
+    that platform's, so versions commit in cursor order; the intake is not held up by it
+    (``test_quotas``)."""
+    if store.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite has one writer")
+    platform = store.accounts.add_platform("p", ["e"], "kid", "h", "sec", "http://127.0.0.1:9/h")
+    [(a, _), (b, _)] = store.intake.submit(
+        platform, [NewSubmission("a", "e", "q1", "A"), NewSubmission("b", "e", "q1", "A")]
+    )
+    store.queue.record([(a, graded(a)), (b, graded(b))])
+    second_done = threading.Event()
+
+    def second() -> None:
+        store.reviews.add_override(b.id, 0.0, "copied", "wang")
+        second_done.set()
+
+    with store.engine.begin() as conn:  # the first: an override of ``a``, left open
+        now = utcnow()
+        conn.execute(grade_overrides.insert().values(
+            submission_id=a.id, score=0.5, reason="read by hand", instructor="li", created_at=now,
+        ))  # fmt: skip
+        assert settle(conn, [a.id], "override", "li", now)
+        thread = threading.Thread(target=second)
+        thread.start()
+        assert not second_done.wait(1), "another transaction wrote the platform's versions"
+    thread.join(10)
+    assert second_done.is_set()
+    changes = store.versions.changes(platform, "e")
+    assert [(c.submission_id, c.version) for c in changes][-2:] == [("a", 2), ("b", 2)]
 
 
 def test_the_changes_feed_pages_a_platforms_versions_past_a_cursor(store):
@@ -184,7 +237,7 @@ def test_every_kind_of_change_reaches_the_platform_once_per_version_signed(datab
         assert causes == {"engine", "score", "override", "regrade", "refit"}
 
         def drained():
-            courier.send_due()
+            courier.wake()
             return len(receiver.received) >= made and courier.in_flight() == 0
 
         wait_for(drained, 60, f"{made} webhooks")

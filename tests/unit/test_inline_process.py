@@ -1,6 +1,7 @@
 """``grader serve --inline`` grades in a child process: one killed is restarted with a log
-line and grades what is queued, nothing twice; a judge that cannot load stops the start with
-its error; closing leaves no process behind."""
+line and grades what is queued, nothing twice; a bank that cannot load stops the start with
+its error (the judge loads later, with the first answer that needs it); closing leaves no
+process behind."""
 
 import logging
 import os
@@ -88,7 +89,7 @@ def test_quick_deaths_wait_longer_before_each_restart(database_url, monkeypatch,
         grading.close()
 
 
-def test_a_judge_that_cannot_load_stops_the_start(database_url):
+def test_a_bank_that_cannot_load_stops_the_start(database_url):
     store = Store(database_url)
     store.migrate()
     settings = _settings(database_url, banks=[RUBRICS / "no-such-bank.yaml"])

@@ -1,18 +1,24 @@
-"""Inline mode sends webhooks off the grading path: a platform whose endpoint accepts the
-request and never answers delays its own webhooks only, never another platform's grades."""
+"""The courier sends webhooks off the grading path: a platform whose endpoint accepts the
+request and never answers delays its own webhooks only, never another platform's grades;
+two couriers send each delivery once; a submission's events arrive in outbox order; a
+delivery whose sender died goes out when its claim ends."""
 
 import json
 import threading
+import time
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+import sqlalchemy as sa
 
 from grader.config import JudgeSettings, ServiceSettings, Settings, WebhookSettings
-from grader.models import SubmissionStatus
-from grader.service.courier import host_of
+from grader.models import Grade, GradeStatus, Method, SubmissionStatus
+from grader.service.courier import Courier, host_of
 from grader.service.dispatch import InlineDispatcher
 from grader.service.exams import Graders
-from grader.service.store import NewSubmission, Store
+from grader.service.store import NewSubmission, Store, utcnow
+from grader.service.store.schema import submissions, webhook_deliveries
 from tests.conftest import RUBRICS
 from tests.integration.service import WebhookReceiver, wait_for
 
@@ -114,38 +120,112 @@ def test_the_per_host_limit_counts_scheme_host_and_port():
     assert host_of(None) == ""
 
 
-def test_a_try_that_ends_while_the_outbox_is_read_is_not_started_again(monkeypatch):
-    """The outbox read can predate the try's own update (its retry time, its success): the
-    courier leaves such a delivery to the next round instead of trying it twice."""
-    from grader.service import courier as courier_module
+def graded_with_deliveries(store: Store, platform: int, n: int) -> list[int]:
+    """``n`` submissions stored graded, each with its pending delivery: their ids in order."""
+    stored = [s for s, _ in store.intake.submit(
+        platform, [NewSubmission(f"s{i}", EXAM, CHOICE, "B", None) for i in range(n)])]  # fmt: skip
+    return store.queue.record([(s, grade_of(s)) for s in stored])
 
-    release, tries = threading.Event(), []
 
-    def deliver(store, delivery_id, **kwargs):
-        tries.append(delivery_id)
-        release.wait(10)
+def grade_of(stored) -> Grade:
+    return Grade(submission_id=stored.external_id, question_id=CHOICE, status=GradeStatus.GRADED,
+                 score=1.0, max_score=1.0, method=Method.EXACT)  # fmt: skip
 
-    class Outbox:
-        reads = 0
 
-        def due_destinations(self):
-            Outbox.reads += 1
-            if Outbox.reads == 2:  # the first try ends while this (stale) read is made
-                release.set()
-                wait_for(lambda: courier.in_flight() == 0, 10, "the first try to end")
-            return [(7, "http://127.0.0.1:9/hook")]
+def courier_for(store: Store, **webhooks) -> Courier:
+    settings = WebhookSettings(**{"timeout_s": 5, "allow_private": True, **webhooks})
+    return Courier(settings, 0.05, store, poll_s=0.05)
 
-    class FakeStore:
-        outbox = Outbox()
 
-    monkeypatch.setattr(courier_module, "deliver", deliver)
-    courier = courier_module.Courier(WebhookSettings(), 2.0, FakeStore())
+def test_two_couriers_send_each_delivery_once(database_url):
+    """Two workers consuming io: each due delivery is claimed by one of them, sent once."""
+    store = Store(database_url)
+    store.migrate()
+    receiver = WebhookReceiver("s1")
+    platform = store.accounts.add_platform("p", [EXAM], "k1", "h1", "s1", receiver.url)
+    deliveries = graded_with_deliveries(store, platform, 120)
+    couriers = [courier_for(store, concurrency=8, per_host=8) for _ in range(2)]
     try:
-        assert courier.send_due() == [7]
-        assert courier.send_due() == []  # stale: delivery 7 ended during the read
-        assert courier.send_due() == [7]  # a fresh read: due again, so tried again
-        wait_for(lambda: courier.in_flight() == 0, 10, "the second try to end")
-        assert tries == [7, 7]
+        wait_for(lambda: len(receiver.received) >= 120, 60, "120 webhooks")
+        time.sleep(0.5)  # a second sending of any would arrive by now
     finally:
-        release.set()
+        for courier in couriers:
+            courier.close()
+        receiver.server.shutdown()
+    sent = [int(r["delivery"]) for r in receiver.received]
+    assert sorted(sent) == deliveries and all(r["valid"] for r in receiver.received)
+    assert {store.outbox.delivery(i).status for i in deliveries} == {"delivered"}
+    store.engine.dispose()
+
+
+def test_a_submissions_events_arrive_in_outbox_order(database_url):
+    """A submission's second event waits while its first is pending (its first try refused,
+    waiting for the retry): the receiver gets them in the order they were written."""
+    store = Store(database_url)
+    store.migrate()
+    refused: set[str] = set()
+    receiver = WebhookReceiver("s1", refuse_first=lambda sid: sid in refused)
+    platform = store.accounts.add_platform("p", [EXAM], "k1", "h1", "s1", receiver.url)
+    first, _ = graded_with_deliveries(store, platform, 2)
+    later, name = add_event(store, first, "grade.updated")
+    refused.add(name)
+    courier = courier_for(store, concurrency=8, per_host=8)
+    try:
+        wait_for(lambda: len(receiver.received) == 3, 30, "three webhooks")
+    finally:
         courier.close()
+        receiver.server.shutdown()
+    order = [(r["submission_id"], r["payload"]["event"]) for r in receiver.received]
+    assert order.index((name, "grade.completed")) < order.index((name, "grade.updated"))
+    assert [int(r["delivery"]) for r in receiver.received if r["submission_id"] == name] == [
+        first, later]  # fmt: skip
+    assert receiver.refused == {name}
+    store.engine.dispose()
+
+
+def add_event(store: Store, after: int, event: str) -> tuple[int, str]:
+    """Another outbox row for the submission of delivery ``after``, a later event of it: its
+    id, and the submission's id as its platform knows it."""
+    with store.engine.begin() as conn:
+        row = conn.execute(
+            sa.select(webhook_deliveries).where(webhook_deliveries.c.id == after)
+        ).one()
+        now = utcnow()
+        added = conn.execute(
+            webhook_deliveries.insert().values(
+                platform_id=row.platform_id,
+                submission_id=row.submission_id,
+                event=event,
+                status="pending",
+                attempts=0,
+                next_attempt_at=now,
+                created_at=now,
+            )
+        ).inserted_primary_key[0]
+        name = conn.execute(
+            sa.select(submissions.c.external_id).where(submissions.c.id == row.submission_id)
+        ).scalar_one()
+    return added, name
+
+
+def test_a_delivery_whose_sender_died_is_sent_when_its_claim_ends(database_url):
+    """A courier claimed a delivery and died before settling it: another sends it once the
+    claim's lease has run out, not before."""
+    store = Store(database_url)
+    store.migrate()
+    receiver = WebhookReceiver("s1")
+    platform = store.accounts.add_platform("p", [EXAM], "k1", "h1", "s1", receiver.url)
+    (delivery_id,) = graded_with_deliveries(store, platform, 1)
+    (claimed,) = store.outbox.claim_due(10, timedelta(seconds=2))
+    assert claimed.id == delivery_id
+    assert store.outbox.claim_due(10, timedelta(seconds=2)) == []  # taken
+    claimed_at = time.monotonic()
+    courier = courier_for(store)
+    try:
+        wait_for(lambda: receiver.received, 30, "the webhook")
+        assert time.monotonic() - claimed_at >= 1.5
+    finally:
+        courier.close()
+        receiver.server.shutdown()
+    assert store.outbox.delivery(delivery_id).status == "delivered"
+    store.engine.dispose()

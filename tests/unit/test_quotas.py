@@ -95,6 +95,43 @@ def test_concurrent_posts_never_queue_past_the_cap(database_url):
         each.engine.dispose()
 
 
+def test_a_post_does_not_wait_for_a_workers_open_transaction(database_url):
+    """PostgreSQL: a worker's transaction that stored a grade and settled its version (the
+    version and its webhook delivery, rows with a foreign key to the platform, written under
+    the lock that orders the platform's versions) is still open, ranking the review queue; a
+    post of the same platform is stored at once, without waiting for it to commit."""
+    if database_url.startswith("sqlite"):
+        pytest.skip("SQLite has one write lock: every writer waits for the one holding it")
+    from grader.models import Grade, GradeStatus, Method
+    from grader.service.store import utcnow
+    from grader.service.store.schema import grades
+    from grader.service.store.versions import settle
+
+    store, poster = Store(database_url), Store(database_url)
+    store.migrate()
+    platform = store.accounts.add_platform("a", [EXAM], "0" * 16, "h", "secret", "http://x/h")
+    ((graded, _),) = store.intake.submit(platform, [NewSubmission("g", EXAM, CHOICE, "B")])
+    grade = Grade(submission_id="g", question_id=CHOICE, status=GradeStatus.GRADED, score=1.0,
+                  max_score=1.0, method=Method.JUDGE)  # fmt: skip
+    stored = threading.Event()
+    with store.engine.begin() as worker:  # the grading transaction, open
+        now = utcnow()
+        worker.execute(grades.insert().values(
+            submission_id=graded.id, rubric_version="", status="graded", score=1.0,
+            needs_review=False, record=grade.model_dump(mode="json"), created_at=now,
+        ))  # fmt: skip
+        assert settle(worker, [graded.id], "engine", None, now)  # a version, its delivery
+        post = threading.Thread(target=lambda: (
+            poster.intake.submit(platform, [NewSubmission("p", EXAM, CHOICE, "A")], max_queued=10),
+            stored.set(),
+        ))  # fmt: skip
+        post.start()
+        assert stored.wait(10), "the post waited for the worker's transaction"
+    post.join()
+    for each in (store, poster):
+        each.engine.dispose()
+
+
 def test_requests_per_key_are_limited_across_processes(build):
     (one, two), auth, _ = build(rate_limit_per_minute=4)
     for client in (one, two, one, two):

@@ -1,10 +1,12 @@
 """Webhook signatures and delivery attempts, against httpx's MockTransport, and the address
 checks of the service's own client against a scripted resolver and local listeners."""
 
+import asyncio
 import json
 import socket
 import threading
 import time
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpcore
@@ -19,14 +21,34 @@ from grader.service.webhook_transport import webhook_client
 from grader.service.webhooks import (
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
+    attempt,
     backoff,
-    deliver,
+    settle,
     sign,
     verify,
 )
 
 # A client on httpx's MockTransport sends nowhere, so it checks no address: the address
 # checks are made by the service's own client (``webhook_client``), tested below.
+
+
+def deliver(store, delivery_id, *, client, retries, backoff_s=2.0, timeout_s=None):
+    """One try of a due delivery and its record, as the courier makes them (it runs many on
+    one event loop): the seconds until the next try, or None when it is settled."""
+    (delivery,) = store.outbox.deliveries([delivery_id])
+    assert delivery.status == "pending"
+    tried = asyncio.run(attempt(client, delivery, timeout_s))
+    return settle(store, [tried], retries, backoff_s)[0]
+
+
+def nothing_due(store) -> bool:
+    """No sender would take a delivery now (a claim for no time, which moves nothing)."""
+    return store.outbox.claim_due(10, timedelta(0)) == []
+
+
+def closed(client):
+    """Close an asynchronous client (its connections) outside any event loop."""
+    asyncio.run(client.aclose())
 
 
 def test_signature_round_trip_and_tampering():
@@ -65,7 +87,7 @@ def client(status, seen):
         seen.append(request)
         return httpx.Response(status)
 
-    return httpx.Client(transport=httpx.MockTransport(handler))
+    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
 
 
 def test_a_delivered_webhook_is_signed_and_not_sent_again(delivery):
@@ -78,8 +100,7 @@ def test_a_delivered_webhook_is_signed_and_not_sent_again(delivery):
     payload = json.loads(request.content)
     assert payload["submission_id"] == "x1" and payload["grade"]["score"] == 1.0
     assert store.outbox.delivery(delivery_id).status == "delivered"
-    deliver(store, delivery_id, retries=3, client=client(204, seen))
-    assert len(seen) == 1
+    assert nothing_due(store)  # never due again: no courier sends it twice
 
 
 def test_a_refused_webhook_is_retried_with_backoff_then_given_up(delivery):
@@ -98,7 +119,7 @@ def test_a_refused_webhook_is_retried_with_backoff_then_given_up(delivery):
     assert waits == [1, 2, None]
     final = store.outbox.delivery(delivery_id)
     assert (final.status, final.attempts) == ("failed", 3)
-    assert store.outbox.due_destinations() == []
+    assert nothing_due(store)
 
 
 @pytest.mark.parametrize(
@@ -120,25 +141,28 @@ def test_a_webhook_to_an_address_inside_the_network_is_refused_at_delivery(tmp_p
     assert deliver(store, delivery_id, retries=3, client=service) is None
     assert dialled.calls == []  # nothing was sent
     final = store.outbox.delivery(delivery_id)
-    assert final.status == "failed" and store.outbox.due_destinations() == []
+    assert final.status == "failed" and nothing_due(store)
     assert _last_error(store, delivery_id).startswith("refused: ") and why in _last_error(
         store, delivery_id
     )
 
 
-class Dialled(httpcore.NetworkBackend):
+class Dialled(httpcore.AsyncNetworkBackend):
     """The sockets under ``webhook_client``: records every address dialled; ``routes`` sends a
     (public) address to a local listener instead, the rest cannot be reached."""
 
     def __init__(self, routes: dict[str, int] | None = None):
         self.routes, self.calls = routes or {}, []
-        self.sockets = httpcore.SyncBackend()
+        self.sockets = httpcore.AnyIOBackend()
 
-    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+    async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
         self.calls.append((host, port))
         if host not in self.routes:
             raise httpcore.ConnectError(f"{host} is unreachable from the tests")
-        return self.sockets.connect_tcp("127.0.0.1", self.routes[host], timeout)
+        return await self.sockets.connect_tcp("127.0.0.1", self.routes[host], timeout)
+
+    async def sleep(self, seconds):
+        await self.sockets.sleep(seconds)
 
 
 class Listener:
@@ -197,7 +221,7 @@ def test_a_name_that_rebinds_to_loopback_never_reaches_the_loopback_listener(tmp
     assert store.outbox.delivery(first).status == "delivered"
     assert dialled.calls == [("8.8.8.8", loopback.port)]  # the checked address, nothing else
     assert public.hosts == [f"localhost:{loopback.port}"]  # the Host header is the URL's
-    service.close()  # a new connection for the next delivery: resolved and checked again
+    closed(service)  # a new connection for the next delivery: resolved and checked again
     service = webhook_client(5, False, resolve=answers("127.0.0.1"), network=dialled)
     (tmp_path / "again").mkdir()
     store, second = _delivery(tmp_path / "again", url)
@@ -212,16 +236,17 @@ def test_https_keeps_the_host_name_for_sni_and_the_certificate_check(tmp_path):
     certificate is checked against the name, not against the address."""
     hostnames = []
 
-    class Stream(httpcore.NetworkStream):
-        def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+    class Stream(httpcore.AsyncNetworkStream):
+        async def start_tls(self, ssl_context, server_hostname=None, timeout=None):
             hostnames.append((server_hostname, ssl_context.check_hostname))
             raise httpcore.ConnectError("the test stops at the handshake")
 
-        def close(self):
+        async def aclose(self):
             pass
 
     class Network(Dialled):
-        def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        async def connect_tcp(self, host, port, timeout=None, local_address=None,
+                              socket_options=None):  # fmt: skip
             self.calls.append((host, port))
             return Stream()
 
@@ -276,9 +301,9 @@ def test_any_error_while_sending_is_a_failed_try_with_backoff(delivery):
     def broken(request):
         raise RuntimeError("a bug in a transport")
 
-    raising = httpx.Client(transport=httpx.MockTransport(broken))
-    waits = [deliver(store, delivery_id, retries=1, backoff_s=1, client=raising) for _ in range(3)]
-    assert waits == [1, None, None]
+    raising = httpx.AsyncClient(transport=httpx.MockTransport(broken))
+    waits = [deliver(store, delivery_id, retries=1, backoff_s=1, client=raising) for _ in range(2)]
+    assert waits == [1, None] and nothing_due(store)
     final = store.outbox.delivery(delivery_id)
     assert (final.status, final.attempts) == ("failed", 2)
     assert _last_error(store, delivery_id) == "RuntimeError: a bug in a transport"
@@ -289,3 +314,60 @@ def _last_error(store, delivery_id: int) -> str:
         return conn.execute(
             sa.select(webhook_deliveries.c.last_error).where(webhook_deliveries.c.id == delivery_id)
         ).scalar_one()
+
+
+def test_a_receiver_that_never_answers_is_a_failed_try_after_the_deadline(delivery):
+    """The whole try is bounded, not each read: a receiver that keeps the request open ends
+    the try at ``timeout_s`` and the delivery waits for its retry."""
+    store, delivery_id = delivery
+
+    async def never(request):
+        await asyncio.sleep(60)
+
+    silent = httpx.AsyncClient(transport=httpx.MockTransport(never))
+    started = time.monotonic()
+    assert deliver(store, delivery_id, retries=3, backoff_s=1, timeout_s=0.2, client=silent) == 1
+    assert time.monotonic() - started < 5
+    assert _last_error(store, delivery_id) == "no answer within 0.2 s"
+    assert store.outbox.delivery(delivery_id).status == "pending"
+
+
+def test_a_reply_is_drained_to_reuse_its_connection_and_a_long_one_is_not_read_whole(tmp_path):
+    """An empty reply leaves the connection for the next delivery (one connection for two);
+    a reply body of any size is read at most DRAINED_BYTES (and a chunk) before the try ends."""
+    from grader.service.webhooks import DRAINED_BYTES
+    from tests.integration.service import WebhookReceiver
+
+    receiver = WebhookReceiver("s3cret", keep_alive=True)
+    network = Dialled(routes={"127.0.0.1": receiver.server.server_port})
+    service = webhook_client(5, allow_private=True, network=network)
+    try:
+        store, first = _delivery(tmp_path, receiver.url)
+        (tmp_path / "second").mkdir()
+        other, second = _delivery(tmp_path / "second", receiver.url)
+
+        async def both():
+            async with service:  # closed on this loop: its connection belongs to it
+                for s, i in ((store, first), (other, second)):
+                    (delivery,) = s.outbox.deliveries([i])
+                    assert (await attempt(service, delivery)).error is None
+
+        asyncio.run(both())
+        assert len(network.calls) == 1 and len(receiver.received) == 2
+    finally:
+        receiver.close()
+
+    sent = []
+
+    async def endless():
+        while True:
+            sent.append(1)
+            yield b"x" * 65536
+
+    (tmp_path / "third").mkdir()
+    store, delivery_id = _delivery(tmp_path / "third", "http://platform/hook")
+    talkative = httpx.AsyncClient(
+        transport=httpx.MockTransport(lambda request: httpx.Response(200, content=endless()))
+    )
+    assert deliver(store, delivery_id, retries=3, client=talkative) is None
+    assert len(sent) * 65536 <= DRAINED_BYTES + 2 * 65536

@@ -1,14 +1,26 @@
-"""Worker task plumbing that needs no broker: the dead-letter record after the last retry."""
+"""Worker task plumbing that needs no broker: the dead-letter record after the last retry, and
+outages (the database, the broker) retried without a limit and never dead-lettered."""
+
+import json
+from types import SimpleNamespace
 
 import pytest
+from kombu.exceptions import OperationalError as BrokerAway
+from sqlalchemy.exc import OperationalError
 
 from grader.service.store import NewSubmission, Store
+from tests.conftest import RUBRICS
+
+EXAM = "grad_accum_engineer"
 
 
 @pytest.fixture
 def worker_store(tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path / 'g.db'}"
     monkeypatch.setenv("GRADER_DATABASE_URL", url)
+    monkeypatch.setenv("GRADER_BANKS", json.dumps([str(RUBRICS / f"{EXAM}.yaml")]))
+    monkeypatch.setenv("GRADER_JUDGE", "scripted")
+    monkeypatch.setenv("GRADER_EMBED_MODEL", "none")
     import workers.runtime
 
     monkeypatch.setattr(workers.runtime, "_runtime", None)
@@ -40,7 +52,7 @@ def test_the_api_dispatcher_builds_the_one_app_with_the_shared_names():
 
     from grader.config import ServiceSettings, Settings
     from workers.dispatch import CeleryDispatcher
-    from workers.queues import GRADE_QUEUE, GRADE_TASK, IO_QUEUE, REGRADE_TASK, WEBHOOK_TASK
+    from workers.queues import GRADE_QUEUE, GRADE_TASK, REGRADE_TASK
 
     before = {id(app) for app in _state._apps}
     dispatcher = CeleryDispatcher(
@@ -50,10 +62,9 @@ def test_the_api_dispatcher_builds_the_one_app_with_the_shared_names():
         assert [a for a in _state._apps if id(a) not in before] == [dispatcher.app]
         assert dispatcher.app.conf.task_routes == {
             GRADE_TASK: {"queue": GRADE_QUEUE},
-            WEBHOOK_TASK: {"queue": IO_QUEUE},
             REGRADE_TASK: {"queue": GRADE_QUEUE},
         }
-        assert {GRADE_TASK, WEBHOOK_TASK} <= set(dispatcher.app.tasks)
+        assert {GRADE_TASK, REGRADE_TASK} <= set(dispatcher.app.tasks)
     finally:
         dispatcher.close()
 
@@ -91,62 +102,114 @@ def test_the_dispatcher_sends_gathered_batches_by_task_name():
     ]
 
 
-def test_a_webhook_task_retries_a_database_outage_with_backoff(worker_store, monkeypatch):
-    """The database away for two tries: the task retries (with its countdown) and delivers,
-    instead of leaving the webhook to the sweeper."""
-    import httpx
-    from sqlalchemy.exc import OperationalError
-
+def grade_task(monkeypatch, retries: int, name: str | None = None):
+    """The grading task (or the task ``name``) of an app whose tasks retry ``retries`` times,
+    run eagerly, with the countdown of every retry it asks for."""
     from grader.config import Settings
-    from grader.models import Grade, GradeStatus, Method
     from workers.app import create_app
-    from workers.queues import WEBHOOK_TASK
-    from workers.runtime import runtime
+    from workers.queues import GRADE_TASK
 
-    platform = worker_store.accounts.add_platform(
-        "p", ["e"], "kid", "hash", "secret", "http://platform/hook"
-    )
-    ((stored, _),) = worker_store.intake.submit(platform, [NewSubmission("s1", "e", "q", "A")])
-    grade = Grade(submission_id="s1", question_id="q", status=GradeStatus.GRADED, score=1.0,
-                  max_score=1.0, method=Method.EXACT)  # fmt: skip
-    (delivery_id,) = worker_store.queue.record([(stored, grade)])
-
-    rt = runtime()
-    sent = []
-    rt.__dict__["http"] = httpx.Client(
-        transport=httpx.MockTransport(lambda request: sent.append(request) or httpx.Response(204))
-    )
-    real, tries = rt.store.outbox.delivery, []
-
-    def away_twice(i):
-        tries.append(i)
-        if len(tries) <= 2:
-            raise OperationalError("SELECT", {}, ConnectionRefusedError("database is down"))
-        return real(i)
-
-    monkeypatch.setattr(rt.store.outbox, "delivery", away_twice)
-    countdowns = []
-    task = create_app(Settings()).tasks[WEBHOOK_TASK]
-    original_retry = task.retry
+    monkeypatch.setenv("GRADER_TASK_RETRIES", str(retries))
+    task = create_app(Settings()).tasks[name or GRADE_TASK]
+    countdowns, original = [], task.retry
     monkeypatch.setattr(
-        task, "retry", lambda **kw: countdowns.append(kw["countdown"]) or original_retry(**kw)
+        task, "retry", lambda **kw: countdowns.append(kw["countdown"]) or original(**kw)
     )
-    result = task.apply(args=[delivery_id])
-    assert result.successful(), result.traceback
-    assert len(tries) == 3 and len(sent) == 1
-    assert countdowns[0] > 0 and countdowns[1] > countdowns[0]  # backoff, doubling
-    assert worker_store.outbox.delivery(delivery_id).status == "delivered"
+    return task, countdowns
 
 
-def test_a_webhook_task_does_not_retry_a_bug(worker_store, monkeypatch):
-    from grader.config import Settings
-    from workers.app import create_app
-    from workers.queues import WEBHOOK_TASK
+def test_a_database_outage_longer_than_the_retries_is_waited_out_not_dead_lettered(
+    worker_store, monkeypatch
+):
+    """The database away for five tries of a task allowed one retry: it retries with a growing
+    countdown and grades when the database is back; nothing is dead-lettered."""
     from workers.runtime import runtime
 
-    def broken(i):
+    platform = worker_store.accounts.add_platform("p", [EXAM], "kid", "hash", "secret")
+    ((stored, _),) = worker_store.intake.submit(
+        platform, [NewSubmission("s1", EXAM, "004-s1-q1", "B")]
+    )
+    queue = runtime().store.queue
+    real, tries = queue.queued, []
+
+    def away_five_times(ids):
+        tries.append(ids)
+        if len(tries) <= 5:
+            raise OperationalError("SELECT", {}, ConnectionRefusedError("database is down"))
+        return real(ids)
+
+    monkeypatch.setattr(queue, "queued", away_five_times)
+    task, countdowns = grade_task(monkeypatch, retries=1)
+    result = task.apply(args=[[stored.id]])
+    assert result.successful(), result.traceback
+    assert len(tries) == 6 and result.result == 1
+    assert countdowns == sorted(countdowns) and countdowns[-1] > countdowns[0]  # backoff
+    assert worker_store.intake.submission(platform, "s1").status == "graded"
+    assert worker_store.metrics.counts()["totals"]["dead_letters"] == 0
+
+
+def test_a_bug_after_an_outage_still_gets_its_retries_then_is_dead_lettered(
+    worker_store, monkeypatch
+):
+    """Retries an outage caused do not use up the task's: a bug met after three outages is
+    retried twice (GRADER_TASK_RETRIES) before the dead letter, which names it."""
+    from workers.runtime import runtime
+
+    platform = worker_store.accounts.add_platform("p", [EXAM], "kid", "hash", "secret")
+    ((stored, _),) = worker_store.intake.submit(
+        platform, [NewSubmission("s1", EXAM, "004-s1-q1", "B")]
+    )
+    tries = []
+
+    def broken(ids):
+        tries.append(ids)
         raise KeyError("a bug, not an outage")
 
-    monkeypatch.setattr(runtime().store.outbox, "delivery", broken)
-    result = create_app(Settings()).tasks[WEBHOOK_TASK].apply(args=[1])
-    assert isinstance(result.result, KeyError)
+    monkeypatch.setattr(runtime().store.queue, "queued", broken)
+    task, _ = grade_task(monkeypatch, retries=2)
+    result = task.apply(args=[[stored.id]], kwargs={"outages": 3}, retries=3)
+    assert isinstance(result.result, KeyError) and len(tries) == 3
+    found = worker_store.intake.submission(platform, "s1")
+    assert found.status == "failed" and found.error == "KeyError: 'a bug, not an outage'"
+    assert worker_store.metrics.counts()["totals"]["dead_letters"] == 1
+
+
+def test_a_task_that_stops_on_a_broker_outage_leaves_its_answers_queued(worker_store):
+    """Redis away when even the retry's message could not be sent: no dead letter, and the
+    answers stay queued for the redelivery or the sweeper."""
+    from grader.config import Settings
+    from workers.app import create_app
+    from workers.queues import GRADE_TASK
+
+    grade_batch = create_app(Settings()).tasks[GRADE_TASK]
+    platform = worker_store.accounts.add_platform("p", [EXAM], "kid", "hash", "secret")
+    ((stored, _),) = worker_store.intake.submit(
+        platform, [NewSubmission("s1", EXAM, "004-s1-q1", "B")]
+    )
+    error = BrokerAway("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+    grade_batch.on_failure(error, "task-id", ([stored.id],), {}, None)
+    assert worker_store.intake.submission(platform, "s1").status == "queued"
+    assert worker_store.metrics.counts()["totals"]["dead_letters"] == 0
+
+
+def test_a_regrade_step_waits_out_an_outage_and_sends_the_next_batch(worker_store, monkeypatch):
+    """A regrade job's step meets the database away four times with one retry allowed: it
+    retries with backoff until the step runs, then sends the job's next batch as a task."""
+    from grader.service import regrades
+    from workers.queues import GRADE_QUEUE, REGRADE_TASK
+
+    tries, sent = [], []
+
+    def away_four_times(store, graders, stale_after, job_id):
+        tries.append(job_id)
+        if len(tries) <= 4:
+            raise OperationalError("SELECT", {}, ConnectionRefusedError("database is down"))
+        return regrades.Step(job=SimpleNamespace(finished=False))  # a batch done, more left
+
+    monkeypatch.setattr(regrades, "step", away_four_times)
+    task, countdowns = grade_task(monkeypatch, retries=1, name=REGRADE_TASK)
+    monkeypatch.setattr(task.app, "send_task", lambda *a, **kw: sent.append((a, kw)))
+    result = task.apply(args=[7])
+    assert result.successful(), result.traceback
+    assert tries == [7] * 5 and countdowns == sorted(countdowns) and len(countdowns) == 4
+    assert sent == [((REGRADE_TASK,), {"args": [7], "countdown": 0, "queue": GRADE_QUEUE})]

@@ -116,9 +116,17 @@ class Intake:
 def _lock_platform(conn, platform_id: int) -> None:
     """PostgreSQL: concurrent posts of one platform (any API process) wait here for each other,
     so each counts the queue with the others' rows in it (SQLite has no FOR UPDATE: its one
-    write lock, taken by the insert, does the same)."""
+    write lock, taken by the insert, does the same).
+
+    ``FOR NO KEY UPDATE``, not ``FOR UPDATE``: every row inserted with a foreign key to the
+    platform (a worker's webhook deliveries, in the transaction that stores its grades) takes
+    a key-share lock on the platform's row for the rest of its transaction, which ``FOR
+    UPDATE`` would wait for: posts queued behind the workers' grading transactions for tens
+    of seconds under load. ``FOR NO KEY UPDATE`` waits only for other posts."""
     conn.execute(
-        sa.select(platforms.c.id).where(platforms.c.id == platform_id).with_for_update()
+        sa.select(platforms.c.id)
+        .where(platforms.c.id == platform_id)
+        .with_for_update(key_share=True)
     ).first()
 
 

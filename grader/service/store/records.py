@@ -88,8 +88,6 @@ class Delivery:
     submission_id: str  # the platform's own id
     grade: Grade | None
     change: GradeChange | None = None  # the version it announces
-    # an earlier delivery of the same submission is still pending: this one waits for it
-    waiting: bool = False
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,13 @@ records: the status, score, maximum, method and points per criterion; the review
 bookkeeping (re-ranked flags) is not a change of the grade.
 
 The version's id is the platform's change cursor (``changes``). On PostgreSQL ids are taken
-at insert and transactions commit in any order, so ``settle`` first locks the rows of the
-platforms it writes for: one platform's versions commit in id order, and a platform reading
-``after=N`` never skips a version committed later with a smaller id. SQLite has one writer.
+at insert and transactions commit in any order, so ``settle`` first takes a lock per platform
+it writes for: one platform's versions commit in id order, and a platform reading ``after=N``
+never skips a version committed later with a smaller id. SQLite has one writer.
+
+That lock is a transaction-level advisory lock, not a lock on the platform's row: the intake
+locks that row (``FOR NO KEY UPDATE``) to count a platform's queue, and a grading transaction
+holding it ``FOR UPDATE`` until its commit would make posts wait for the workers again.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from grader.service.store.schema import (
 )
 
 CAUSES = ("engine", "override", "score", "regrade", "refit", "rubric")
+VERSIONS_LOCK = 0x67726476  # the advisory lock's first key ("grdv"): a platform's versions
 _IN_CHUNK = 500
 MAX_PAGE = 1000
 
@@ -142,15 +147,13 @@ def _announce(conn: Connection, row, version: int, version_id: int, now: datetim
 
 def _lock_platforms(conn: Connection, platform_ids: set[int]) -> None:
     """PostgreSQL: one platform's versions are written one transaction at a time, in a fixed
-    order of platforms (no deadlock between two transactions locking two platforms)."""
+    order of platforms (no deadlock between two transactions locking two platforms); the
+    locks end with the transaction."""
     if conn.dialect.name != "postgresql":
         return
-    conn.execute(
-        sa.select(platforms.c.id)
-        .where(platforms.c.id.in_(sorted(platform_ids)))
-        .order_by(platforms.c.id)
-        .with_for_update()
-    ).all()
+    for platform_id in sorted(platform_ids):
+        keys = (sa.cast(key, sa.Integer) for key in (VERSIONS_LOCK, platform_id))
+        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(*keys))).all()
 
 
 def _newest_versions(conn: Connection, ids: list[int]) -> dict[int, sa.Row]:
