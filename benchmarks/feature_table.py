@@ -128,7 +128,7 @@ def question_rows(
 def add_cohort_z(rows: list[ScorerRow], students: list[str], least: int = 5) -> None:
     """``cohort_reference_z`` for research only: each answer's reference margin as a z-score
     among the part's non-blank answers to the question (at least ``least``), as production
-    computed it until issue 27. Production reads the answer alone now; the column stays so
+    computed it before one answer got one grade. Production reads the answer alone now; the column stays so
     that a rebuilt table equals the one the research log's designs read."""
     margins = {r.id: r.features.reference_margin for r in rows}
     values = np.array([margins[i] for i in students if margins[i] is not None])

@@ -10,7 +10,8 @@ platform, on its own threads, keeps posting
   - ``slow``: ``--slow`` connections sending a request head one byte a second (closed by the
     server after ``GRADER_REQUEST_HEADER_TIMEOUT_S``; reopened at once),
   - with ``--kinds … answers``: bulk posts of answers that were pathological for the text handling
-    (issue 29 items 1 to 4, at sizes that took seconds, not days, before their fixes).
+    (catastrophic backtracking and quadratic scans, at sizes that took seconds, not days,
+    before their fixes).
 The figure is the ratio of the normal platform's p99 POST latency in phase 2 to phase 1.
 The rate limit is off (``GRADER_RATE_LIMIT_PER_MINUTE=0``) and the queue cap out of reach;
 the per-key admission limits (``GRADER_MAX_IN_FLIGHT_PER_KEY``,
@@ -53,7 +54,7 @@ from tests.integration.service import free_port, wait_for
 EXAM = "grad_accum_engineer"
 BODY_BYTES = 8 * 1024 * 1024
 SETTLE_S = 2.0  # after the hostile process is paused or resumed, before timing again
-# Answers that froze the service before issue 29's fixes, at sizes that took seconds then.
+# Answers that froze the service before its linear-text fixes, at sizes that took seconds then.
 WORST_ANSWERS = [
     ("004-s1-q1", "A " * 18 + "z"),  # the choice reader's backtracking (item 1)
     ("004-s5-q3", "C11" * 18 + "x"),  # the verdict fragment before the judge (item 2)

@@ -211,7 +211,7 @@ def evaluate(folds: Folds, dataset: str, graded: set[str], lines: dict[int, Line
 
 def rankers(lines: dict[int, Line]) -> dict[str, Ranker]:
     """The expected error (each fold's line) and the confidence alone (the ranking before
-    issue 27)."""
+    the expected error)."""
 
     def ranked(a: Answer) -> float:
         assert a.scored is not None

@@ -71,3 +71,10 @@ def test_every_setting_is_documented():
     assert len(names) > 40
     missing = [n for n in names if f"`{n}`" not in documented]
     assert missing == [], f"add them to docs/settings.md with their default: {missing}"
+
+
+def test_the_readme_is_the_users_path_not_the_design_history():
+    """The README is set-up, commands, the grade record, the service and the pages: at most
+    500 lines; research figures and design history live in docs/."""
+    lines = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert lines.count("\n") <= 500
