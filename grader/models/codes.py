@@ -55,6 +55,7 @@ class ReviewCode(StrEnum):
     WRONG_CLAIM = "wrong_claim"  # asserts one of the rubric's known misconceptions
     UNVERIFIED = "unverified"  # no criterion's content verified: the grade rests on similarity
     KEYWORDS_ONLY = "keywords_only"  # a bare list of the rubric's terms, asserting nothing
+    CONTRADICTED = "contradicted"  # denies a criterion's decisive part: its points taken
     # the rubric and the question
     UNREVIEWED_RUBRIC = "unreviewed_rubric"
     INCOMPLETE_QUESTION = "incomplete_question"

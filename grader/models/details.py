@@ -139,6 +139,9 @@ class PartReading(_Model):
     evidence: str
     pays: float  # points it verifies when asserted
     by: Literal["rules", "judge"] = "rules"  # the judge: a trusted one, where rules read nothing
+    # negated in so many words ("不需要除以N", or a sentence refuting it): the answer
+    # contradicts the part, and its criterion's points go (``finish.verified``)
+    denied: bool = Field(False, exclude_if=lambda denied: not denied)
 
 
 class ClaimsCheck(_Model):

@@ -35,6 +35,27 @@ def test_a_direction_claim_in_other_words(answer, expected):
     assert status(answer, COMPUTE_DOWN) == expected
 
 
+@pytest.mark.parametrize(
+    ("answer", "patterns", "denied"),
+    [
+        ("loss 不需要除以累积步数。", [["loss", "除以", "累积步数"]], True),  # a negator
+        ("很多人以为梯度累积可以减少计算量，这是错误的。", COMPUTE_DOWN, True),  # refuted
+        ("每个小批次都立即更新参数。", [["!立即|马上", "更新"]], False),  # the plain term
+        ("计算量并非不变。", [["计算量", "@same"]], True),  # a negator right on the term
+        # a negator further back is a verb's, the claim's own content ("不省" = 不变)
+        ("它并不省算力，总次数和直接训练一样多。", [["算力", "@same"]], False),
+        ("分两阶段是因为无法全量精排。", [["精排"]], False),
+        # the negator may be the ``!`` term's own: never a denial in such a pattern
+        ("中间不做 optimizer.step()。", [["!更新|step", "optimizer"]], False),
+        # an opposite first and a denial later: the denial is the reading kept
+        ("每步立即更新参数。计算量并非不变。", [["!立即", "更新"], ["计算量", "@same"]], True),
+    ],
+)
+def test_a_denial_in_so_many_words_is_told_from_an_opposite(answer, patterns, denied):
+    reading = read_claim(ReadAnswer.of(answer), patterns)
+    assert reading.status == "negated" and reading.denied is denied
+
+
 def test_a_negated_group_must_stand_negated():
     held = [["!立即|马上", "更新"]]
     assert status("累积期间不立即更新参数", held) == "asserted"
@@ -124,6 +145,13 @@ def test_an_answer_wide_pattern_reads_across_the_answer():
 def test_english_negation_spares_the_patterns_own_words():
     without = [["withoutmore", "memory"]]
     assert status("It reaches the batch without more memory per step.", without) == "asserted"
+    # a negator inside the pattern's own terms, words before the next group, deep in a clause
+    instead = [["insteadof", "optimizer"]]
+    answer = (
+        "Gradient accumulation runs several small mini-batches through forward and backward "
+        "passes and adds up their gradients instead of calling the optimizer after each one."
+    )
+    assert status(answer, instead) == "asserted"
 
 
 @pytest.mark.parametrize(

@@ -82,6 +82,27 @@ def test_a_negated_part_verifies_nothing():
     assert grade.details.claims.verified == {"C1": 0.0, "C2": 2.0}
 
 
+def test_a_contradicted_criterion_loses_its_points_and_names_the_sentence():
+    answer = "每个小批次反向后把梯度加起来，期间不立即更新参数。计算量并非不变。"
+    grade = verified.checked(scored(2.0, 2.0), answer, RUBRIC)
+    c1, c2 = grade.criteria
+    assert c1.points == 2.0 and c2.points == 0.0 and grade.score == 2.0
+    assert "计算量并非不变" in c2.evidence and c2.rationale == "与要点相反：计算量不变"
+    # it keeps half the points on readings that disagree: a person decides
+    assert [r.code for r in grade.review_reasons] == [ReviewCode.CONTRADICTED]
+    assert grade.needs_review and "denied by «计算量并非不变»" in grade.review_reasons[0].message
+    again = verified.reapply(grade, RUBRIC)  # a re-score decides it once more, not twice
+    assert again.review_reasons == grade.review_reasons
+
+
+def test_a_contradiction_voids_the_credit_for_similarity():
+    grade = verified.checked(scored(2.0, 2.0), "计算量并非不变，梯度累积很常用。", RUBRIC)
+    assert grade.details.claims.unverified_share == verified.NOTHING_VERIFIED_SHARE
+    assert grade.score == 0.0  # C2 contradicted, C1 at most 5 % of its points
+    # nothing left to decide between: no contradiction to review, only nothing verified
+    assert [r.code for r in grade.review_reasons] == [ReviewCode.UNVERIFIED]
+
+
 def test_a_rescored_grade_is_bound_by_the_reading_recorded():
     answer = "每个小批次反向后把梯度加起来。"
     first = verified.checked(scored(1.0, 2.0), answer, RUBRIC)

@@ -10,7 +10,12 @@ parts (``Criterion.parts``), each criterion's points are
 where ``share`` rises from ``NOTHING_VERIFIED_SHARE`` (no part of any criterion asserted:
 the grade rests on similarity alone) to ``UNVERIFIED_SHARE`` once ``FULL_TRUST_AT`` of the
 points are verified (an answer that demonstrably addresses the question may word the rest
-its own way). Verified points stand even where the scorer gave less. A grade with nothing
+its own way). Verified points stand even where the scorer gave less. A criterion whose
+decisive part the answer denies in so many words (``PartReading.denied``: "loss 不需要除以
+累积步数") gets none, its evidence the sentence that denies it, and the answer's unverified
+criteria get no more than when nothing is verified: an answer that contradicts the content
+does not earn its similarity. Where it still keeps more than ``CONFLICT_SHARE`` of the
+points, a person decides (``contradicted``, a hard review reason). A grade with nothing
 verified says so (``unverified``, its confidence at most ``UNVERIFIED_CONFIDENCE``), and the
 points withheld rank it in the review queue. Shares chosen on development data (seed sets 1
 and 3): docs/research/benchmarks-log.md, "Credit for what was verified".
@@ -30,7 +35,12 @@ from dataclasses import replace
 from grader.engine.finish.context import Finishing
 from grader.engine.judging.claim_check import ClaimAsk, judge_claims, stated
 from grader.engine.judging.feedback import missing_criteria, template_feedback
-from grader.engine.reading.claims.parts import has_parts, read_parts, verified_points
+from grader.engine.reading.claims.parts import (
+    contradicted,
+    has_parts,
+    read_parts,
+    verified_points,
+)
 from grader.engine.scoring.judge_trust import trust_of
 from grader.engine.scoring.points import STEP
 from grader.models import (
@@ -51,6 +61,10 @@ UNVERIFIED_SHARE = 0.5
 NOTHING_VERIFIED_SHARE = 0.05
 FULL_TRUST_AT = 0.7  # of the points verified
 UNVERIFIED_CONFIDENCE = 0.5
+# An answer that contradicts a decisive part yet keeps more than this share of the points is
+# graded on readings that disagree: review, whatever the ranking (the issue's "generous" line).
+CONFLICT_SHARE = 0.3
+BOUND_REASONS = frozenset({ReviewCode.UNVERIFIED, ReviewCode.CONTRADICTED})
 MIN_TRUST = 0.5  # a judge trusted less decides nothing: its readings stay the scorer's inputs
 
 
@@ -76,7 +90,9 @@ def checked(
     check = ClaimsCheck(
         parts=parts,
         verified=verified,
-        unverified_share=share_for(verified, rubric) if has_parts(rubric) else 1.0,
+        unverified_share=share_for(verified, rubric, bool(contradicted(parts)))
+        if has_parts(rubric)
+        else 1.0,
         language=language_of(answer),
         judge_trust=trust if weighs else None,
     )
@@ -93,8 +109,11 @@ def reapply(grade: Grade, rubric: Rubric) -> Grade:
     return bound(grade, fresh, rubric)
 
 
-def share_for(verified: dict[str, float], rubric: Rubric) -> float:
-    """How much of an unverified criterion's points the scorer may still give."""
+def share_for(verified: dict[str, float], rubric: Rubric, contradicts: bool = False) -> float:
+    """How much of an unverified criterion's points the scorer may still give: as little as
+    when nothing is verified once the answer ``contradicts`` a decisive part."""
+    if contradicts:
+        return NOTHING_VERIFIED_SHARE
     trust = min(1.0, sum(verified.values()) / rubric.points / FULL_TRUST_AT)
     return round(NOTHING_VERIFIED_SHARE + (UNVERIFIED_SHARE - NOTHING_VERIFIED_SHARE) * trust, 4)
 
@@ -109,21 +128,31 @@ def bound(grade: Grade, check: ClaimsCheck, rubric: Rubric) -> Grade:
         if part.status == "asserted":
             asserted.setdefault(part.criterion, []).append(part)
     judged = (grade.details.judge_points or {}) if check.judge_trust is not None else {}
+    against = contradicted(check.parts)
     criteria = []
     for c in grade.criteria:
         top = by_id[c.id].points if c.id in by_id else c.max_points
         v = check.verified.get(c.id, 0.0)
         points = max(v, min(c.points, v + check.unverified_share * (top - v)))
+        if c.id in against:
+            points = 0.0
         if c.id in judged:  # a trusted judge's own reading decides in proportion
             t = check.judge_trust or 0.0
             points = t * min(top, judged[c.id]) + (1 - t) * points
-        criteria.append(_criterion(c, points, asserted.get(c.id, []), check))
+        if c.id in against:
+            criteria.append(_contradicted(c, points, against[c.id], check.language))
+        else:
+            criteria.append(_criterion(c, points, asserted.get(c.id, []), check))
     total = math.floor(sum(c.points for c in criteria) / STEP + 1e-9) * STEP
     score = min(total, rubric.points)
     update: dict[str, float] = {"withheld": round(max(0.0, grade.score - score), 2)}
     if score < grade.score:
         update["capped_from"] = grade.score
-    reasons, confidence = list(grade.review_reasons), grade.confidence
+    # this bound's own reasons are decided again (a re-score bounds a bounded grade)
+    reasons = [r for r in grade.review_reasons if r.code not in BOUND_REASONS]
+    confidence = grade.confidence
+    if against and score > CONFLICT_SHARE * rubric.points:
+        reasons.append(_contradicted_reason(list(against.values()), score, rubric))
     if check.parts and check.nothing_verified and grade.score > 0:
         reasons.append(_unverified_reason(check, rubric))
         confidence = min(confidence, UNVERIFIED_CONFIDENCE) if confidence is not None else None
@@ -192,6 +221,23 @@ def _criterion(
            else f"not verified: scored by similarity, at most {share}")  # fmt: skip
     # no sentence of the answer was read to carry this criterion's content: no evidence
     return c.model_copy(update={"points": points, "evidence": "", "rationale": why})
+
+
+def _contradicted(
+    c: CriterionScore, points: float, part: PartReading, language: str
+) -> CriterionScore:
+    """A criterion the answer contradicts: the sentence that does, and the part it denies."""
+    why = f"与要点相反：{part.claim}" if language == "zh" else f"contradicts: {part.claim}"
+    return c.model_copy(update={"points": points, "evidence": part.evidence, "rationale": why})
+
+
+def _contradicted_reason(parts: list[PartReading], score: float, rubric: Rubric) -> ReviewReason:
+    named = "; ".join(f"{p.criterion} «{p.claim}» denied by «{p.evidence[:60]}»" for p in parts)
+    return ReviewReason(
+        code=ReviewCode.CONTRADICTED,
+        message=f"the answer contradicts a decisive part ({named}) yet keeps {score:g} of "
+        f"{rubric.points:g} points: a person decides which reading stands",
+    )
 
 
 def _scaled(
@@ -277,6 +323,10 @@ def claims_step(grade: Grade, context: Finishing) -> Grade:
         f"{sum(check.verified.values()):g} of {rubric.points:g} points verified by what the "
         f"answer asserts; the rest at most {check.unverified_share:.0%} of each criterion's"
     )
+    against = contradicted(check.parts)
+    if against:
+        why += f"; contradicted, its points taken: {', '.join(against)}"
     if check.judge_trust is not None:
         why += f"; the judge's own reading weighed at its trust {check.judge_trust:.2f}"
-    return new.moved(TrailStep.CLAIMS, grade.score, why, [p.evidence for p in asserted][:4])
+    evidence = [p.evidence for p in [*against.values(), *asserted]][:4]
+    return new.moved(TrailStep.CLAIMS, grade.score, why, evidence)

@@ -47,6 +47,8 @@ WIDE_NEGATORS = (
     *("并不需要", "根本不", "完全不", "noneed", "doesnotneed", "donotneed", "without"),
 )
 NEGATION_WINDOW = 6  # characters before a Chinese term; words before an English one: 4
+# What may stand between a negator and the term it denies ("没有减少", "不会增加", "不再同步").
+DENIAL_LINKS = ("", "有", "是", "会", "能", "再")
 
 # A sentence that holds up a claim only to refute it ("很多人以为…，这是错误的").
 REFUTATIONS = (

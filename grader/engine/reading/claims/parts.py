@@ -29,6 +29,7 @@ def read_parts(answer: str, rubric: Rubric, stem: str = "") -> list[PartReading]
             status=(reading := read_claim(read, part.when)).status,
             evidence=reading.evidence[:EVIDENCE_CHARS],
             pays=min(c.points, part.pays if part.pays is not None else c.points),
+            denied=reading.denied,
         )
         for c in rubric.criteria
         for part in c.parts
@@ -36,12 +37,23 @@ def read_parts(answer: str, rubric: Rubric, stem: str = "") -> list[PartReading]
 
 
 def verified_points(rubric: Rubric, parts: list[PartReading]) -> dict[str, float]:
-    """Per criterion, the points its asserted parts verify (never above its points)."""
+    """Per criterion, the points its asserted parts verify (never above its points); none
+    for a criterion the answer contradicts."""
     points = {c.id: 0.0 for c in rubric.criteria}
     for part in parts:
         if part.status == "asserted":
             points[part.criterion] += part.pays
-    return {c.id: min(c.points, points[c.id]) for c in rubric.criteria}
+    against = contradicted(parts)
+    return {c.id: 0.0 if c.id in against else min(c.points, points[c.id]) for c in rubric.criteria}
+
+
+def contradicted(parts: list[PartReading]) -> dict[str, PartReading]:
+    """Per criterion, the first of its parts the answer denies in so many words."""
+    found: dict[str, PartReading] = {}
+    for part in parts:
+        if part.status == "negated" and part.denied:
+            found.setdefault(part.criterion, part)
+    return found
 
 
 def patterned_wrong_claims(answer: ReadAnswer, criterion: Criterion) -> list[FoundClaim]:

@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from grader.engine.reading.claims.lexicon import (
     CLASSES,
+    DENIAL_LINKS,
     NEGATION_WINDOW,
     NEGATORS_EN,
     NEGATORS_ZH,
@@ -135,6 +136,28 @@ def negated_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> 
         for w, at in words
     )
 
+
+
+def denied_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> bool:
+    """Whether the term at ``start`` is negated in so many words: a wide negator before it
+    ("不需要", "without"), or a negator right on it ("并非不变", "没有减少", "does not reduce").
+    A negator further back may be a verb's between them ("并不省算力", "不做梯度同步": the
+    claim's own content), which ``negated_at`` counts and a denial does not."""
+    wide = clause.wide_negation
+    if 0 <= wide < start and not (wide < len(ignored) and ignored[wide]):
+        return True
+    for at in range(max(0, start - 1 - max(map(len, DENIAL_LINKS))), start):
+        linked = clause.key[at + 1 : start] in DENIAL_LINKS
+        if linked and clause.key[at] in NEGATORS_ZH and not (at < len(ignored) and ignored[at]):
+            if not any(
+                clause.key.startswith(w, at) and at + len(w) <= start for w in NOT_NEGATIONS_ZH
+            ):
+                return True
+    words = clause.words_before(start, 2)
+    return any(
+        (w in NEGATORS_EN or w.endswith("n't")) and not (at < len(ignored) and ignored[at])
+        for w, at in words
+    )
 
 def _values(key: str, value: Value) -> list[tuple[int, int]]:
     """Numbers in the value's range directly followed by one of its units (a short Latin unit

@@ -5,6 +5,11 @@ sentence) with no group negated, in a sentence that does not refute it ("……�
 negated when a pattern's groups all occur but one is negated or the sentence refutes it;
 absent otherwise. An assertion anywhere wins over a negation elsewhere: an answer that says
 a wrong thing once has said it.
+
+A negation is *denied* when the answer says no in so many words: a negator on one of the
+claim's own terms ("loss 不需要除以累积步数"), or a sentence that refutes the claim. A claim
+written as a negation ("累积期间!更新参数") is only opposed by an answer that names the term
+plainly ("才做一次参数更新"), which most right answers also do: opposed is weaker evidence.
 """
 
 from __future__ import annotations
@@ -15,10 +20,11 @@ from itertools import pairwise
 from typing import Literal
 
 from grader.engine.reading.claims.lexicon import NEGATION_WINDOW, REFUTATIONS
-from grader.engine.reading.claims.patterns import Group, negated_at, parse_group
+from grader.engine.reading.claims.patterns import Group, denied_at, negated_at, parse_group
 from grader.engine.reading.claims.text import Clause, clauses_of, key_of
 
 RuleStatus = Literal["asserted", "negated", "absent"]
+Polarity = Literal["holds", "denied", "opposed"]
 ANYWHERE = "*"  # a pattern led by it holds when its groups occur anywhere in the answer
 _REFUTATIONS = tuple(key_of(w) for w in REFUTATIONS)
 
@@ -27,6 +33,7 @@ _REFUTATIONS = tuple(key_of(w) for w in REFUTATIONS)
 class RuleReading:
     status: RuleStatus
     evidence: str = ""  # the clause(s) it was read in
+    denied: bool = False  # negated in so many words (see the module's docstring)
 
 
 ABSENT = RuleReading("absent")
@@ -73,9 +80,12 @@ def read_claim(
             if polarity is None:
                 continue
             evidence = "，".join(c.text for c in _holding(span, groups))
-            if polarity and span[0].sentence not in answer.refuted:
+            refuted = span[0].sentence in answer.refuted
+            if polarity == "holds" and not refuted:
                 return RuleReading("asserted", evidence)
-            negated = negated or RuleReading("negated", evidence)
+            denied = refuted or polarity == "denied"
+            if negated is None or (denied and not negated.denied):
+                negated = RuleReading("negated", evidence, denied)
     return negated or ABSENT
 
 
@@ -131,9 +141,11 @@ def _spans(clauses: Sequence[Clause], written: list[Group], pair_from: int) -> l
     return pairs
 
 
-def _polarity(span: list[Clause], groups: list[Group]) -> bool | None:
-    """True: asserted as written; False: a group stands against the pattern (a plain group
-    negated wherever it occurs, a ``!`` group nowhere negated); None: a group is missing."""
+def _polarity(span: list[Clause], groups: list[Group]) -> Polarity | None:
+    """``holds``: asserted as written; ``denied``: a plain group negated in so many words
+    wherever it occurs (``denied_at``), in a pattern with no ``!`` group; ``opposed``: any
+    other group standing against it (a ``!`` group nowhere negated, a plain one negated from
+    further back); None: a group is missing."""
     hits = [[(i, h) for i, c in enumerate(span) for h in g.hits(c)] for g in groups]
     if not all(hits):
         return None
@@ -154,6 +166,12 @@ def _polarity(span: list[Clause], groups: list[Group]) -> bool | None:
         masks = own if group.negated else both
         negations = [negated_at(span[i], start, masks[i]) for i, (start, _) in found]
         holds = any(negations) if group.negated else not all(negations)
-        if not holds:
-            return False
-    return True
+        if holds:
+            continue
+        # in a claim written as a negation, the negator of its plain term may be the ``!``
+        # term's own ("中间不做 optimizer.step()"): only an opposite is read there
+        if group.negated or any(g.negated for g in groups):
+            return "opposed"
+        denials = [denied_at(span[i], start, masks[i]) for i, (start, _) in found]
+        return "denied" if all(denials) else "opposed"
+    return "holds"

@@ -66,7 +66,7 @@ class Clause:
         end = self._at[position] if position < len(self._at) else len(self._spaced)
         first = max(0, end - 12 * count)
         words = [
-            (m.group(), bisect_left(self._at, first + m.start()))
+            (m.group(), bisect_left(self._at, m.start()))
             for m in _WORD.finditer(self._spaced, first, end)
         ]
         return words[-count:]
