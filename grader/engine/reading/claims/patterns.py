@@ -137,7 +137,6 @@ def negated_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> 
     )
 
 
-
 def denied_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> bool:
     """Whether the term at ``start`` is negated in so many words: a wide negator before it
     ("不需要", "without"), or a negator right on it ("并非不变", "没有减少", "does not reduce").
@@ -147,17 +146,21 @@ def denied_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> b
     if 0 <= wide < start and not (wide < len(ignored) and ignored[wide]):
         return True
     for at in range(max(0, start - 1 - max(map(len, DENIAL_LINKS))), start):
-        linked = clause.key[at + 1 : start] in DENIAL_LINKS
-        if linked and clause.key[at] in NEGATORS_ZH and not (at < len(ignored) and ignored[at]):
-            if not any(
+        if (
+            clause.key[at + 1 : start] in DENIAL_LINKS
+            and clause.key[at] in NEGATORS_ZH
+            and not (at < len(ignored) and ignored[at])
+            and not any(
                 clause.key.startswith(w, at) and at + len(w) <= start for w in NOT_NEGATIONS_ZH
-            ):
-                return True
+            )
+        ):
+            return True
     words = clause.words_before(start, 2)
     return any(
         (w in NEGATORS_EN or w.endswith("n't")) and not (at < len(ignored) and ignored[at])
         for w, at in words
     )
+
 
 def _values(key: str, value: Value) -> list[tuple[int, int]]:
     """Numbers in the value's range directly followed by one of its units (a short Latin unit
