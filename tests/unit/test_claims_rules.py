@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.engine.reading.claims.patterns import PatternError, parse_group
+from grader.engine.reading.claims.patterns import PatternError, opposite, parse_group
 from grader.engine.reading.claims.rules import ReadAnswer, read_claim
 from grader.engine.reading.claims.text import clauses_of
 
@@ -164,3 +164,32 @@ def test_english_negation_spares_the_patterns_own_words():
 )
 def test_a_word_that_starts_with_a_negator_still_negates_its_own_end(answer, pattern):
     assert status(answer, [pattern]) == "negated"
+
+
+SAME = [["计算量|算力", "@same|不变"]]
+
+
+@pytest.mark.parametrize(
+    ("answer", "status", "denied"),
+    [
+        ("梯度累积的意义在于减少计算量。", "negated", True),  # the opposite direction
+        ("计算量只有原来的一半，显存也省了。", "negated", True),
+        ("总计算量不变，只是每步的计算量减少了。", "asserted", False),  # asserted wins
+        # a negator anywhere in the clause: the opposite may be negated from further back
+        ("算力并不会因为多攒几次而增加。", "absent", False),
+        ("很多人以为梯度累积能减少计算量，这是错误的。", "absent", False),  # refuted
+    ],
+)
+def test_a_direction_claim_is_denied_by_its_opposite(answer, status, denied):
+    reading = read_claim(ReadAnswer.of(answer), SAME, opposites=True)
+    assert (reading.status, reading.denied) == (status, denied)
+    if status == "negated":  # only a decisive part is read for its opposite
+        assert read_claim(ReadAnswer.of(answer), SAME).status == "absent"
+
+
+def test_the_opposite_of_a_pattern():
+    assert opposite(["计算量|算力", "@same|不变"]) == ["计算量|算力", "@up|@down"]
+    assert opposite(["显存", "@up|线性上涨"]) == ["显存", "@down"]
+    assert opposite(["!立即", "更新"]) is None  # a negation's opposite is not read
+    assert opposite(["*", "召回", "@down"]) is None
+    assert opposite(["梯度", "累加"]) is None  # no direction

@@ -32,6 +32,9 @@ CLASSES: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# A direction's contradiction: "计算量不变" is contradicted by "计算量减少" or "计算量增加".
+OPPOSITES: dict[str, tuple[str, ...]] = {"up": ("down",), "down": ("up",), "same": ("up", "down")}
+
 # A negator this close before a term negates it ("并不会减少"), within the term's clause.
 NEGATORS_ZH = ("不", "没", "无", "未", "非", "别", "勿", "否")
 # Words that start with a negator and negate nothing.

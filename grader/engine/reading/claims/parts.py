@@ -26,7 +26,7 @@ def read_parts(answer: str, rubric: Rubric, stem: str = "") -> list[PartReading]
         PartReading(
             criterion=c.id,
             claim=part.claim,
-            status=(reading := read_claim(read, part.when)).status,
+            status=(reading := read_claim(read, part.when, opposites=True)).status,
             evidence=reading.evidence[:EVIDENCE_CHARS],
             pays=min(c.points, part.pays if part.pays is not None else c.points),
             denied=reading.denied,

@@ -32,6 +32,7 @@ from grader.engine.reading.claims.lexicon import (
     NEGATORS_EN,
     NEGATORS_ZH,
     NOT_NEGATIONS_ZH,
+    OPPOSITES,
 )
 from grader.engine.reading.claims.text import Clause, key_of
 
@@ -160,6 +161,39 @@ def denied_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> b
         (w in NEGATORS_EN or w.endswith("n't")) and not (at < len(ignored) and ignored[at])
         for w, at in words
     )
+
+
+def opposite(written: list[str]) -> list[str] | None:
+    """The pattern that contradicts a direction claim: its first group naming a direction
+    class (``@up``, ``@down``, ``@same``) turned to the opposite classes, its synonyms of
+    the claimed direction dropped ("计算量|算力", "@same|不变" → "计算量|算力", "@up|@down").
+    None for a pattern with no direction, a ``!`` or ``-`` group, or one read anywhere."""
+    if not written or written[0].strip() == "*":
+        return None
+    out, turned = [], False
+    for group in written:
+        text = group.strip()
+        if text.startswith(("!", "-")):
+            return None
+        classes = [a.strip()[1:] for a in text.split("|") if a.strip()[1:] in OPPOSITES]
+        if classes and not turned:
+            flipped = dict.fromkeys(o for c in classes for o in OPPOSITES[c])
+            out.append("|".join("@" + o for o in flipped))
+            turned = True
+        else:
+            out.append(text)
+    return out if turned else None
+
+
+def has_negator(clause: Clause) -> bool:
+    """Whether any negator stands in the clause: an opposite direction read in it could be
+    negated from further back than ``negated_at`` looks ("不会因为多攒几次而变大")."""
+    if clause.wide_negation >= 0:
+        return True
+    for at, ch in enumerate(clause.key):
+        if ch in NEGATORS_ZH and not any(clause.key.startswith(w, at) for w in NOT_NEGATIONS_ZH):
+            return True
+    return any(w in NEGATORS_EN or w.endswith("n't") for w in clause.words())
 
 
 def _values(key: str, value: Value) -> list[tuple[int, int]]:

@@ -20,7 +20,14 @@ from itertools import pairwise
 from typing import Literal
 
 from grader.engine.reading.claims.lexicon import NEGATION_WINDOW, REFUTATIONS
-from grader.engine.reading.claims.patterns import Group, denied_at, negated_at, parse_group
+from grader.engine.reading.claims.patterns import (
+    Group,
+    denied_at,
+    has_negator,
+    negated_at,
+    opposite,
+    parse_group,
+)
 from grader.engine.reading.claims.text import Clause, clauses_of, key_of
 
 RuleStatus = Literal["asserted", "negated", "absent"]
@@ -64,10 +71,15 @@ class ReadAnswer:
 
 
 def read_claim(
-    answer: ReadAnswer, patterns: Sequence[Sequence[str]], strict: bool = False
+    answer: ReadAnswer,
+    patterns: Sequence[Sequence[str]],
+    strict: bool = False,
+    opposites: bool = False,
 ) -> RuleReading:
     """The claim's reading in the answer; ``patterns`` as the rubric writes them. ``strict``
-    (a wrong claim, which costs points): a two-group pattern must hold in one clause."""
+    (a wrong claim, which costs points): a two-group pattern must hold in one clause.
+    ``opposites`` (a decisive part): a direction claim not asserted is denied where a clause
+    with no negator asserts the opposite direction (``patterns.opposite``)."""
     negated: RuleReading | None = None
     for written in patterns:
         whole = bool(written) and written[0] == ANYWHERE
@@ -86,7 +98,25 @@ def read_claim(
             denied = refuted or polarity == "denied"
             if negated is None or (denied and not negated.denied):
                 negated = RuleReading("negated", evidence, denied)
+    if opposites and not (negated and negated.denied):
+        negated = _opposed_direction(answer, patterns) or negated
     return negated or ABSENT
+
+
+def _opposed_direction(answer: ReadAnswer, patterns: Sequence[Sequence[str]]) -> RuleReading | None:
+    """A denial by the opposite direction ("计算量只有原来的1/N" against "计算量不变"): the
+    opposite pattern holding in one clause that has no negator and is not refuted."""
+    for written in patterns:
+        turned = opposite(list(written))
+        if turned is None:
+            continue
+        groups = [parse_group(g) for g in turned]
+        for [clause] in _spans(answer.clauses, groups, len(groups) + 1):
+            if has_negator(clause) or clause.sentence in answer.refuted:
+                continue
+            if _polarity([clause], groups) == "holds":
+                return RuleReading("negated", clause.text, denied=True)
+    return None
 
 
 ECHO_SHARE = 0.6  # of a clause's character 3-grams found in the stem: the stem said again

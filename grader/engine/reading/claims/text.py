@@ -60,6 +60,10 @@ class Clause:
             _at=tuple(i for _, i in kept),
         )
 
+    def words(self) -> list[str]:
+        """The clause's English words."""
+        return _WORD.findall(self._spaced)
+
     def words_before(self, position: int, count: int) -> list[tuple[str, int]]:
         """The ``count`` English words that end before key position ``position``, each with
         the key position it starts at."""
