@@ -10,6 +10,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
+from urllib.parse import quote
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
@@ -18,6 +19,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from grader.api.instructor.session import COOKIE, Session, csrf_ok, decode
 from grader.api.limits import read_form
 from grader.config import Settings
+from grader.models import Question
 from grader.service.dispatch import Dispatcher
 from grader.service.exams import Exam
 from grader.service.rubric_versions import refresh
@@ -115,3 +117,16 @@ async def checked_form(request: Request, who: SignedIn) -> dict[str, str]:
     if not csrf_ok(who.session, form.get("csrf")):
         raise HTTPException(403, "missing or wrong CSRF token: reload the page and retry")
     return form
+
+
+def question_url(exam: str, question_id: str) -> str:
+    """A question's page, which every question's form returns to."""
+    return f"/instructor/exams/{quote(exam, safe='')}/questions/{quote(question_id, safe='')}"
+
+
+def rubric_question(exam: Exam, question_id: str) -> Question:
+    """The exam's question that has a rubric (not an objective one); 404 otherwise."""
+    question = exam.bank.get(question_id)
+    if question is None or question.type.objective:
+        raise HTTPException(404, f"no question with a rubric {question_id!r} in {exam.name}")
+    return question

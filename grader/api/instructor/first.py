@@ -12,14 +12,13 @@ Answers are addressed by the store's id, since two platforms may both post ``s1`
 from __future__ import annotations
 
 from typing import Annotated
-from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
 from grader.api.instructor.answer_groups import group_ids, one_per_group_first
-from grader.api.instructor.context import Ctx, Pages, SignedIn, Who, checked_form
+from grader.api.instructor.context import Ctx, Pages, SignedIn, Who, checked_form, question_url
 from grader.api.instructor.forms import criterion_field
 from grader.api.instructor.views import DONE, marking
 from grader.errors import GraderError
@@ -76,12 +75,9 @@ async def regrade(request: Request, exam: str, question_id: str, who: Who, ctx: 
             lambda: _page(request, ctx, who, found, question, k, error=error)
         )
     ctx.dispatcher.announce(done.deliveries)
-    url = f"{_question_url(found, question)}/first?k={k}&done=regraded&rescored={done.rescored}"
+    page = question_url(found.name, question.id)
+    url = f"{page}/first?k={k}&done=regraded&rescored={done.rescored}"
     return RedirectResponse(f"{url}&changed={done.changed}", status_code=303)
-
-
-def _question_url(exam: Exam, question: Question) -> str:
-    return f"/instructor/exams/{quote(exam.name, safe='')}/questions/{quote(question.id, safe='')}"
 
 
 def _k(text: str) -> int:
@@ -152,7 +148,7 @@ def _page(
         csrf=who.session.csrf,
         exam=exam,
         question=question,
-        here=_question_url(exam, question),
+        here=question_url(exam.name, question.id),
         k=k,
         max_k=MAX_K,
         rows=rows,

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Annotated
-from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from grader.api.instructor.context import Ctx, Pages, SignedIn, Who, checked_form
+from grader.api.instructor.context import Ctx, Pages, SignedIn, Who, checked_form, question_url
 from grader.api.instructor.forms import POINTS_HELP, FormError, parse_points
 from grader.api.instructor.views import marking
 from grader.engine.reading.rubrics import rubric_for
@@ -110,7 +109,7 @@ def _place(rows: list[AnswerRow], at: int | None) -> Place:
 
 
 def _go(exam: Exam, question: Question, row: AnswerRow | None, saved: int | None = None):
-    url = f"{_url(exam, question)}/grade"
+    url = f"{question_url(exam.name, question.id)}/grade"
     query = [f"at={row.submission.id}"] if row is not None else ["all=1"]
     if saved is not None:
         query.append(f"saved={saved}")
@@ -156,7 +155,7 @@ def _page(
         error=error,
         typed=typed,
         help=POINTS_HELP,
-        here=_url(exam, question),
+        here=question_url(exam.name, question.id),
     )
 
 
@@ -165,7 +164,3 @@ def _question(exam: Exam, question_id: str) -> Question:
     if question is None:
         raise HTTPException(404, f"no question {question_id!r} in {exam.name}")
     return question
-
-
-def _url(exam: Exam, question: Question) -> str:
-    return f"/instructor/exams/{quote(exam.name, safe='')}/questions/{quote(question.id, safe='')}"

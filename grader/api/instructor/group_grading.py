@@ -10,12 +10,20 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
 from grader.api.instructor.answer_groups import question_groups
-from grader.api.instructor.context import Ctx, Pages, SignedIn, Who, checked_form
+from grader.api.instructor.context import (
+    Ctx,
+    Pages,
+    SignedIn,
+    Who,
+    checked_form,
+    question_url,
+    rubric_question,
+)
 from grader.api.instructor.forms import POINTS_HELP, FormError, parse_points
 from grader.api.instructor.views import marking
 from grader.engine.reading.rubrics import rubric_for
@@ -33,7 +41,7 @@ _GROUP = re.compile(r"g[0-9]{1,6}|single-[0-9]{1,10}|[a-z0-9_-]{1,20}")
 def groups_page(request: Request, exam: str, question_id: str, who: Who, ctx: Ctx):
     """A sync handler: FastAPI runs it in a worker thread, where the embedder may load."""
     found = ctx.exam_of(who.instructor, exam)
-    question = _question(found, question_id)
+    question = rubric_question(found, question_id)
     return _page(request, ctx, who, found, question, done=_done(request))
 
 
@@ -41,7 +49,7 @@ def groups_page(request: Request, exam: str, question_id: str, who: Who, ctx: Ct
 async def score_group(request: Request, exam: str, question_id: str, who: Who, ctx: Ctx):
     form = await checked_form(request, who)
     found = ctx.exam_of(who.instructor, exam)
-    question = _question(found, question_id)
+    question = rubric_question(found, question_id)
     rows = {r.submission.id: r for r in ctx.store.reviews.answers(exam, question.id)}
     listed = [int(i) for i in (form.get("members") or "").split(",") if i.isdigit()]
     members = [rows[i] for i in listed[:MAX_MEMBERS] if i in rows]
@@ -64,7 +72,8 @@ async def score_group(request: Request, exam: str, question_id: str, who: Who, c
         )
         deliveries += saved.deliveries
     ctx.dispatcher.announce(deliveries)
-    url = f"{_url(found, question)}/groups?done=group&n={len(kept)}&group={quote(group)}"
+    page = question_url(found.name, question.id)
+    url = f"{page}/groups?done=group&n={len(kept)}&group={quote(group)}"
     return RedirectResponse(f"{url}#group-{quote(group)}", status_code=303)
 
 
@@ -109,18 +118,7 @@ def _page(
         focus=failed or first_open,
         scale=marking(ctx, exam, question, rows[0] if rows else None),
         help=POINTS_HELP,
-        here=_url(exam, question),
+        here=question_url(exam.name, question.id),
         done=done,
         error=error,
     )
-
-
-def _question(exam: Exam, question_id: str) -> Question:
-    question = exam.bank.get(question_id)
-    if question is None or question.type.objective:
-        raise HTTPException(404, f"no question with a rubric {question_id!r} in {exam.name}")
-    return question
-
-
-def _url(exam: Exam, question: Question) -> str:
-    return f"/instructor/exams/{quote(exam.name, safe='')}/questions/{quote(question.id, safe='')}"

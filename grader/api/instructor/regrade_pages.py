@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Annotated
-from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
-from grader.api.instructor.context import Ctx, Pages, Who, checked_form
+from grader.api.instructor.context import Ctx, Pages, Who, checked_form, question_url
 from grader.api.instructor.criteria_agreement import CriterionAgreement, per_criterion
 from grader.engine.reading.rubrics import rubric_for
 from grader.errors import GraderError
@@ -74,7 +73,9 @@ async def start(request: Request, exam: str, question_id: str, who: Who, ctx: Ct
     except GraderError as exc:
         raise HTTPException(400, getattr(exc, "message", str(exc))) from exc
     ctx.dispatcher.regrade(job.id)
-    return RedirectResponse(f"{_url(found, question_id)}/regrades/{job.id}", status_code=303)
+    return RedirectResponse(
+        f"{question_url(found.name, question_id)}/regrades/{job.id}", status_code=303
+    )
 
 
 @router.get("/regrades/{job_id}", response_class=HTMLResponse)
@@ -100,7 +101,7 @@ async def progress(
         changed=[m for m in moved if m.moved],
         agreement=list(zip(before, after, strict=True)),
         refresh_s=None if job.finished else REFRESH_S,
-        here=_url(found, question_id),
+        here=question_url(found.name, question_id),
     )
 
 
@@ -124,7 +125,3 @@ def _compare(
         per_criterion(criteria, [(m.row.human, m.before) for m in moved]),
         per_criterion(criteria, [(m.row.human, m.after) for m in moved]),
     )
-
-
-def _url(exam: Exam, question_id: str) -> str:
-    return f"/instructor/exams/{quote(exam.name, safe='')}/questions/{quote(question_id, safe='')}"

@@ -8,12 +8,19 @@ regraded against it."""
 from __future__ import annotations
 
 import difflib
-from urllib.parse import quote
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from grader.api.instructor.context import Ctx, Pages, SignedIn, Who, checked_form
+from grader.api.instructor.context import (
+    Ctx,
+    Pages,
+    SignedIn,
+    Who,
+    checked_form,
+    question_url,
+    rubric_question,
+)
 from grader.api.instructor.forms import FormError
 from grader.api.instructor.rubric_form import (
     KINDS,
@@ -38,7 +45,7 @@ router = APIRouter(
 @router.get("", response_class=HTMLResponse)
 def editor(request: Request, exam: str, question_id: str, who: Who, ctx: Ctx) -> HTMLResponse:
     found = ctx.exam_of(who.instructor, exam)
-    question = _question(found, question_id)
+    question = rubric_question(found, question_id)
     rubric = rubric_for(question, found.rubrics)
     return _page(request, ctx, who, found, question, rubric, fields=form_fields(rubric))
 
@@ -48,7 +55,7 @@ async def edit(request: Request, exam: str, question_id: str, who: Who, ctx: Ctx
     """``action=preview`` shows the result and the file's diff; ``action=save`` keeps it."""
     form = await checked_form(request, who)
     found = ctx.exam_of(who.instructor, exam)
-    question = _question(found, question_id)
+    question = rubric_question(found, question_id)
     current = rubric_for(question, found.rubrics)
     try:
         new = parse_rubric_form(form, current)
@@ -60,7 +67,7 @@ async def edit(request: Request, exam: str, question_id: str, who: Who, ctx: Ctx
                 raise FormError("rubric", "nothing changed")
             note = (form.get("note") or "").strip()[:500] or "edited on the rubric page"
             rubric_versions.save(found, ctx.store, question, new, who.instructor.name, note)
-            url = f"{_url(found, question)}?done=rubric#rubric"
+            url = f"{question_url(found.name, question.id)}?done=rubric#rubric"
             return RedirectResponse(url, status_code=303)
     except FormError as exc:
         return _page(request, ctx, who, found, question, current, fields=form, error=str(exc))
@@ -148,7 +155,7 @@ def _page(
         diff=file_diff(exam, current, preview) if preview is not None else [],
         cap=cap_share(preview.conclusion) if preview and preview.conclusion else None,
         history=ctx.store.rubrics.history(exam.name, question.id, limit=10),
-        here=_url(exam, question),
+        here=question_url(exam.name, question.id),
         error=error,
     )
 
@@ -157,14 +164,3 @@ def _rows_given(fields: dict[str, str]) -> int:
     """Rows a re-shown form had (one more than its last criterion), up to the limit."""
     given = [i for i in range(MAX_CRITERIA) if fields.get(f"c{i}_id")]
     return min(max(given, default=-1) + 2, MAX_CRITERIA)
-
-
-def _question(exam: Exam, question_id: str) -> Question:
-    question = exam.bank.get(question_id)
-    if question is None or question.type.objective:
-        raise HTTPException(404, f"no question with a rubric {question_id!r} in {exam.name}")
-    return question
-
-
-def _url(exam: Exam, question: Question) -> str:
-    return f"/instructor/exams/{quote(exam.name, safe='')}/questions/{quote(question.id, safe='')}"

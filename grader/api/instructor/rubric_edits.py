@@ -8,12 +8,10 @@ graded with until the question is regraded against it."""
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse
 
-from grader.api.instructor.context import Ctx, Pages, SignedIn, Who, checked_form
+from grader.api.instructor.context import Ctx, Pages, SignedIn, Who, checked_form, question_url
 from grader.api.instructor.forms import FormError, parse_wrong_claim
 from grader.api.instructor.views import back_to, question_page
 from grader.engine.reading.rubrics import rubric_for
@@ -73,7 +71,7 @@ async def switch_gate(request: Request, exam: str, question_id: str, who: Who, c
             _save(ctx, who, found, question, new, "gate", f"conclusion's gate {wanted}")
     except FormError as exc:
         return question_page(request, ctx, who, found, question_id, error=exc)
-    page = f"/instructor/exams/{quote(exam, safe='')}/questions/{quote(question_id, safe='')}"
+    page = question_url(exam, question_id)
     url = f"{page}?done=gate_{wanted}#rubric"
     return RedirectResponse(url, status_code=303)
 
