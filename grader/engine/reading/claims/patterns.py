@@ -122,20 +122,7 @@ def negated_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> 
     one ("不需要", "无需") anywhere before it in the clause. Words that start with one and
     negate nothing ("不仅", "无论") do not count, nor does a negator at a position ``ignored``
     marks: the pattern's own terms ("而不是", "不随")."""
-    wide = clause.wide_negation
-    if 0 <= wide < start and not (wide < len(ignored) and ignored[wide]):
-        return True
-    for at in range(max(0, start - NEGATION_WINDOW), start):
-        if clause.key[at] not in NEGATORS_ZH or (at < len(ignored) and ignored[at]):
-            continue
-        # a word like 不稳定 negates nothing after it, but its own 稳定 it does negate
-        if not any(clause.key.startswith(w, at) and at + len(w) <= start for w in NOT_NEGATIONS_ZH):
-            return True
-    words = clause.words_before(start, 4)
-    return any(
-        (w in NEGATORS_EN or w.endswith("n't")) and not (at < len(ignored) and ignored[at])
-        for w, at in words
-    )
+    return _negator_before(clause, start, ignored, tight=False)
 
 
 def denied_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> bool:
@@ -143,24 +130,37 @@ def denied_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> b
     ("不需要", "without"), or a negator right on it ("并非不变", "没有减少", "does not reduce").
     A negator further back may be a verb's between them ("并不省算力", "不做梯度同步": the
     claim's own content), which ``negated_at`` counts and a denial does not."""
+    return _negator_before(clause, start, ignored, tight=True)
+
+
+def _negator_before(clause: Clause, start: int, ignored: bytes | bytearray, tight: bool) -> bool:
+    """``negated_at`` (within ``NEGATION_WINDOW`` characters or four English words) and,
+    ``tight``, ``denied_at`` (only ``DENIAL_LINKS`` between, or two English words)."""
+
+    def free(at: int) -> bool:
+        return not (at < len(ignored) and ignored[at])
+
     wide = clause.wide_negation
-    if 0 <= wide < start and not (wide < len(ignored) and ignored[wide]):
+    if 0 <= wide < start and free(wide):
         return True
-    for at in range(max(0, start - 1 - max(map(len, DENIAL_LINKS))), start):
+    reach = 1 + max(map(len, DENIAL_LINKS)) if tight else NEGATION_WINDOW
+    for at in range(max(0, start - reach), start):
+        if tight and clause.key[at + 1 : start] not in DENIAL_LINKS:
+            continue
         if (
-            clause.key[at + 1 : start] in DENIAL_LINKS
-            and clause.key[at] in NEGATORS_ZH
-            and not (at < len(ignored) and ignored[at])
-            and not any(
-                clause.key.startswith(w, at) and at + len(w) <= start for w in NOT_NEGATIONS_ZH
-            )
+            clause.key[at] in NEGATORS_ZH
+            and free(at)
+            and not _negates_nothing(clause.key, at, start)
         ):
             return True
-    words = clause.words_before(start, 2)
-    return any(
-        (w in NEGATORS_EN or w.endswith("n't")) and not (at < len(ignored) and ignored[at])
-        for w, at in words
-    )
+    words = clause.words_before(start, 2 if tight else 4)
+    return any((w in NEGATORS_EN or w.endswith("n't")) and free(at) for w, at in words)
+
+
+def _negates_nothing(key: str, at: int, start: int) -> bool:
+    """A word that starts with a negator and negates nothing after it ("不仅", "无论"); a
+    word like 不稳定 still negates its own 稳定 (a term starting inside it, before ``start``)."""
+    return any(key.startswith(w, at) and at + len(w) <= start for w in NOT_NEGATIONS_ZH)
 
 
 def opposite(written: list[str]) -> list[str] | None:
@@ -191,7 +191,7 @@ def has_negator(clause: Clause) -> bool:
     if clause.wide_negation >= 0:
         return True
     for at, ch in enumerate(clause.key):
-        if ch in NEGATORS_ZH and not any(clause.key.startswith(w, at) for w in NOT_NEGATIONS_ZH):
+        if ch in NEGATORS_ZH and not _negates_nothing(clause.key, at, len(clause.key)):
             return True
     return any(w in NEGATORS_EN or w.endswith("n't") for w in clause.words())
 
