@@ -1,0 +1,61 @@
+"""The seed rubrics' listed misconceptions are read in other words, and the right statement
+next to each is not read as the misconception (issue 36: "a listed wrong claim is missed once
+it is worded differently")."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.bank.files import load_bank
+from grader.engine.reading.claims.rules import ReadAnswer, read_claim
+from grader.engine.reading.rubrics import load_rubrics
+from tests.conftest import RUBRICS
+
+CASES = [
+    # (bank, question, the misconception as listed (its start), a wrong answer's clause, a right one)
+    ("grad_accum_engineer", "004-s5-q1", "梯度累积是在多张GPU之间",
+     "梯度累積指的是在多張 GPU 之間把梯度累加起來",
+     "每个小批次反向后把梯度累加起来，多卡时再各自做all-reduce"),
+    ("grad_accum_engineer", "004-s5-q1", "梯度累积是在多张GPU之间",
+     "累积步数N就是GPU的数量", "累积步数N由目标batch除以卡数和micro-batch得到"),
+    ("grad_accum_engineer", "004-s5-q1", "梯度累积能加快训练速度",
+     "训练速度提升N倍", "训练速度并不会提升，每次更新要等N个小批次"),
+    ("llm_trainer_solutions", "001-s5-q1", "先排序后召回",
+     "排序一定要先做，先排序后召回", "先召回几百门候选，再用DeepFM精排"),
+    ("llm_trainer_solutions", "001-s5-q1", "知识追踪是追踪点击",
+     "DKT是一个点击率预估模型", "DKT根据答题序列估计每个知识点的掌握度"),
+    ("llm_trainer_solutions", "001-s5-q1", "协同过滤能解决新用户冷启动",
+     "新用户冷启动用基于用户的协同过滤解决，不需要他本人的历史行为",
+     "协同过滤无法解决新用户冷启动，新用户先做入学测评"),
+    ("llm_trainer_solutions", "001-s5-q1", "冷启动指服务器",
+     "冷启动指的是服务器重启后缓存还没载入", "新用户冷启动：推Redis里缓存的热门课程"),
+    ("llm_trainer_solutions", "001-s5-q1", "模型一年",
+     "学习行为变化慢，模型一年重训一次即可", "离线模型每天重训，实时特征用Flink秒级更新"),
+    ("llm_trainer_solutions", "001-s5-q1", "不需要A/B测试",
+     "不需要A/B测试，因为离线指标就是线上效果", "没有A/B测试就无法确认线上效果"),
+]  # fmt: skip
+
+
+def _wrong_claim(bank_name: str, question: str, claim_start: str):
+    path = RUBRICS / f"{bank_name}.yaml"
+    rubric = load_rubrics(path, load_bank(path))[question]
+    found = [w for c in rubric.criteria for w in c.wrong_claims if w.claim.startswith(claim_start)]
+    assert len(found) == 1, f"{question}: no one wrong claim starts with {claim_start!r}"
+    return found[0]
+
+
+@pytest.mark.parametrize(("bank_name", "question", "claim", "wrong", "right"), CASES)
+def test_a_listed_misconception_is_read_in_other_words(bank_name, question, claim, wrong, right):
+    listed = _wrong_claim(bank_name, question, claim)
+    assert read_claim(ReadAnswer.of(wrong), listed.when, strict=True).status == "asserted"
+    assert read_claim(ReadAnswer.of(right), listed.when, strict=True).status != "asserted"
+
+
+def test_a_one_over_n_of_the_compute_is_no_loss_divided_by_n():
+    """"每张卡只做 1/N 的计算" says nothing of the loss: the equivalence criterion needs it."""
+    path = RUBRICS / "grad_accum_engineer.yaml"
+    rubric = load_rubrics(path, load_bank(path))["004-s5-q1"]
+    c3 = next(c for c in rubric.criteria if c.id == "C3")
+    patterns = [w for part in c3.parts for w in part.when]
+    assert read_claim(ReadAnswer.of("每张卡只做 1/N 的计算"), patterns).status == "absent"
+    assert read_claim(ReadAnswer.of("loss = loss / n"), patterns).status == "asserted"
