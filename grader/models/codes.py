@@ -56,6 +56,7 @@ class ReviewCode(StrEnum):
     UNVERIFIED = "unverified"  # no criterion's content verified: the grade rests on similarity
     KEYWORDS_ONLY = "keywords_only"  # a bare list of the rubric's terms, asserting nothing
     CONTRADICTED = "contradicted"  # denies a criterion's decisive part: its points taken
+    THINLY_VERIFIED = "thinly_verified"  # over 30 % of the points, under 30 % of them verified
     # the rubric and the question
     UNREVIEWED_RUBRIC = "unreviewed_rubric"
     INCOMPLETE_QUESTION = "incomplete_question"

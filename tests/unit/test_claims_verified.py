@@ -103,6 +103,27 @@ def test_a_contradiction_voids_the_credit_for_similarity():
     assert [r.code for r in grade.review_reasons] == [ReviewCode.UNVERIFIED]
 
 
+def test_a_generous_grade_on_little_verified_goes_to_review_whatever_the_ranking():
+    from grader.engine.review.queue import is_hard, rank_grades
+
+    # one of four points verified; the scorer's similarity lifts it over 30 % of the points
+    thin = verified.checked(scored(2.0, 2.0), "每个小批次反向后把梯度加起来。", RUBRIC)
+    assert thin.details.claims.verified == {"C1": 1.0, "C2": 0.0}
+    assert thin.score > verified.GENEROUS_SHARE * RUBRIC.points
+    assert [r.code for r in thin.review_reasons] == [ReviewCode.THINLY_VERIFIED]
+    assert "only 1 were verified" in thin.review_reasons[0].message
+    assert thin.confidence == verified.UNVERIFIED_CONFIDENCE
+    assert is_hard(thin) and rank_grades([thin], share=0.0)[0].needs_review
+    # half the points verified: the rest may be worded the answer's own way
+    fuller = verified.checked(scored(2.0, 2.0), "梯度加起来，期间不立即更新参数。", RUBRIC)
+    assert fuller.details.claims.verified["C1"] == 2.0 and not fuller.review_reasons
+    # the scorer gives little: nothing generous to review
+    low = verified.checked(scored(1.0, 0.0), "每个小批次反向后把梯度加起来。", RUBRIC)
+    assert low.score <= verified.GENEROUS_SHARE * RUBRIC.points and not low.review_reasons
+    # a re-score decides it once more, not twice
+    assert verified.reapply(thin, RUBRIC).review_reasons == thin.review_reasons
+
+
 def test_a_rescored_grade_is_bound_by_the_reading_recorded():
     answer = "每个小批次反向后把梯度加起来。"
     first = verified.checked(scored(1.0, 2.0), answer, RUBRIC)

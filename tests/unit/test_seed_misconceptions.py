@@ -1,6 +1,6 @@
 """The seed rubrics' listed misconceptions are read in other words, and the right statement
-next to each is not read as the misconception (issue 36: "a listed wrong claim is missed once
-it is worded differently")."""
+next to each is not read as the misconception: a listed wrong claim that only matched its own
+wording missed every student who put it differently."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_a_listed_misconception_is_read_in_other_words(bank_name, question, clai
 
 
 def test_a_one_over_n_of_the_compute_is_no_loss_divided_by_n():
-    """"每张卡只做 1/N 的计算" says nothing of the loss: the equivalence criterion needs it."""
+    """«每张卡只做 1/N 的计算» says nothing of the loss: the equivalence criterion needs it."""
     path = RUBRICS / "grad_accum_engineer.yaml"
     rubric = load_rubrics(path, load_bank(path))["004-s5-q1"]
     c3 = next(c for c in rubric.criteria if c.id == "C3")

@@ -14,8 +14,11 @@ its own way). Verified points stand even where the scorer gave less. A criterion
 decisive part the answer denies in so many words (``PartReading.denied``: "loss 不需要除以
 累积步数") gets none, its evidence the sentence that denies it, and the answer's unverified
 criteria get no more than when nothing is verified: an answer that contradicts the content
-does not earn its similarity. Where it still keeps more than ``CONFLICT_SHARE`` of the
-points, a person decides (``contradicted``, a hard review reason). A grade with nothing
+does not earn its similarity. Where it still keeps more than ``GENEROUS_SHARE`` of the
+points, a person decides (``contradicted``, a hard review reason); so too where a grade
+above that line rests on less than that share verified (``thinly_verified``, hard): an
+answer worth nothing that states a few true things in the rubric's words beside false ones
+lands there, and so does a right one the rules could not read. A grade with nothing
 verified says so (``unverified``, its confidence at most ``UNVERIFIED_CONFIDENCE``), and the
 points withheld rank it in the review queue. Shares chosen on development data (seed sets 1
 and 3): docs/research/benchmarks-log.md, "Credit for what was verified".
@@ -61,10 +64,13 @@ UNVERIFIED_SHARE = 0.5
 NOTHING_VERIFIED_SHARE = 0.05
 FULL_TRUST_AT = 0.7  # of the points verified
 UNVERIFIED_CONFIDENCE = 0.5
-# An answer that contradicts a decisive part yet keeps more than this share of the points is
-# graded on readings that disagree: review, whatever the ranking (the issue's "generous" line).
-CONFLICT_SHARE = 0.3
-BOUND_REASONS = frozenset({ReviewCode.UNVERIFIED, ReviewCode.CONTRADICTED})
+# More than this share of the points is generous for an answer worth nothing: given on readings
+# that disagree (a denied part) or on less than this share verified, a person decides whatever
+# the ranking says.
+GENEROUS_SHARE = 0.3
+BOUND_REASONS = frozenset(
+    {ReviewCode.UNVERIFIED, ReviewCode.CONTRADICTED, ReviewCode.THINLY_VERIFIED}
+)
 MIN_TRUST = 0.5  # a judge trusted less decides nothing: its readings stay the scorer's inputs
 
 
@@ -151,10 +157,14 @@ def bound(grade: Grade, check: ClaimsCheck, rubric: Rubric) -> Grade:
     # this bound's own reasons are decided again (a re-score bounds a bounded grade)
     reasons = [r for r in grade.review_reasons if r.code not in BOUND_REASONS]
     confidence = grade.confidence
-    if against and score > CONFLICT_SHARE * rubric.points:
+    generous = score > GENEROUS_SHARE * rubric.points
+    if against and generous:
         reasons.append(_contradicted_reason(list(against.values()), score, rubric))
     if check.parts and check.nothing_verified and grade.score > 0:
         reasons.append(_unverified_reason(check, rubric))
+    elif _thin(check, rubric) and generous and not against and check.judge_trust is None:
+        reasons.append(_thin_reason(check, score, rubric))
+    if {r.code for r in reasons} & {ReviewCode.UNVERIFIED, ReviewCode.THINLY_VERIFIED}:
         confidence = min(confidence, UNVERIFIED_CONFIDENCE) if confidence is not None else None
     criteria = _scaled(criteria, score, check.verified)
     return grade.model_copy(
@@ -264,6 +274,21 @@ def _unverified_reason(check: ClaimsCheck, rubric: Rubric) -> ReviewReason:
         code=ReviewCode.UNVERIFIED,
         message=f"no decisive part of any criterion was found asserted: the grade rests on "
         f"similarity alone, each criterion capped at {check.unverified_share:.0%} of its points",
+    )
+
+
+def _thin(check: ClaimsCheck, rubric: Rubric) -> bool:
+    """Some of the answer's content verified, but under ``GENEROUS_SHARE`` of the points."""
+    return bool(check.parts) and sum(check.verified.values()) < GENEROUS_SHARE * rubric.points
+
+
+def _thin_reason(check: ClaimsCheck, score: float, rubric: Rubric) -> ReviewReason:
+    verified = sum(check.verified.values())
+    return ReviewReason(
+        code=ReviewCode.THINLY_VERIFIED,
+        message=f"{score:g} of {rubric.points:g} points, of which only {verified:g} were "
+        f"verified by what the answer asserts: the rest rests on similarity, which a fluent "
+        f"wrong answer has too; a person decides",
     )
 
 
