@@ -19,8 +19,8 @@ points, a person decides (``contradicted``, a hard review reason); so too where 
 above that line rests on less than that share verified (``thinly_verified``, hard): an
 answer worth nothing that states a few true things in the rubric's words beside false ones
 lands there, and so does a right one the rules could not read. A grade with nothing
-verified says so (``unverified``, its confidence at most ``UNVERIFIED_CONFIDENCE``), and the
-points withheld rank it in the review queue. Shares chosen on development data (seed sets 1
+verified says so (``unverified``); either way its confidence is at most
+``UNVERIFIED_CONFIDENCE``, and the points withheld rank it in the review queue. Shares chosen on development data (seed sets 1
 and 3): docs/research/benchmarks-log.md, "Credit for what was verified".
 
 A judge whose own readings are trusted (``claims.trust``: learned per model, at least
@@ -278,7 +278,7 @@ def _unverified_reason(check: ClaimsCheck, rubric: Rubric) -> ReviewReason:
 
 
 def _thin(check: ClaimsCheck, rubric: Rubric) -> bool:
-    """Some of the answer's content verified, but under ``GENEROUS_SHARE`` of the points."""
+    """Under ``GENEROUS_SHARE`` of the rubric's points verified by the decisive parts."""
     return bool(check.parts) and sum(check.verified.values()) < GENEROUS_SHARE * rubric.points
 
 
