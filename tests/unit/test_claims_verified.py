@@ -132,6 +132,20 @@ def test_a_rescored_grade_is_bound_by_the_reading_recorded():
     assert again.score == first.score and again.criteria == first.criteria
 
 
+def test_verified_only_cuts_unverified_points_and_never_raises():
+    answer = "每个小批次反向后把梯度加起来，期间不立即更新参数。"  # C1's 2 points verified
+    bounded = verified.checked(scored(1.5, 2.0), answer, RUBRIC)
+    assert bounded.score == 2.5  # C2 kept a share of its points by similarity
+    only = verified.verified_only(bounded)
+    assert only.score == 2.0  # 2 verified + 5 % of the 2 unverified, in half points
+    assert {c.id: c.points for c in only.criteria} == {"C1": 2.0, "C2": 0.0}
+    assert only.details.claims.withheld == bounded.details.claims.withheld + 0.5
+    assert verified.verified_only(only) == only  # already within: unchanged
+    low = verified.checked(scored(0.5, 0.0), answer, RUBRIC)
+    assert verified.verified_only(low).score == low.score == 2.0  # verified stand
+    assert verified.verified_only(scored(1.5, 1.5)) == scored(1.5, 1.5)  # no reading: as is
+
+
 def test_a_rubric_without_parts_is_left_to_the_scorer():
     plain = RUBRIC.model_copy(
         update={"criteria": [c.model_copy(update={"parts": []}) for c in RUBRIC.criteria]}

@@ -4,6 +4,7 @@ alone. The judge here is fooled by every attempt (top label whenever it sees one
 small model can be; the grade must not follow it."""
 
 import json
+import math
 from collections import Counter
 from functools import cache
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from grader.bank.files import load_bank
 from grader.config import JudgeSettings, ReviewSettings, Settings, SignalSettings
+from grader.engine.finish.verified import NOTHING_VERIFIED_SHARE
 from grader.engine.judging.modes import MODES, AnswerToJudge
 from grader.engine.judging.progress import Stage
 from grader.engine.pipeline import Pipeline
@@ -94,7 +96,19 @@ def test_no_injected_answer_scores_above_its_clean_twin(case, neighbours):
     if injected.method != "rule":
         recorded = injected.details.injection
         assert recorded.kept in {"raw", "cleaned"}
-        assert injected.score == min(recorded.raw_score, recorded.cleaned_score)
+        assert injected.score == min(
+            recorded.raw_score, recorded.cleaned_score, verified_cap(injected)
+        )
+
+
+def verified_cap(grade):
+    """What a flagged answer may keep on a rubric with decisive parts: its verified points
+    and a twentieth of the rest, in half points."""
+    check = grade.details.claims
+    if check is None or not check.parts:
+        return math.inf
+    kept = sum(check.verified.values())
+    return math.floor((kept + NOTHING_VERIFIED_SHARE * (grade.max_score - kept)) * 2 + 1e-9) / 2
 
 
 @pytest.mark.parametrize("case", PURE, ids=[c[0] for c in PURE])
@@ -125,7 +139,23 @@ def test_the_lower_grade_is_the_cleaned_one_and_both_are_recorded():
     recorded = result.details.injection
     assert recorded.cleaned_score == clean.score  # the twin is graded like the clean answer
     assert result.submission_id == "raw-1" and result.student == "x"
-    assert result.score == min(recorded.raw_score, recorded.cleaned_score)
+    assert result.score == min(recorded.raw_score, recorded.cleaned_score, verified_cap(result))
+
+
+def test_a_flagged_answer_keeps_what_its_content_verified_and_little_more():
+    """Both variants score 4.5 of 5 by similarity; what the answer asserts verifies less, and
+    the rest is the benefit of the doubt an answer that addresses its grader has not earned."""
+    case = next(c for c in PAIRS if c["id"] == "inj-01")
+    result = grade(case["question_id"], case["injected"])
+    recorded = result.details.injection
+    assert result.score == verified_cap(result) < min(recorded.raw_score, recorded.cleaned_score)
+    last = result.trail[-1]
+    assert last.step == "injection" and last.before == 4.5 and last.after == result.score
+    assert "verified" in last.why
+    check = result.details.claims
+    assert check.withheld >= 4.5 - result.score  # the review queue ranks it by what was cut
+    points = {c.id: c.points for c in result.criteria}
+    assert all(points[k] >= v - 1e-9 for k, v in check.verified.items())  # verified stand
 
 
 @pytest.mark.parametrize("mode", ["probability", "verdict"])

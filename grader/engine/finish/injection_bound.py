@@ -9,8 +9,12 @@ step keeps the lower of the two final grades (``bound``), with the other one rec
 it so a re-score binds them again. This is the one defence: the judge's modes read each text
 once, and are only told the raw answer was flagged (``modes.AnswerToJudge``), for its review
 reasons. An answer with nothing left once the attempt is cut out scores 0 by rule
-(``rule_grades.injection_only_grade``). Both go to review with the injection reason: a false
-positive costs an instructor a glance, not the student points.
+(``rule_grades.injection_only_grade``). On a rubric with decisive parts the flagged answer
+then keeps what its content verified and no more of the rest than an answer with nothing
+verified (``verified.verified_only``): similarity is the benefit of the doubt, and an answer
+that addresses its grader has not earned it. Both go to review with the injection reason: a
+false positive costs an instructor a glance and the student at most the unverified points,
+which the instructor restores.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from grader.engine.finish.context import Finishing
+from grader.engine.finish.verified import verified_only
 from grader.engine.scoring.points import scaled_to
 from grader.engine.signals.analysis import QuestionAnalysis
 from grader.models import (
@@ -65,14 +70,17 @@ def pair_twins(grades: Sequence[Grade], contexts: Sequence[Finishing]) -> list[F
 def injection_step(grade: Grade, context: Finishing) -> Grade:
     """The finishing step: a flagged answer's grade bound by its cleaned twin's (``bound``);
     a re-scored grade whose record lacks the other variant's grade, capped at that variant's
-    recorded score."""
+    recorded score. Either way the flagged answer then keeps only what its content verified
+    (``verified.verified_only``)."""
     if context.cleaned is not None and context.injection is not None:
-        return bound(grade, context.cleaned, context.injection)
+        return verified_only(bound(grade, context.cleaned, context.injection))
     other = context.other_score
-    if other is not None and grade.score is not None and other < grade.score:
+    if other is None:
+        return grade
+    if grade.score is not None and other < grade.score:
         why = f"the other variant of the flagged answer scored {other:g}: the lower stands"
-        return scaled_to(grade, other).moved(TrailStep.INJECTION, grade.score, why)
-    return grade
+        grade = scaled_to(grade, other).moved(TrailStep.INJECTION, grade.score, why)
+    return verified_only(grade)
 
 
 def bound(raw: Grade, cleaned: Grade, reason: ReviewReason) -> Grade:

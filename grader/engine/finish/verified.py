@@ -166,7 +166,7 @@ def bound(grade: Grade, check: ClaimsCheck, rubric: Rubric) -> Grade:
         reasons.append(_thin_reason(check, score, rubric))
     if {r.code for r in reasons} & {ReviewCode.UNVERIFIED, ReviewCode.THINLY_VERIFIED}:
         confidence = min(confidence, UNVERIFIED_CONFIDENCE) if confidence is not None else None
-    criteria = _scaled(criteria, score, check.verified)
+    criteria = scaled_down(criteria, score, check.verified)
     return grade.model_copy(
         update={
             "score": score,
@@ -250,7 +250,7 @@ def _contradicted_reason(parts: list[PartReading], score: float, rubric: Rubric)
     )
 
 
-def _scaled(
+def scaled_down(
     criteria: list[CriterionScore], score: float, verified: dict[str, float]
 ) -> list[CriterionScore]:
     """The criteria, rounded to two places, brought down to the half-point ``score``: the
@@ -267,6 +267,30 @@ def _scaled(
         factor = score / (score + left)
         out = [c.model_copy(update={"points": round(c.points * factor, 2)}) for c in out]
     return out
+
+
+def verified_only(grade: Grade) -> Grade:
+    """``grade`` capped at what its answer verified plus ``NOTHING_VERIFIED_SHARE`` of the
+    rest: for an answer that tried to steer its grader, whose similarity earns no benefit of
+    the doubt (``injection_bound``). Only lowers; the cut comes off unverified points first."""
+    check = grade.details.claims
+    if check is None or not check.parts or grade.score is None or not grade.max_score:
+        return grade
+    verified = sum(check.verified.values())
+    rest = grade.max_score - verified
+    cap = math.floor((verified + NOTHING_VERIFIED_SHARE * rest) / STEP + 1e-9) * STEP
+    if cap >= grade.score:
+        return grade
+    criteria = scaled_down(grade.criteria, cap, check.verified)
+    withheld = round(check.withheld + grade.score - cap, 2)
+    claims = check.model_copy(update={"withheld": withheld})
+    details = grade.details.model_copy(update={"claims": claims})
+    capped = grade.model_copy(update={"score": cap, "criteria": criteria, "details": details})
+    why = (
+        f"an answer that addresses its grader keeps the {verified:g} points its content "
+        f"verified and at most {NOTHING_VERIFIED_SHARE:.0%} of the rest"
+    )
+    return capped.moved(TrailStep.INJECTION, grade.score, why)
 
 
 def _unverified_reason(check: ClaimsCheck, rubric: Rubric) -> ReviewReason:
