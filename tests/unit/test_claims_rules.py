@@ -193,3 +193,41 @@ def test_the_opposite_of_a_pattern():
     assert opposite(["!立即", "更新"]) is None  # a negation's opposite is not read
     assert opposite(["*", "召回", "@down"]) is None
     assert opposite(["梯度", "累加"]) is None  # no direction
+
+
+def test_a_wrong_claim_reads_across_a_clause_that_takes_up_its_subject():
+    incompatible = [["混合精度|amp", "不相容|不兼容|incompatible"]]
+    taken_up = ReadAnswer.of("混合精度的 GradScaler 做 loss scaling，但它与梯度累积不相容。")
+    assert read_claim(taken_up, incompatible, strict=True).status == "asserted"
+    english = ReadAnswer.of("AMP scales the loss, but it is incompatible with accumulation.")
+    assert read_claim(english, incompatible, strict=True).status == "asserted"
+    # without the pronoun the second clause has a subject of its own
+    other = ReadAnswer.of("混合精度的 GradScaler 做 loss scaling，BatchNorm 与梯度累积不相容。")
+    assert read_claim(other, incompatible, strict=True).status == "absent"
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("训练时开启 AMP 混合精度。", "asserted"),
+        ("for example, a larger batch", "absent"),  # "amp" inside "example"
+        ("开启 ZeRO-3 分片。", "asserted"),
+        ("每步之后 optimizer.zero_grad() 清零。", "absent"),  # "zero" of an identifier
+    ],
+)
+def test_a_short_latin_term_stands_as_a_word(answer, expected):
+    assert status(answer, [["amp|zero"]]) == expected
+
+
+def test_a_conjunction_that_starts_with_a_negator_negates_nothing():
+    memory_up = [["步数|n越大", "显存", "增加|变大"]]
+    assert status("不过 N 越大显存占用会增加。", memory_up) == "asserted"
+    assert status("N 越大显存占用并不会增加。", memory_up) == "negated"
+
+
+def test_an_inline_object_is_one_clause():
+    answer = '配置：{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}，另外开启检查点'
+    assert [c.text for c in clauses_of(answer)][-1] == "配置：另外开启检查点"
+    assert status(answer, [['"stage":3', "offload_optimizer"]]) == "asserted"
+    # an unclosed brace holds the rest of its sentence together, and no more
+    assert len(clauses_of("集合 {a, b 没有闭合，到句末为止。下一句，照常切分。")) == 3

@@ -42,6 +42,7 @@ NOT_NEGATIONS_ZH = (
     *("不仅", "不但", "不断", "不同", "不少", "不久", "不错", "不管", "不论", "不只", "不光"),
     *("无论", "非常", "未来", "无数", "并非常", "不外乎", "无非", "否则", "是否", "能否", "可否"),
     *("无损", "非线性", "非零", "不确定", "不稳定", "不均", "不足", "不够", "不一致", "不平衡"),
+    *("不过", "不然", "要不然", "不妨"),
 )
 NEGATORS_EN = ("not", "no", "never", "without", "cannot", "neither", "nor", "n't", "instead")
 # Verbs whose negation reaches every term after them in the clause ("不需要实时特征和Flink").
@@ -49,6 +50,11 @@ WIDE_NEGATORS = (
     *("不需要", "不用", "无需", "无须", "不必", "不含", "不包括", "不涉及"),
     *("并不需要", "根本不", "完全不", "noneed", "doesnotneed", "donotneed", "without"),
 )
+# A clause opening on one of these (after at most one conjunction) takes up the subject of
+# the clause before it: "混合精度做 loss scaling，但它与梯度累积不相容".
+PRONOUNS_ZH = ("它们", "它", "两者", "二者", "其", "这样", "这么做", "这种做法", "这会")
+CONJUNCTIONS_ZH = ("", "但", "而", "可", "却", "所以", "因此", "因而", "于是", "那")
+PRONOUNS_EN = frozenset({"it", "they", "this", "which", "both"})
 NEGATION_WINDOW = 6  # characters before a Chinese term; words before an English one: 4
 # What may stand between a negator and the term it denies ("没有减少", "不会增加", "不再同步").
 DENIAL_LINKS = ("", "有", "是", "会", "能", "再")

@@ -65,9 +65,11 @@ class Group:
         merged ("activation checkpointing" is one occurrence, negated where it starts)."""
         found = [hit for v in self.values for hit in _values(clause.key, v)]
         for term in self.terms:
+            latin = bool(_LATIN.match(term))
             start = clause.key.find(term)
             while start >= 0:
-                found.append((start, start + len(term)))
+                if not latin or clause.stands_alone(start, start + len(term)):
+                    found.append((start, start + len(term)))
                 start = clause.key.find(term, start + 1)
         merged: list[tuple[int, int]] = []
         for start, end in sorted(found):

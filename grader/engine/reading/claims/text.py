@@ -13,7 +13,12 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
-from grader.engine.reading.claims.lexicon import WIDE_NEGATORS
+from grader.engine.reading.claims.lexicon import (
+    CONJUNCTIONS_ZH,
+    PRONOUNS_EN,
+    PRONOUNS_ZH,
+    WIDE_NEGATORS,
+)
 from grader.text import to_simplified
 
 _SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?=\s|$)")
@@ -21,6 +26,7 @@ _CLAUSE_END = re.compile(r"[，,、：:（）]")
 _DROPPED = frozenset(" \t\r-_‐‑–—")
 _FENCE = "```"
 _WORD = re.compile(r"[a-z']+")
+_LATIN_LETTER = re.compile(r"[a-z]")
 
 
 @lru_cache(maxsize=4096)
@@ -60,6 +66,27 @@ class Clause:
             _at=tuple(i for _, i in kept),
         )
 
+    @property
+    def continues(self) -> bool:
+        """Whether the clause opens on a pronoun that takes up the clause before it ("但它与
+        梯度累积不相容", "but it breaks …"): its subject is that clause's."""
+        opening = self.key[:4]
+        if any(opening.startswith(c + p) for c in CONJUNCTIONS_ZH for p in PRONOUNS_ZH):
+            return True
+        return bool(set(self.words()[:2]) & PRONOUNS_EN)
+
+    def stands_alone(self, start: int, end: int) -> bool:
+        """Whether a short Latin term (up to four letters) at key positions [start, end)
+        stands as a word of its own: it starts one ("amp", not the one in "example") and does
+        not run on into an identifier ("zero", not the one in "zero_grad"). Longer terms are
+        stems that may run on ("accumulat", "offload" in "offload_optimizer")."""
+        if end - start > 4:
+            return True
+        first, last = self._at[start], self._at[end - 1]
+        if first > 0 and _LATIN_LETTER.match(self._spaced[first - 1]):
+            return False
+        return not self._spaced.startswith("_", last + 1)
+
     def words(self) -> list[str]:
         """The clause's English words."""
         return _WORD.findall(self._spaced)
@@ -95,7 +122,10 @@ def _clauses(sentence: str, n: int) -> list[Clause]:
     """A sentence's clauses; what comes before its first colon heads the rest of it
     ("小数据集、简单模型：显存够用，一般不用梯度累积"): it is read again before each clause after."""
     out, heading, at = [], "", 0
+    depth = _brace_depths(sentence)
     for m in _CLAUSE_END.finditer(sentence + "，"):
+        if m.start() < len(sentence) and depth[m.start()] > 0:
+            continue  # inside an inline object ({"stage": 3, "offload": …}): one clause
         part = sentence[at : m.start()]
         at = m.end()
         if part.strip():
@@ -103,3 +133,15 @@ def _clauses(sentence: str, n: int) -> list[Clause]:
         if m.group() in "：:" and not heading:
             heading = sentence[: m.start()].strip()
     return out
+
+
+def _brace_depths(sentence: str) -> list[int]:
+    """How many ``{`` are open at each character: one pass, never below 0."""
+    depths, depth = [], 0
+    for ch in sentence:
+        if ch == "}":
+            depth = max(0, depth - 1)
+        depths.append(depth)
+        if ch == "{":
+            depth += 1
+    return depths
