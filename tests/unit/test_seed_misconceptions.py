@@ -33,6 +33,10 @@ CASES = [
      "学习行为变化慢，模型一年重训一次即可", "离线模型每天重训，实时特征用Flink秒级更新"),
     ("llm_trainer_solutions", "001-s5-q1", "不需要A/B测试",
      "不需要A/B测试，因为离线指标就是线上效果", "没有A/B测试就无法确认线上效果"),
+    ("grad_accum_engineer", "004-s6-q1", "梯度累积会增加显存",
+     "累積只會讓顯存壓力更大", "显存吃紧时用较大的累积步数，累积并不会增加显存占用"),
+    ("grad_accum_engineer", "004-s6-q1", "有效batch越大越好",
+     "对策是把有效batch开到越大越好，大batch不会过拟合", "小数据微调大模型时batch不宜过大，防止过拟合"),
 ]  # fmt: skip
 
 
@@ -59,3 +63,27 @@ def test_a_one_over_n_of_the_compute_is_no_loss_divided_by_n():
     patterns = [w for part in c3.parts for w in part.when]
     assert read_claim(ReadAnswer.of("每张卡只做 1/N 的计算"), patterns).status == "absent"
     assert read_claim(ReadAnswer.of("loss = loss / n"), patterns).status == "asserted"
+
+
+def _part_patterns(question: str, criterion: str) -> list[list[str]]:
+    path = RUBRICS / "grad_accum_engineer.yaml"
+    rubric = load_rubrics(path, load_bank(path))[question]
+    found = next(c for c in rubric.criteria if c.id == criterion)
+    return [w for part in found.parts for w in part.when]
+
+
+@pytest.mark.parametrize(
+    ("question", "criterion", "premise", "decisive"),
+    [
+        ("004-s6-q1", "C2", "大模型、大数据集的特点是显存受限",
+         "大模型显存不够，就把累积步数开大一点，但也别太大"),
+        ("004-s5-q1", "C4", "梯度累积可以模拟大batch",
+         "显存放不下大batch时，用它模拟大batch"),
+    ],
+)  # fmt: skip
+def test_a_premise_alone_does_not_verify_the_strategy(question, criterion, premise, decisive):
+    """The level names what the criterion turns on (the larger N; the memory limit), and a
+    fluent wrong answer states the premise too."""
+    patterns = _part_patterns(question, criterion)
+    assert read_claim(ReadAnswer.of(premise), patterns).status == "absent"
+    assert read_claim(ReadAnswer.of(decisive), patterns).status == "asserted"
