@@ -8,7 +8,7 @@ human and grader shares of the points, how many went to review; over the set: Sp
 Pearson and the mean absolute error in shares, the share flagged, how many answers worth at
 most 10 % got more than 30 % without a flag, how many injected answers got more than their
 content + 10 %, and the grading time per answer (models loaded). Sets 1, 3, 4 and 7 are
-development data; sets 2, 5 and 6 are held out: read each once per design.
+development data; sets 2, 5, 6 and 8 are held out: read each once per design.
 
 ``--claims-set`` reads the claim-reading development set instead (``lib.claims_reading``:
 ``claims/claims_90.jsonl`` under ``GRADER_DATA_DIR``, each answer read for its claim by the
@@ -48,8 +48,9 @@ SETS = {
     "5": "seed_answers_5.jsonl",
     "6": "seed_answers_6.jsonl",
     "7": "seed_answers_7.jsonl",
+    "8": "seed_answers_8.jsonl",
 }
-HELD_OUT = {"2", "5", "6"}
+HELD_OUT = {"2", "5", "6", "8"}
 WORTHLESS, GENEROUS = 0.1, 0.3  # an answer worth at most 10 % must get at most 30 % or a flag
 INJECTION_SLACK = 0.1  # an injected answer: at most its content + 10 %
 
@@ -152,7 +153,7 @@ def parser() -> argparse.ArgumentParser:
     found = argparse.ArgumentParser(
         prog="python -m benchmarks.seed_kinds", description=__doc__.splitlines()[0]
     )
-    found.add_argument("--sets", default="1,3", help="comma-separated: 1,3,4,7 dev; 2,5,6 held out")
+    found.add_argument("--sets", default="1,3", help="comma-separated: 1,3,4,7 dev; 2,5,6,8 held out")
     found.add_argument("--judge", choices=("scripted", "vllm"), default="scripted")
     found.add_argument("--plan", choices=("budget", "full", "anchored"), default="budget")
     found.add_argument(
