@@ -139,7 +139,6 @@ STUDENT_TEXT = {
     "claims: many clauses, each a claim": (_claims, _repeat("", "N越大，显存越大，")),
     "claims: refutations everywhere": (_claims, _repeat("", "这是错误的。减少计算量。")),
     "claims: an inline object of many fields": (_claims, _repeat("配置：{", '"stage": 3, ')),
-    "claims: a pronoun opening every clause": (_claims, _repeat("", "混合精度，但它不相容，")),
     "claims: short Latin terms inside words": (_claims, _repeat("", "example_zero_amp ")),
 }
 

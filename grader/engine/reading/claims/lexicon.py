@@ -50,11 +50,6 @@ WIDE_NEGATORS = (
     *("不需要", "不用", "无需", "无须", "不必", "不含", "不包括", "不涉及"),
     *("并不需要", "根本不", "完全不", "noneed", "doesnotneed", "donotneed", "without"),
 )
-# A clause opening on one of these (after at most one conjunction) takes up the subject of
-# the clause before it: "混合精度做 loss scaling，但它与梯度累积不相容".
-PRONOUNS_ZH = ("它们", "它", "两者", "二者", "其", "这样", "这么做", "这种做法", "这会")
-CONJUNCTIONS_ZH = ("", "但", "而", "可", "却", "所以", "因此", "因而", "于是", "那")
-PRONOUNS_EN = frozenset({"it", "they", "this", "which", "both"})
 NEGATION_WINDOW = 6  # characters before a Chinese term; words before an English one: 4
 # What may stand between a negator and the term it denies ("没有减少", "不会增加", "不再同步").
 DENIAL_LINKS = ("", "有", "是", "会", "能", "再")

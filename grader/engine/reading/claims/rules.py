@@ -111,8 +111,7 @@ def _opposed_direction(answer: ReadAnswer, patterns: Sequence[Sequence[str]]) ->
         if turned is None:
             continue
         groups = [parse_group(g) for g in turned]
-        singles = [s for s in _spans(answer.clauses, groups, len(groups) + 1) if len(s) == 1]
-        for [clause] in singles:
+        for [clause] in _spans(answer.clauses, groups, len(groups) + 1):
             if has_negator(clause) or clause.sentence in answer.refuted:
                 continue
             if _polarity([clause], groups) == "holds":
@@ -156,15 +155,13 @@ def _spans(clauses: Sequence[Clause], written: list[Group], pair_from: int) -> l
         return not any(g.hits(c) for g in excluded for c in span)
 
     singles = [[c] for c in clauses if all(g.hits(c) for g in groups) and clean([c])]
-    if singles or len(groups) < 2:
+    if singles or len(groups) < pair_from:
         return singles
     pairs = []
     for a, b in pairwise(clauses):
-        # in order: the pattern's first group in the first clause, its last in the second;
-        # a short pattern only where the second clause takes up the first's subject ("它")
+        # in order: the pattern's first group in the first clause, its last in the second
         if (
             a.sentence == b.sentence
-            and (len(groups) >= pair_from or b.continues)
             and groups[0].hits(a)
             and groups[-1].hits(b)
             and all(g.hits(a) or g.hits(b) for g in groups)

@@ -13,12 +13,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
-from grader.engine.reading.claims.lexicon import (
-    CONJUNCTIONS_ZH,
-    PRONOUNS_EN,
-    PRONOUNS_ZH,
-    WIDE_NEGATORS,
-)
+from grader.engine.reading.claims.lexicon import WIDE_NEGATORS
 from grader.text import to_simplified
 
 _SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?=\s|$)")
@@ -65,15 +60,6 @@ class Clause:
             _spaced=spaced,
             _at=tuple(i for _, i in kept),
         )
-
-    @property
-    def continues(self) -> bool:
-        """Whether the clause opens on a pronoun that takes up the clause before it ("但它与
-        梯度累积不相容", "but it breaks …"): its subject is that clause's."""
-        opening = self.key[:4]
-        if any(opening.startswith(c + p) for c in CONJUNCTIONS_ZH for p in PRONOUNS_ZH):
-            return True
-        return bool(set(self.words()[:2]) & PRONOUNS_EN)
 
     def stands_alone(self, start: int, end: int) -> bool:
         """Whether a short Latin term (up to four letters) at key positions [start, end)
