@@ -153,7 +153,9 @@ def parser() -> argparse.ArgumentParser:
     found = argparse.ArgumentParser(
         prog="python -m benchmarks.seed_kinds", description=__doc__.splitlines()[0]
     )
-    found.add_argument("--sets", default="1,3", help="comma-separated: 1,3,4,7 dev; 2,5,6,8 held out")
+    found.add_argument(
+        "--sets", default="1,3", help="comma-separated: 1,3,4,7 dev; 2,5,6,8 held out"
+    )
     found.add_argument("--judge", choices=("scripted", "vllm"), default="scripted")
     found.add_argument("--plan", choices=("budget", "full", "anchored"), default="budget")
     found.add_argument(
