@@ -38,6 +38,9 @@ from grader.engine.reading.claims.text import Clause, key_of
 
 _NUMBER = re.compile(r"\d{1,9}(?:\.\d{1,6})?")
 _LATIN = re.compile(r"[a-z]")
+# A Latin term this short is a word, not a stem: "amp" is not read in "example", "zero" not in
+# "zero_grad"; a longer one may run on ("accumulat", "offload" in "offload_optimizer").
+SHORT_WORD = 4
 
 
 class PatternError(ValueError):
@@ -59,16 +62,16 @@ class Group:
     values: tuple[Value, ...] = ()
     negated: bool = False  # ``!``: must occur negated
     excluded: bool = False  # ``-``: must not occur at all
+    words: frozenset[str] = frozenset()  # short Latin terms, read only where they stand alone
 
     def hits(self, clause: Clause) -> list[tuple[int, int]]:
         """Where the group occurs in the clause: (start, end) in its key, overlapping terms
         merged ("activation checkpointing" is one occurrence, negated where it starts)."""
         found = [hit for v in self.values for hit in _values(clause.key, v)]
         for term in self.terms:
-            latin = bool(_LATIN.match(term))
             start = clause.key.find(term)
             while start >= 0:
-                if not latin or clause.stands_alone(start, start + len(term)):
+                if term not in self.words or clause.stands_alone(start, start + len(term)):
                     found.append((start, start + len(term)))
                 start = clause.key.find(term, start + 1)
         merged: list[tuple[int, int]] = []
@@ -101,9 +104,11 @@ def parse_group(written: str) -> Group:
             terms.append(key_of(alternative))
         else:
             raise PatternError(f"{written!r}: an empty term")
+    unique = tuple(dict.fromkeys(terms))
     return Group(
-        terms=tuple(dict.fromkeys(terms)), values=tuple(values), negated=negated, excluded=excluded
-    )
+        terms=unique, values=tuple(values), negated=negated, excluded=excluded,
+        words=frozenset(t for t in unique if len(t) <= SHORT_WORD and _LATIN.match(t)),
+    )  # fmt: skip
 
 
 def _value(alternative: str, written: str) -> Value:

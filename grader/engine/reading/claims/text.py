@@ -21,7 +21,6 @@ _CLAUSE_END = re.compile(r"[，,、：:（）]")
 _DROPPED = frozenset(" \t\r-_‐‑–—")
 _FENCE = "```"
 _WORD = re.compile(r"[a-z']+")
-_LATIN_LETTER = re.compile(r"[a-z]")
 
 
 @lru_cache(maxsize=4096)
@@ -62,14 +61,11 @@ class Clause:
         )
 
     def stands_alone(self, start: int, end: int) -> bool:
-        """Whether a short Latin term (up to four letters) at key positions [start, end)
-        stands as a word of its own: it starts one ("amp", not the one in "example") and does
-        not run on into an identifier ("zero", not the one in "zero_grad"). Longer terms are
-        stems that may run on ("accumulat", "offload" in "offload_optimizer")."""
-        if end - start > 4:
-            return True
+        """Whether the term at key positions [start, end) is a word of its own: no Latin
+        letter before it, no underscore after it (an identifier's part, "zero" of
+        "zero_grad")."""
         first, last = self._at[start], self._at[end - 1]
-        if first > 0 and _LATIN_LETTER.match(self._spaced[first - 1]):
+        if first > 0 and "a" <= self._spaced[first - 1] <= "z":
             return False
         return not self._spaced.startswith("_", last + 1)
 
@@ -108,9 +104,9 @@ def _clauses(sentence: str, n: int) -> list[Clause]:
     """A sentence's clauses; what comes before its first colon heads the rest of it
     ("小数据集、简单模型：显存够用，一般不用梯度累积"): it is read again before each clause after."""
     out, heading, at = [], "", 0
-    depth = _brace_depths(sentence)
+    depth = _brace_depths(sentence) if "{" in sentence else None
     for m in _CLAUSE_END.finditer(sentence + "，"):
-        if m.start() < len(sentence) and depth[m.start()] > 0:
+        if depth and m.start() < len(sentence) and depth[m.start()] > 0:
             continue  # inside an inline object ({"stage": 3, "offload": …}): one clause
         part = sentence[at : m.start()]
         at = m.end()
