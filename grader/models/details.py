@@ -156,6 +156,9 @@ class ClaimsCheck(_Model):
     judge_trust: float | None = None  # the judge's, where its own readings took part
     withheld: float = 0.0  # points the cap took off the scorer's grade
     capped_from: float | None = None
+    # criteria whose asserted parts verify nothing: the answer also asserts a listed wrong claim
+    # of theirs, so the true sentence beside it earns no trust (``finish.verified``)
+    set_aside: list[str] = Field(default_factory=list, exclude_if=lambda ids: not ids)
 
     @property
     def nothing_verified(self) -> bool:

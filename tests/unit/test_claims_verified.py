@@ -21,6 +21,7 @@ from grader.models import (
     Part,
     ReviewCode,
     Rubric,
+    WrongClaim,
 )
 from tests.conftest import RUBRICS
 
@@ -122,6 +123,28 @@ def test_a_generous_grade_on_little_verified_goes_to_review_whatever_the_ranking
     assert low.score <= verified.GENEROUS_SHARE * RUBRIC.points and not low.review_reasons
     # a re-score decides it once more, not twice
     assert verified.reapply(thin, RUBRIC).review_reasons == thin.review_reasons
+
+
+def test_a_true_sentence_beside_its_criterions_wrong_claim_verifies_nothing():
+    wrong = WrongClaim(claim="每个小批次都更新参数", when=[["每个小批次|每一步", "都更新|就更新"]])
+    c1 = RUBRIC.criteria[0].model_copy(update={"wrong_claims": [wrong]})
+    rubric = RUBRIC.model_copy(update={"criteria": [c1, RUBRIC.criteria[1]]})
+    answer = "梯度累积就是把梯度加起来。每个小批次都更新参数，计算量不变。"
+    grade = verified.checked(scored(2.0, 2.0), answer, rubric)
+    check = grade.details.claims
+    # C1's part is read asserted, but the answer asserts C1's listed wrong claim too
+    assert {p.claim: p.status for p in check.parts}["梯度累加"] == "asserted"
+    assert check.set_aside == ["C1"] and check.verified == {"C1": 0.0, "C2": 2.0}
+    # C1 is bounded as an unverified criterion, at the share C2 alone earns
+    assert check.unverified_share == verified.share_for({"C2": 2.0}, rubric)
+    assert grade.criteria[0].rationale.startswith("不计验证")
+    assert grade.criteria[0].points <= check.unverified_share * 2
+    # without the wrong claim the same sentence verifies C1
+    fine = verified.checked(scored(2.0, 2.0), "梯度累积就是把梯度加起来，计算量不变。", rubric)
+    assert fine.details.claims.set_aside == [] and fine.details.claims.verified["C1"] == 1.0
+    # a negated wrong claim sets nothing aside
+    denied = "梯度累积就是把梯度加起来，并不是每个小批次都更新参数，计算量不变。"
+    assert verified.checked(scored(2.0, 2.0), denied, rubric).details.claims.set_aside == []
 
 
 def test_a_rescored_grade_is_bound_by_the_reading_recorded():

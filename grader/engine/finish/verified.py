@@ -14,7 +14,10 @@ its own way). Verified points stand even where the scorer gave less. A criterion
 decisive part the answer denies in so many words (``PartReading.denied``: "loss 不需要除以
 累积步数") gets none, its evidence the sentence that denies it, and the answer's unverified
 criteria get no more than when nothing is verified: an answer that contradicts the content
-does not earn its similarity. Where it still keeps more than ``GENEROUS_SHARE`` of the
+does not earn its similarity. Nor does a true sentence beside a listed wrong claim
+(``Criterion.wrong_claims``, read as ``finish.substance`` reads them): a criterion whose wrong
+claim the answer asserts verifies nothing (``ClaimsCheck.set_aside``), its points are
+bounded as an unverified criterion's, and it earns the rest of the answer no trust. Where it still keeps more than ``GENEROUS_SHARE`` of the
 points, a person decides (``contradicted``, a hard review reason); so too where a grade
 above that line rests on less than that share verified (``thinly_verified``, hard): an
 answer worth nothing that states a few true things in the rubric's words beside false ones
@@ -36,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from grader.engine.finish.context import Finishing
+from grader.engine.finish.substance import wrong_claims
 from grader.engine.judging.claim_check import ClaimAsk, judge_claims, stated
 from grader.engine.judging.feedback import missing_criteria, template_feedback
 from grader.engine.reading.claims.parts import (
@@ -46,6 +50,7 @@ from grader.engine.reading.claims.parts import (
 )
 from grader.engine.scoring.judge_trust import trust_of
 from grader.engine.scoring.points import STEP
+from grader.engine.signals.copies import char_ngrams
 from grader.models import (
     ClaimsCheck,
     CriterionScore,
@@ -92,10 +97,14 @@ def checked(
     parts = read_parts(answer, rubric, stem)
     if judged:
         parts = [_judged(p, k, judged) for k, p in enumerate(parts)]
-    verified = verified_points(rubric, parts)
+    set_aside = sorted(
+        {c.criterion for c in wrong_claims(answer, rubric, char_ngrams(stem)) if not c.negated}
+    )
+    verified = {k: 0.0 if k in set_aside else v for k, v in verified_points(rubric, parts).items()}
     check = ClaimsCheck(
         parts=parts,
         verified=verified,
+        set_aside=set_aside,
         unverified_share=share_for(verified, rubric, bool(contradicted(parts)))
         if has_parts(rubric)
         else 1.0,
@@ -218,6 +227,12 @@ def _criterion(
     """The criterion's points, its evidence (the clause that verified it, or the scorer's
     span when it keeps unverified points) and one line of why."""
     zh = check.language == "zh"
+    if asserted and c.id in check.set_aside:
+        said = "；".join(p.claim for p in asserted)
+        why = (f"不计验证：同时断言了本项的错误说法（{said}）" if zh
+               else f"not verified: its listed wrong claim is asserted too ({said})")  # fmt: skip
+        return c.model_copy(update={"points": points, "evidence": asserted[0].evidence,
+                                    "rationale": why})  # fmt: skip
     if asserted:
         said = "；".join(p.claim for p in asserted)
         why = f"已验证：{said}" if zh else f"verified: {said}"
@@ -375,6 +390,8 @@ def claims_step(grade: Grade, context: Finishing) -> Grade:
     against = contradicted(check.parts)
     if against:
         why += f"; contradicted, its points taken: {', '.join(against)}"
+    if check.set_aside:
+        why += f"; verifies nothing where a listed wrong claim is asserted: {', '.join(check.set_aside)}"
     if check.judge_trust is not None:
         why += f"; the judge's own reading weighed at its trust {check.judge_trust:.2f}"
     evidence = [p.evidence for p in [*against.values(), *asserted]][:4]
