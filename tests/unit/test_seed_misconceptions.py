@@ -87,3 +87,14 @@ def test_a_premise_alone_does_not_verify_the_strategy(question, criterion, premi
     patterns = _part_patterns(question, criterion)
     assert read_claim(ReadAnswer.of(premise), patterns).status == "absent"
     assert read_claim(ReadAnswer.of(decisive), patterns).status == "asserted"
+
+
+def test_an_update_deferred_with_cai_is_no_update_during_accumulation():
+    """«才» defers the update: «第 N 个之后才 optimizer.step()» says it waits, not that it
+    updates at every step; a step taken each micro-batch still reads as updating."""
+    path = RUBRICS / "grad_accum_engineer.yaml"
+    rubric = load_rubrics(path, load_bank(path))["004-s5-q1"]
+    waits = next(p for p in rubric.criteria[0].parts if p.claim == "累积期间不更新参数").when
+    assert read_claim(ReadAnswer.of("第 N 个之后才 optimizer.step()"), waits).status == "asserted"
+    eager = ReadAnswer.of("每个小批次反向后都调用 optimizer.step() 更新参数")
+    assert read_claim(eager, waits).status != "asserted"
