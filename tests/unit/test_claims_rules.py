@@ -231,3 +231,25 @@ def test_an_inline_object_is_one_clause():
     assert status(answer, [['"stage":3', "offload_optimizer"]]) == "asserted"
     # an unclosed brace holds the rest of its sentence together, and no more
     assert len(clauses_of("集合 {a, b 没有闭合，到句末为止。下一句，照常切分。")) == 3
+
+
+def test_a_list_of_terms_asserts_nothing():
+    """Six terms or more in a row name the rubric's words and say nothing of them; a
+    sentence's first and last terms may carry its verb, and a shorter list is read."""
+    pattern = [["梯度", "累加"]]
+    dump = "梯度累积的原理：梯度累加、累积步数、有效批次、optimizer.step、zero_grad、显存有限、loss/N。"
+    assert read_claim(ReadAnswer.of(dump), pattern).status == "absent"
+    assert [c.text for c in clauses_of(dump)] == ["梯度累积的原理"]
+    inside = (
+        "在 PyTorch 的训练循环里实现时要依次用到 zero_grad()、梯度累加、backward()、no_sync、"
+        "GradScaler、clip_grad_norm_、尾批处理等工具"
+    )
+    assert [c.text for c in clauses_of(inside)] == [
+        "在 PyTorch 的训练循环里实现时要依次用到 zero_grad()", "尾批处理等工具",
+    ]  # fmt: skip
+    said = "每个小批次的梯度累加起来、显存不变、步数为N、学习率调大"
+    assert read_claim(ReadAnswer.of(said), pattern).status == "asserted"
+    metrics = "离线：AUC、GAUC、Recall@K、NDCG@10"
+    assert [c.text for c in clauses_of(metrics)][-1] == "离线：NDCG@10"
+    subject = "参数、梯度、一阶矩、二阶矩、激活值都把显存占满"
+    assert [c.text for c in clauses_of(subject)][-1] == "激活值都把显存占满"

@@ -140,6 +140,9 @@ STUDENT_TEXT = {
     "claims: refutations everywhere": (_claims, _repeat("", "这是错误的。减少计算量。")),
     "claims: an inline object of many fields": (_claims, _repeat("配置：{", '"stage": 3, ')),
     "claims: short Latin terms inside words": (_claims, _repeat("", "example_zero_amp ")),
+    "claims: one list of many terms": (_claims, _repeat("关键词：", "显存、")),
+    "claims: a list inside a sentence": (_claims, _repeat("涉及", "no_sync、", "等概念，很重要")),
+    "claims: lists and clauses alternating": (_claims, _repeat("", "显存、梯度，")),
 }
 
 PAPER_TEXT = {

@@ -14,12 +14,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from grader.engine.reading.claims.lexicon import WIDE_NEGATORS
+from grader.engine.reading.claims.listing import SHORT_CHARS
 from grader.text import to_simplified
 
 _SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?=\s|$)")
 _CLAUSE_END = re.compile(r"[，,、：:（）]")
 _DROPPED = frozenset(" \t\r-_‐‑–—")
 _FENCE = "```"
+LIST_ITEMS = 6  # terms in a row, split at 「、」, each at most SHORT_CHARS long: a list
+_TERM_UNIT = re.compile(r"[\u3400-\u9fff]|[a-z0-9_]+")  # a Chinese character or a Latin word
 _WORD = re.compile(r"[a-z']+")
 
 
@@ -103,6 +106,7 @@ def clauses_of(answer: str) -> list[Clause]:
 def _clauses(sentence: str, n: int) -> list[Clause]:
     """A sentence's clauses; what comes before its first colon heads the rest of it
     ("小数据集、简单模型：显存够用，一般不用梯度累积"): it is read again before each clause after."""
+    sentence = _without_lists(sentence)
     out, heading, at = [], "", 0
     depth = _brace_depths(sentence) if "{" in sentence else None
     for m in _CLAUSE_END.finditer(sentence + "，"):
@@ -115,6 +119,46 @@ def _clauses(sentence: str, n: int) -> list[Clause]:
         if m.group() in "：:" and not heading:
             heading = sentence[: m.start()].strip()
     return out
+
+
+def _without_lists(sentence: str) -> str:
+    """The sentence without the terms it only enumerates: a list names the rubric's words
+    and asserts none of its claims («涉及：有效批次、梯度噪声、更新次数、学习率、显存、通信次数»).
+    Cut are the text after a sentence's heading when it is ``LIST_ITEMS`` short terms or more
+    and nothing else, and any run of ``LIST_ITEMS`` − 1 short terms or more with 「、」 on both
+    sides (a list's first and last terms may carry the sentence's verb: «循环里依次要用到
+    zero_grad()、backward()、step()、损失缩放、no_sync、GradScaler 等工具» keeps its first and
+    last clause). A shorter list («离线：AUC、GAUC、NDCG@10») is read as written: under
+    a heading it may well be the answer (the features or metrics a design uses)."""
+    if "、" not in sentence:
+        return sentence
+    colon = min((i for i in (sentence.find("："), sentence.find(":")) if i >= 0), default=-1)
+    items = sentence[colon + 1 :].split("、")
+    if len(items) >= LIST_ITEMS and all(_term(i) and not _CLAUSE_END.search(i) for i in items):
+        return sentence[: colon + 1]
+    ends = [m.start() for m in _CLAUSE_END.finditer(sentence)]
+    starts = [0, *(e + 1 for e in ends)]
+    pieces = [sentence[a : e + 1] for a, e in zip(starts, [*ends, len(sentence)], strict=True)]
+    listed = [
+        0 < k < len(ends) and sentence[ends[k - 1]] == sentence[ends[k]] == "、" and _term(p)
+        for k, p in enumerate(pieces)
+    ]
+    kept, run = [], []
+    for piece, term in zip([*pieces, ""], [*listed, False], strict=True):
+        if term:
+            run.append(piece)
+            continue
+        if len(run) < LIST_ITEMS - 1:
+            kept.extend(run)
+        kept.append(piece)
+        run = []
+    return "".join(kept)
+
+
+def _term(text: str) -> bool:
+    """Whether ``text`` is short enough to be one listed term: Chinese characters and Latin
+    words (``offload_optimizer`` is one) counted alike."""
+    return 0 < len(_TERM_UNIT.findall(text.casefold())) <= SHORT_CHARS
 
 
 def _brace_depths(sentence: str) -> list[int]:
