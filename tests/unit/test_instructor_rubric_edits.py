@@ -66,11 +66,15 @@ def test_a_wrong_claim_marked_on_an_answer_takes_its_points_from_the_next_grade(
     assert done.status_code == 200 and "Wrong claim added" in done.text
     after = rubric_on_disk(bank)
     assert after.version != before.version and f"version {after.version}" in done.text
-    assert [w.claim for w in after.criteria[1].wrong_claims] == [CLAIM]
+    listed = [w.claim for w in before.criteria[1].wrong_claims]
+    assert [w.claim for w in after.criteria[1].wrong_claims] == [*listed, CLAIM]
     assert after.anchors == before.anchors and after.conclusion == before.conclusion
     assert f"“{CLAIM}”" in done.text  # listed with its criterion
     again = post_and_grade(client, store, api, "w2", WRONG)
-    assert first.score - 1.5 < again.score <= first.score - 1  # C2's point, in half points
+    # C2's point, and C2 verifies nothing now (its wrong claim asserted): what it held goes too
+    assert again.details.claims is not None and again.details.claims.set_aside == ["C2"]
+    held = next(c.points for c in first.criteria if c.id == "C2")
+    assert first.score - 1 - held - 0.5 < again.score <= first.score - 1  # in half points
     assert again.details.substance is not None
     assert [c.claim for c in again.details.substance.claims if not c.negated] == [CLAIM]
     ranked = again.details.review  # a deduction ranks the grade; it flags nothing by itself

@@ -37,6 +37,10 @@ CASES = [
      "累積只會讓顯存壓力更大", "显存吃紧时用较大的累积步数，累积并不会增加显存占用"),
     ("grad_accum_engineer", "004-s6-q1", "有效batch越大越好",
      "对策是把有效batch开到越大越好，大batch不会过拟合", "小数据微调大模型时batch不宜过大，防止过拟合"),
+    ("grad_accum_engineer", "004-s6-q1", "有效batch越大越好",
+     "小数据微调大模型：batch 越大越不容易过拟合", "小数据微调大模型：batch 越大越容易过拟合"),
+    ("grad_accum_engineer", "004-s5-q3", "loss要乘以累积步数",
+     "loss = loss * accum_steps，放大到大batch的量级", "loss = loss / accum_steps 再 backward"),
 ]  # fmt: skip
 
 
@@ -79,6 +83,8 @@ def _part_patterns(question: str, criterion: str) -> list[list[str]]:
          "大模型显存不够，就把累积步数开大一点，但也别太大"),
         ("004-s5-q1", "C4", "梯度累积可以模拟大batch",
          "显存放不下大batch时，用它模拟大batch"),
+        ("004-s6-q1", "C1", "小数据集、简单模型的计算量和内存需求都比较小",
+         "小数据集、简单模型：显存够用，一般不用累积"),
     ],
 )  # fmt: skip
 def test_a_premise_alone_does_not_verify_the_strategy(question, criterion, premise, decisive):
