@@ -7,14 +7,14 @@ which asks nothing of a Chinese answer), one batch per bank. Per ``kind``: answe
 human and grader shares of the points, how many went to review; over the set: Spearman,
 Pearson and the mean absolute error in shares, the share flagged, how many answers worth at
 most 10 % got more than 30 % without a flag, how many injected answers got more than their
-content + 10 %, and the grading time per answer (models loaded). Sets 1, 3, 4 and 7 are
-development data; sets 2, 5, 6 and 8 are held out: read each once per design.
+content + 10 %, and the grading time per answer (models loaded). Sets 1, 3, 4, 7 and 10 are
+development data; sets 2, 5, 6, 8 and 9 are held out: read each once per design.
 
 ``--claims-set`` reads the claim-reading development set instead (``lib.claims_reading``:
 ``claims/claims_90.jsonl`` under ``GRADER_DATA_DIR``, each answer read for its claim by the
 older wording matcher and by the rules with patterns written blind); no model.
 
-    python -m benchmarks.seed_kinds --sets 1,3,4,7 [--judge vllm --plan full] [--out FILE]
+    python -m benchmarks.seed_kinds --sets 1,3,4,7,10 [--judge vllm --plan full] [--out FILE]
     python -m benchmarks.seed_kinds --claims-set [--patterns FILE] [--out FILE]
 """
 
@@ -50,6 +50,7 @@ SETS = {
     "7": "seed_answers_7.jsonl",
     "8": "seed_answers_8.jsonl",
     "9": "seed_answers_9.jsonl",
+    "10": "seed_answers_10.jsonl",
 }
 HELD_OUT = {"2", "5", "6", "8", "9"}
 WORTHLESS, GENEROUS = 0.1, 0.3  # an answer worth at most 10 % must get at most 30 % or a flag
@@ -155,7 +156,7 @@ def parser() -> argparse.ArgumentParser:
         prog="python -m benchmarks.seed_kinds", description=__doc__.splitlines()[0]
     )
     found.add_argument(
-        "--sets", default="1,3", help="comma-separated: 1,3,4,7 dev; 2,5,6,8 held out"
+        "--sets", default="1,3", help="comma-separated: 1,3,4,7,10 dev; 2,5,6,8,9 held out"
     )
     found.add_argument("--judge", choices=("scripted", "vllm"), default="scripted")
     found.add_argument("--plan", choices=("budget", "full", "anchored"), default="budget")
