@@ -253,3 +253,15 @@ def test_a_list_of_terms_asserts_nothing():
     assert [c.text for c in clauses_of(metrics)][-1] == "离线：NDCG@10"
     subject = "参数、梯度、一阶矩、二阶矩、激活值都把显存占满"
     assert [c.text for c in clauses_of(subject)][-1] == "激活值都把显存占满"
+
+
+def test_a_denial_before_a_colon_heads_nothing():
+    """«我认为不应该先召回后排序，而是反过来：…» says something itself: only its last phrase
+    heads the clauses after the colon, so «先召回后排序» is not read into each of them."""
+    answer = "我认为不应该先召回后排序，而是反过来：先精排全部课程，再从结果里召回前100门"
+    assert [c.text for c in clauses_of(answer)][-2:] == [
+        "而是反过来：先精排全部课程", "而是反过来：再从结果里召回前100门",
+    ]  # fmt: skip
+    assert status(answer, [["召回", "排序"]]) != "asserted"
+    topic = "小数据集、简单模型：显存够用，一般不用梯度累积"
+    assert [c.text for c in clauses_of(topic)][-1] == "小数据集、简单模型：一般不用梯度累积"

@@ -19,6 +19,7 @@ from grader.text import to_simplified
 
 _SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?=\s|$)")
 _CLAUSE_END = re.compile(r"[，,、：:（）]")
+_PHRASE_START = re.compile(r"[，,（）]")
 _DROPPED = frozenset(" \t\r-_‐‑–—")
 _FENCE = "```"
 LIST_ITEMS = 6  # terms in a row, split at 「、」, each at most SHORT_CHARS long: a list
@@ -117,7 +118,7 @@ def _clauses(sentence: str, n: int) -> list[Clause]:
         if part.strip():
             out.append(Clause.of(f"{heading}：{part}" if heading else part, n))
         if m.group() in "：:" and not heading:
-            heading = sentence[: m.start()].strip()
+            heading = _heading(sentence[: m.start()])
     return out
 
 
@@ -159,6 +160,16 @@ def _term(text: str) -> bool:
     """Whether ``text`` is short enough to be one listed term: Chinese characters and Latin
     words (``offload_optimizer`` is one) counted alike."""
     return 0 < len(_TERM_UNIT.findall(text.casefold())) <= SHORT_CHARS
+
+
+def _heading(before: str) -> str:
+    """What heads the clauses after a colon: the text before it, but only its last phrase
+    where that text says something itself («我认为不应该先召回后排序，而是反过来：…»: a
+    contrast or a denial is a statement, not a topic)."""
+    said = to_simplified(before)
+    if "而是" in said or "但是" in said or any(n in said for n in ("不应", "不该", "不是", "并非")):
+        return _PHRASE_START.split(before)[-1].strip()
+    return before.strip()
 
 
 def _brace_depths(sentence: str) -> list[int]:
