@@ -13,12 +13,15 @@ from grader.engine.finish import substance
 from grader.engine.finish.rescored import rescored
 from grader.engine.pipeline import Pipeline
 from grader.engine.reading.rubrics import load_rubrics
+from grader.engine.review.queue import is_hard
 from grader.engine.scoring.scorer_model import load_scorer
 from grader.models import (
+    ClaimsCheck,
     Criterion,
     Grade,
     GradeStatus,
     Method,
+    PartReading,
     Question,
     QuestionType,
     ReviewCode,
@@ -160,6 +163,33 @@ def test_the_cap_and_the_deduction_on_a_grade_and_applying_twice_changes_nothing
     taken = substance.bound(_grade(1.5), claimed, "", CLAIMS)
     assert taken.score == 0.0  # never below 0
     assert [r.code for r in taken.review_reasons] == [ReviewCode.WRONG_CLAIM]
+
+
+def test_a_generous_grade_beside_a_wrong_claim_on_little_verified_goes_to_a_person():
+    question, _ = seed("004-s5-q4")
+    claimed = substance.assess("累积步数越大，显存占用越大。有效批次变大。", question, CLAIMS)
+
+    def read(c2: float) -> ClaimsCheck:
+        part = PartReading(
+            criterion="C1", claim="有效批次", status="asserted", evidence="x", pays=2
+        )
+        verified = {"C1": 2.0, "C2": c2}
+        return ClaimsCheck(parts=[part], verified=verified, unverified_share=0.3)
+
+    # 4.5 − 2 keeps 2.5 of 5 points on 2 verified (under half): hard, whatever the ranking
+    thin = substance.bound(_grade(4.5, claims=read(0.0)), claimed, "", CLAIMS)
+    assert thin.score == 2.5
+    assert [r.code for r in thin.review_reasons] == [
+        ReviewCode.WRONG_CLAIM,
+        ReviewCode.THINLY_VERIFIED,
+    ]
+    assert is_hard(thin) and "asserts a listed wrong claim" in thin.review_reasons[1].message
+    assert substance.bound(thin, claimed, "", CLAIMS).review_reasons == thin.review_reasons
+    # half the points verified, or a grade that keeps 30 % or less: the ranking decides
+    fuller = substance.bound(_grade(4.5, claims=read(0.5)), claimed, "", CLAIMS)
+    assert [r.code for r in fuller.review_reasons] == [ReviewCode.WRONG_CLAIM]
+    low = substance.bound(_grade(3.5, claims=read(0.0)), claimed, "", CLAIMS)
+    assert low.score == 1.5 and [r.code for r in low.review_reasons] == [ReviewCode.WRONG_CLAIM]
 
 
 def test_wrong_claims_stay_out_of_older_rubric_files_and_versions():

@@ -22,7 +22,9 @@ paid such answers half the points. Three lexical checks on the final grade, afte
   it when that share is at least ``CLAIM_CONTAINMENT`` and the sentence does not negate it
   ("并不是", "not"). An asserted claim takes its points (all its criterion's by default) off the
   grade, never below 0: a deduction, like the rubric's penalties, because one wrong statement
-  costs what the rubric says it costs whatever else the answer has.
+  costs what the rubric says it costs whatever else the answer has. A grade that still keeps
+  over ``GENEROUS_SHARE`` of the points on under ``MISTAKEN_VERIFIED_SHARE`` of them verified
+  goes to a person (``thinly_verified``, hard).
 
 The decision, with its evidence, goes to ``details.substance``; ``reapply`` applies a
 recorded decision again to a rescored grade (the text of the question is not needed).
@@ -61,6 +63,13 @@ MIN_SHORT_SHARE = 0.25
 MAX_REFERENCE_SHARE = 0.2
 CAP_SHARE = 0.1  # of the points, rounded down to half points
 CLAIM_CONTAINMENT = 0.6
+# More than this share of the points is generous for an answer worth nothing: given on readings
+# that disagree or on little verified, a person decides whatever the ranking says (also
+# ``finish.verified``'s line).
+GENEROUS_SHARE = 0.3
+# A generous grade that asserts a listed wrong claim on less than this share of its points
+# verified goes to a person: the true things beside a misconception may be all the answer has.
+MISTAKEN_VERIFIED_SHARE = 0.5
 _CONCRETE = re.compile(r"[a-z0-9_]+")
 
 FILLER = (
@@ -217,6 +226,11 @@ def bound(grade: Grade, substance: Substance, answer: str, rubric: Rubric) -> Gr
                 )
             )
             lines.append(_FEEDBACK["claim"][substance.language].format(claim.claim))
+    if (
+        _mistaken_and_thin(grade, substance, score, rubric)
+        and ReviewCode.THINLY_VERIFIED not in codes
+    ):
+        reasons.append(_mistaken_reason(grade, score, rubric))
     feedback = "\n".join(x for x in (*lines, grade.feedback or "") if x) or None
     return grade.model_copy(
         update={
@@ -244,6 +258,30 @@ def reapply(grade: Grade, rubric: Rubric) -> Grade:
     if recorded is None:
         return grade
     return bound(grade, recorded, "", rubric)
+
+
+def _mistaken_and_thin(grade: Grade, substance: Substance, score: float, rubric: Rubric) -> bool:
+    """Whether the answer asserts a listed wrong claim, keeps over ``GENEROUS_SHARE`` of the
+    points and had under ``MISTAKEN_VERIFIED_SHARE`` of them verified (``details.claims``)."""
+    check = grade.details.claims
+    return (
+        check is not None
+        and bool(check.parts)
+        and any(not c.negated for c in substance.claims)
+        and score > GENEROUS_SHARE * rubric.points
+        and sum(check.verified.values()) < MISTAKEN_VERIFIED_SHARE * rubric.points
+    )
+
+
+def _mistaken_reason(grade: Grade, score: float, rubric: Rubric) -> ReviewReason:
+    assert grade.details.claims is not None
+    verified = sum(grade.details.claims.verified.values())
+    return ReviewReason(
+        code=ReviewCode.THINLY_VERIFIED,
+        message=f"{score:g} of {rubric.points:g} points for an answer that asserts a listed wrong "
+        f"claim, only {verified:g} of them verified: the true things beside it may be all it "
+        f"has; a person decides",
+    )
 
 
 def _reference(question: Question, rubric: Rubric) -> str:

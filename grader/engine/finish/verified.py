@@ -14,11 +14,12 @@ its own way). Verified points stand even where the scorer gave less. A criterion
 decisive part the answer denies in so many words (``PartReading.denied``: "loss 不需要除以
 累积步数") gets none, its evidence the sentence that denies it, and the answer's unverified
 criteria get no more than when nothing is verified: an answer that contradicts the content
-does not earn its similarity. Nor does a true sentence beside a listed wrong claim
-(``Criterion.wrong_claims``, read as ``finish.substance`` reads them): a criterion whose wrong
-claim the answer asserts verifies nothing (``ClaimsCheck.set_aside``), its points are
-bounded as an unverified criterion's, and it earns the rest of the answer no trust. Where it still keeps more than ``GENEROUS_SHARE`` of the
-points, a person decides (``contradicted``, a hard review reason); so too where a grade
+does not earn its similarity; where such an answer still keeps more than ``GENEROUS_SHARE``
+of the points, a person decides (``contradicted``, a hard review reason). Nor does a true
+sentence beside a listed wrong claim (``Criterion.wrong_claims``, read as ``finish.substance``
+reads them) earn anything: a criterion whose wrong claim the answer asserts verifies nothing
+(``ClaimsCheck.set_aside``), its points are bounded as an unverified criterion's, and it earns
+the rest of the answer no trust. A person decides too where a grade
 above that line rests on less than that share verified (``thinly_verified``, hard): an
 answer worth nothing that states a few true things in the rubric's words beside false ones
 lands there, and so does a right one the rules could not read. A grade with nothing
@@ -39,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from grader.engine.finish.context import Finishing
-from grader.engine.finish.substance import wrong_claims
+from grader.engine.finish.substance import GENEROUS_SHARE, wrong_claims
 from grader.engine.judging.claim_check import ClaimAsk, judge_claims, stated
 from grader.engine.judging.feedback import missing_criteria, template_feedback
 from grader.engine.reading.claims.parts import (
@@ -69,10 +70,6 @@ UNVERIFIED_SHARE = 0.5
 NOTHING_VERIFIED_SHARE = 0.05
 FULL_TRUST_AT = 0.7  # of the points verified
 UNVERIFIED_CONFIDENCE = 0.5
-# More than this share of the points is generous for an answer worth nothing: given on readings
-# that disagree (a denied part) or on less than this share verified, a person decides whatever
-# the ranking says.
-GENEROUS_SHARE = 0.3
 BOUND_REASONS = frozenset(
     {ReviewCode.UNVERIFIED, ReviewCode.CONTRADICTED, ReviewCode.THINLY_VERIFIED}
 )
