@@ -265,3 +265,14 @@ def test_a_denial_before_a_colon_heads_nothing():
     assert status(answer, [["召回", "排序"]]) != "asserted"
     topic = "小数据集、简单模型：显存够用，一般不用梯度累积"
     assert [c.text for c in clauses_of(topic)][-1] == "小数据集、简单模型：一般不用梯度累积"
+
+
+def test_a_latin_term_after_a_prefix_is_another_word():
+    """«recomputed» is not «compute» and «unstable» is not «stable»; a unit prefix
+    («TFLOPs») or a compound («microbatch») still holds the term."""
+    down = [["compute|flops", "@down|shrink"]]
+    assert status("total steps must be recomputed (they shrink by N)", down) == "absent"
+    assert status("compute shrinks by N", down) == "asserted"
+    assert status("6 TFLOPs shrink by N", down) == "asserted"
+    assert status("training is unstable with a small batch", [["training", "stable"]]) == "absent"
+    assert status("the microbatch is small", [["batch", "small"]]) == "asserted"

@@ -41,6 +41,8 @@ CASES = [
      "小数据微调大模型：batch 越大越不容易过拟合", "小数据微调大模型：batch 越大越容易过拟合"),
     ("grad_accum_engineer", "004-s5-q3", "loss要乘以累积步数",
      "loss = loss * accum_steps，放大到大batch的量级", "loss = loss / accum_steps 再 backward"),
+    ("grad_accum_engineer", "004-s5-q3", "loss要乘以累积步数",
+     "把损失乘以累积步数再反向", "```\nloss = criterion(out, y) / accum\nlr = base_lr * accum\n```"),
 ]  # fmt: skip
 
 

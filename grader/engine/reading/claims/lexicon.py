@@ -60,3 +60,6 @@ REFUTATIONS = (
     *("并不是这样", "错误观点", "说法错误", "这种说法", "常见错误", "谬误"),
     *("myth", "misconception", "isnottrue", "isfalse", "iswrong", "mistaken", "fallacy"),
 )
+# Prefixes that make a Latin term another word ("recomputed" is not "compute", "unstable" not
+# "stable"); a term longer than ``patterns.SHORT_WORD`` is not read right after one of them.
+LATIN_PREFIXES = ("re", "un", "non", "pre", "dis", "mis", "in", "de")

@@ -63,6 +63,7 @@ class Group:
     negated: bool = False  # ``!``: must occur negated
     excluded: bool = False  # ``-``: must not occur at all
     words: frozenset[str] = frozenset()  # short Latin terms, read only where they stand alone
+    latin: frozenset[str] = frozenset()  # longer Latin terms, not read after a prefix
 
     def hits(self, clause: Clause) -> list[tuple[int, int]]:
         """Where the group occurs in the clause: (start, end) in its key, overlapping terms
@@ -71,7 +72,11 @@ class Group:
         for term in self.terms:
             start = clause.key.find(term)
             while start >= 0:
-                if term not in self.words or clause.stands_alone(start, start + len(term)):
+                if term in self.words:
+                    read = clause.stands_alone(start, start + len(term))
+                else:
+                    read = term not in self.latin or not clause.after_prefix(start)
+                if read:
                     found.append((start, start + len(term)))
                 start = clause.key.find(term, start + 1)
         merged: list[tuple[int, int]] = []
@@ -108,6 +113,7 @@ def parse_group(written: str) -> Group:
     return Group(
         terms=unique, values=tuple(values), negated=negated, excluded=excluded,
         words=frozenset(t for t in unique if len(t) <= SHORT_WORD and _LATIN.match(t)),
+        latin=frozenset(t for t in unique if len(t) > SHORT_WORD and _LATIN.match(t)),
     )  # fmt: skip
 
 

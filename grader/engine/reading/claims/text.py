@@ -13,7 +13,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
-from grader.engine.reading.claims.lexicon import WIDE_NEGATORS
+from grader.engine.reading.claims.lexicon import LATIN_PREFIXES, WIDE_NEGATORS
 from grader.engine.reading.claims.listing import SHORT_CHARS
 from grader.text import to_simplified
 
@@ -72,6 +72,17 @@ class Clause:
         if first > 0 and "a" <= self._spaced[first - 1] <= "z":
             return False
         return not self._spaced.startswith("_", last + 1)
+
+    def after_prefix(self, start: int) -> bool:
+        """Whether the term at key position ``start`` is glued to a prefix that makes it
+        another word («recomputed» for «compute»): the Latin letters right before it, back to
+        a non-letter, are one of ``LATIN_PREFIXES``."""
+        first = self._at[start]
+        begin = first
+        while begin > 0 and first - begin < 4 and "a" <= self._spaced[begin - 1] <= "z":
+            begin -= 1
+        glued = self._spaced[begin:first]
+        return glued in LATIN_PREFIXES and not (begin > 0 and "a" <= self._spaced[begin - 1] <= "z")
 
     def words(self) -> list[str]:
         """The clause's English words."""
