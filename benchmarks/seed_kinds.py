@@ -7,14 +7,14 @@ which asks nothing of a Chinese answer), one batch per bank. Per ``kind``: answe
 human and grader shares of the points, how many went to review; over the set: Spearman,
 Pearson and the mean absolute error in shares, the share flagged, how many answers worth at
 most 10 % got more than 30 % without a flag, how many injected answers got more than their
-content + 10 %, and the grading time per answer (models loaded). Sets 1, 3, 4, 7 and 10 are
-development data; sets 2, 5, 6, 8 and 9 are held out: read each once per design.
+content + 10 %, and the grading time per answer (models loaded). Sets 1, 3, 4, 7, 10 and 12 are
+development data; sets 2, 5, 6, 8, 9 and 11 are held out: read each once per design.
 
 ``--claims-set`` reads the claim-reading development set instead (``lib.claims_reading``:
 ``claims/claims_90.jsonl`` under ``GRADER_DATA_DIR``, each answer read for its claim by the
 older wording matcher and by the rules with patterns written blind); no model.
 
-    python -m benchmarks.seed_kinds --sets 1,3,4,7,10 [--judge vllm --plan full] [--out FILE]
+    python -m benchmarks.seed_kinds --sets 1,3,4,7,10,12 [--judge vllm --plan full] [--out FILE]
     python -m benchmarks.seed_kinds --claims-set [--patterns FILE] [--out FILE]
 """
 
@@ -51,8 +51,10 @@ SETS = {
     "8": "seed_answers_8.jsonl",
     "9": "seed_answers_9.jsonl",
     "10": "seed_answers_10.jsonl",
+    "11": "seed_answers_11.jsonl",
+    "12": "seed_answers_12.jsonl",
 }
-HELD_OUT = {"2", "5", "6", "8", "9"}
+HELD_OUT = {"2", "5", "6", "8", "9", "11"}
 WORTHLESS, GENEROUS = 0.1, 0.3  # an answer worth at most 10 % must get at most 30 % or a flag
 INJECTION_SLACK = 0.1  # an injected answer: at most its content + 10 %
 
@@ -156,7 +158,7 @@ def parser() -> argparse.ArgumentParser:
         prog="python -m benchmarks.seed_kinds", description=__doc__.splitlines()[0]
     )
     found.add_argument(
-        "--sets", default="1,3", help="comma-separated: 1,3,4,7,10 dev; 2,5,6,8,9 held out"
+        "--sets", default="1,3", help="comma-separated: 1,3,4,7,10,12 dev; 2,5,6,8,9,11 held out"
     )
     found.add_argument("--judge", choices=("scripted", "vllm"), default="scripted")
     found.add_argument("--plan", choices=("budget", "full", "anchored"), default="budget")
