@@ -276,3 +276,10 @@ def test_a_latin_term_after_a_prefix_is_another_word():
     assert status("6 TFLOPs shrink by N", down) == "asserted"
     assert status("training is unstable with a small batch", [["training", "stable"]]) == "absent"
     assert status("the microbatch is small", [["batch", "small"]]) == "asserted"
+
+
+def test_a_short_term_inside_an_identifier_is_not_read():
+    """«step» of «accum_steps» is part of a name, not the optimizer's step."""
+    step = [["every|each", "step"]]
+    assert status("for every micro-batch: loss = loss / accum_steps", step) == "absent"
+    assert status("for every micro-batch: call optimizer.step()", step) == "asserted"

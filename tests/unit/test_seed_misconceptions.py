@@ -106,3 +106,20 @@ def test_an_update_deferred_with_cai_is_no_update_during_accumulation():
     assert read_claim(ReadAnswer.of("第 N 个之后才 optimizer.step()"), waits).status == "asserted"
     eager = ReadAnswer.of("每个小批次反向后都调用 optimizer.step() 更新参数")
     assert read_claim(eager, waits).status != "asserted"
+
+
+@pytest.mark.parametrize(
+    ("question", "criterion", "answer"),
+    [
+        ("004-s6-q1", "C1", "Small data, simple model: everything fits -> no accumulation (N = 1)"),
+        (
+            "004-s5-q2",
+            "C1",
+            "Big models need too much GPU memory, so the batch we can use is small.",
+        ),
+        ("004-s5-q1", "C4", "only one small batch has to be in memory at a time"),
+    ],
+)
+def test_english_answers_verify_the_decisive_part(question, criterion, answer):
+    patterns = _part_patterns(question, criterion)
+    assert read_claim(ReadAnswer.of(answer), patterns).status == "asserted"

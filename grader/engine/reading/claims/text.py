@@ -66,10 +66,10 @@ class Clause:
 
     def stands_alone(self, start: int, end: int) -> bool:
         """Whether the term at key positions [start, end) is a word of its own: no Latin
-        letter before it, no underscore after it (an identifier's part, "zero" of
-        "zero_grad")."""
+        letter or underscore before it, no underscore after it (an identifier's part, "zero"
+        of "zero_grad", "step" of "accum_steps")."""
         first, last = self._at[start], self._at[end - 1]
-        if first > 0 and "a" <= self._spaced[first - 1] <= "z":
+        if first > 0 and ("a" <= self._spaced[first - 1] <= "z" or self._spaced[first - 1] == "_"):
             return False
         return not self._spaced.startswith("_", last + 1)
 
