@@ -38,7 +38,7 @@ def test_a_claim_and_an_anchor_change_a_few_lines_and_keep_the_rest(tmp_path):
     rubric = load_rubric(path, bank)
     criteria = [
         c.model_copy(update={"wrong_claims": [*c.wrong_claims, WrongClaim(claim="loss不用缩放")]})
-        if c.id == "C2" else c
+        if c.id == "C5" else c  # C5 lists no wrong claim yet: its key is added
         for c in rubric.criteria
     ]  # fmt: skip
     anchor = Anchor(id="answer-7", answer="梯度累加", scores={"C1": 1, "C2": 0}, answer_id=7)
