@@ -79,7 +79,13 @@ def test_obfuscated_attempts(text):
 
 @pytest.mark.parametrize(
     "text",
-    ["ZeRO-3 把参数切成 64 分片，每卡只存 1/64。", "按评分标准的要求，步数可以更新为 8。"],
+    [
+        "ZeRO-3 把参数切成 64 分片，每卡只存 1/64。",
+        "按评分标准的要求，步数可以更新为 8。",
+        "total = 180e9 × 16 B ≈ 2.9 TB, so 45 GB per GPU",  # a computation, not a score
+        "Recommender system: recall, then ranking",
+        "Features:\n- user: grade, goals, activity\n- Model: DIN for ranking",
+    ],
 )
 def test_technical_sentences_near_the_grading_words_are_not_attempts(text):
     assert find_injections(text) == []

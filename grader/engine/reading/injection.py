@@ -52,7 +52,7 @@ _PATTERNS: list[tuple[str, str]] = [
     ),
     (
         "fake_authority",
-        r"(^|\n|\W)(system|assistant|developer)\s*+((prompt|message|note)\s*+)?[:：]",
+        r"(^|\n|[。！？!?.]\s?)(system|assistant|developer)\s*+((prompt|message|note)\s*+)?[:：]",
     ),
     (
         "fake_authority",
@@ -138,7 +138,6 @@ _PATTERNS: list[tuple[str, str]] = [
     ),
     ("score_request", r"(mark|rate|score|grade)\W+(every|each|all)\W+(\w+\W+)?criteri"),
     ("score_request", r"\b(score|total|grade|marks?|result)\s*[:=]\s*\d+(\.\d+)?\s*/\s*\d+"),
-    ("score_request", r"\btotal\s*[:=]\s*\d+"),
     (
         "score_request",
         r"(评分结果|总分\s*[:：]|评语\s*[:：]|得分\s*[:：]|(?<!\d)\d+\s*分\s*/\s*\d+)",
@@ -178,7 +177,7 @@ _PATTERNS: list[tuple[str, str]] = [
     ),
     (
         "fake_authority",
-        r"(^|\n)[^\w\n]*+(user|用户|学生|student|assistant|助手|ai|model|模型)\s*[:：]",
+        r"(^|\n)[^\w\n]*+(assistant|助手|ai助手)\s*[:：]",
     ),
     (
         "score_request",
