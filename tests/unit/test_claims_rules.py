@@ -283,3 +283,12 @@ def test_a_short_term_inside_an_identifier_is_not_read():
     step = [["every|each", "step"]]
     assert status("for every micro-batch: loss = loss / accum_steps", step) == "absent"
     assert status("for every micro-batch: call optimizer.step()", step) == "asserted"
+
+
+def test_a_wide_negator_in_a_heading_stays_in_the_heading():
+    """«…without raising the memory per step: … you reach a global batch» reaches the batch;
+    «without» negates what the heading says, not the clause after its colon."""
+    reach = [["reach|achieve", "globalbatch|largebatch"]]
+    answer = "It fixes this without raising the memory per step: with 16 steps you reach a global batch of 1024"
+    assert status(answer, reach) == "asserted"
+    assert status("you cannot reach a global batch without more GPUs", reach) == "negated"

@@ -43,6 +43,12 @@ CASES = [
      "loss = loss * accum_steps，放大到大batch的量级", "loss = loss / accum_steps 再 backward"),
     ("grad_accum_engineer", "004-s5-q3", "loss要乘以累积步数",
      "把损失乘以累积步数再反向", "```\nloss = criterion(out, y) / accum\nlr = base_lr * accum\n```"),
+    ("grad_accum_engineer", "004-s5-q3", "loss要乘以累积步数",
+     "loss = loss * accum_steps", "学习率乘以累积步数（线性缩放）"),
+    ("grad_accum_engineer", "004-s5-q3", "每个micro-batch后都调用zero_grad",
+     "每个micro-batch之后都调用zero_grad()", "zero_grad() must only happen at the start and after each step"),
+    ("grad_accum_engineer", "004-s5-q3", "每个micro-batch都调用optimizer.step()",
+     "每个micro-batch都调用optimizer.step()", "zero_grad() must only happen at the start and after each step"),
 ]  # fmt: skip
 
 

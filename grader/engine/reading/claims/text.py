@@ -50,11 +50,14 @@ class Clause:
     _at: tuple[int, ...]
 
     @staticmethod
-    def of(text: str, sentence: int) -> Clause:
+    def of(text: str, sentence: int, heading: str = "") -> Clause:
+        """``heading``: the text before a colon that heads this clause; its wide negators
+        ("without", "不需要") negate what it says, not the clause it heads."""
         spaced = to_simplified(unicodedata.normalize("NFKC", text).casefold())
         kept = [(ch, i) for i, ch in enumerate(spaced) if ch not in _DROPPED]
         key = "".join(ch for ch, _ in kept)
-        wide = [at for w in WIDE_KEYS if (at := key.find(w)) >= 0]
+        body = len(key_of(f"{heading}：")) if heading else 0
+        wide = [at for w in WIDE_KEYS if (at := key.find(w, body)) >= 0]
         return Clause(
             text=text.strip(),
             key=key,
@@ -127,7 +130,7 @@ def _clauses(sentence: str, n: int) -> list[Clause]:
         part = sentence[at : m.start()]
         at = m.end()
         if part.strip():
-            out.append(Clause.of(f"{heading}：{part}" if heading else part, n))
+            out.append(Clause.of(f"{heading}：{part}", n, heading) if heading else Clause.of(part, n))
         if m.group() in "：:" and not heading:
             heading = _heading(sentence[: m.start()])
     return out
