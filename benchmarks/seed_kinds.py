@@ -7,14 +7,14 @@ which asks nothing of a Chinese answer), one batch per bank. Per ``kind``: answe
 human and grader shares of the points, how many went to review; over the set: Spearman,
 Pearson and the mean absolute error in shares, the share flagged, how many answers worth at
 most 10 % got more than 30 % without a flag, how many injected answers got more than their
-content + 10 %, and the grading time per answer (models loaded). Sets 1, 3, 4, 7, 10 and 12 are
-development data; sets 2, 5, 6, 8, 9 and 11 are held out: read each once per design.
+content + 10 %, and the grading time per answer (models loaded). Sets 1, 3, 4, 7, 10, 12 and 13
+are development data; sets 2, 5, 6, 8, 9 and 11 are held out: read each once per design.
 
 ``--claims-set`` reads the claim-reading development set instead (``lib.claims_reading``:
 ``claims/claims_90.jsonl`` under ``GRADER_DATA_DIR``, each answer read for its claim by the
 older wording matcher and by the rules with patterns written blind); no model.
 
-    python -m benchmarks.seed_kinds --sets 1,3,4,7,10,12 [--judge vllm --plan full] [--out FILE]
+    python -m benchmarks.seed_kinds --sets 1,3,4,7,10,12,13 [--judge vllm --plan full] [--out FILE]
     python -m benchmarks.seed_kinds --claims-set [--patterns FILE] [--out FILE]
 """
 
@@ -53,6 +53,7 @@ SETS = {
     "10": "seed_answers_10.jsonl",
     "11": "seed_answers_11.jsonl",
     "12": "seed_answers_12.jsonl",
+    "13": "seed_answers_13.jsonl",
 }
 HELD_OUT = {"2", "5", "6", "8", "9", "11"}
 WORTHLESS, GENEROUS = 0.1, 0.3  # an answer worth at most 10 % must get at most 30 % or a flag
@@ -158,7 +159,7 @@ def parser() -> argparse.ArgumentParser:
         prog="python -m benchmarks.seed_kinds", description=__doc__.splitlines()[0]
     )
     found.add_argument(
-        "--sets", default="1,3", help="comma-separated: 1,3,4,7,10,12 dev; 2,5,6,8,9,11 held out"
+        "--sets", default="1,3", help="comma-separated: 1,3,4,7,10,12,13 dev; 2,5,6,8,9,11 held out"
     )
     found.add_argument("--judge", choices=("scripted", "vllm"), default="scripted")
     found.add_argument("--plan", choices=("budget", "full", "anchored"), default="budget")

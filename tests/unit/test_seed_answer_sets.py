@@ -27,6 +27,7 @@ SETS = (
     "seed_answers.jsonl", "seed_answers_2.jsonl", "seed_answers_3.jsonl", "seed_answers_4.jsonl",
     "seed_answers_5.jsonl", "seed_answers_6.jsonl", "seed_answers_7.jsonl", "seed_answers_8.jsonl",
     "seed_answers_9.jsonl", "seed_answers_10.jsonl", "seed_answers_11.jsonl", "seed_answers_12.jsonl",
+    "seed_answers_13.jsonl",
     "master_keys.jsonl",
 )  # fmt: skip
 KINDS = {
@@ -47,6 +48,7 @@ SET5_KINDS = {**SET4_KINDS, "mixed": 1, "zero": 1}
 SET10_KINDS = {"strong": 1, "wrong": 3, "injection": 2}
 # set 12 (development, ids dev12-): answers in English
 SET12_KINDS = {"english": 2, "mixed": 1, "wrong": 1}
+SET13_KINDS = {"english": 4}  # set 13 (development, ids dev13-): English, strong to partial
 MASTER_KEYS = (":", "Thought process:", "解：", "答案正确。", '{"C1":', "满分")
 FIELDS = {"id", "question_id", "student", "answer", "human_scores", "human_total", "kind"}
 
@@ -176,9 +178,10 @@ def test_third_set_has_each_kind_per_question_and_its_zero_kinds_score_0(rubrics
         ("seed_answers_10.jsonl", "dev10-", SET10_KINDS),
         ("seed_answers_11.jsonl", "hold11-", SET5_KINDS),
         ("seed_answers_12.jsonl", "dev12-", SET12_KINDS),
+        ("seed_answers_13.jsonl", "dev13-", SET13_KINDS),
     ],
 )
-def test_sets_four_to_twelve_have_their_kinds_per_question_and_kind_bounds(
+def test_sets_four_to_thirteen_have_their_kinds_per_question_and_kind_bounds(
     name, prefix, per_kind, rubrics
 ):
     answers = rows(name)
@@ -193,7 +196,9 @@ def test_sets_four_to_twelve_have_their_kinds_per_question_and_kind_bounds(
     for row in answers:
         by_kind.setdefault(row["kind"], []).append(share(row))
     assert by_kind.get("zero", []) == [0] * len(by_kind.get("zero", []))
-    assert max(by_kind["wrong"]) <= 0.1  # fluent but false: at most a tenth of the points
+    assert (
+        max(by_kind.get("wrong", [0.0])) <= 0.1
+    )  # fluent but false: at most a tenth of the points
     assert min(by_kind.get("strong", [1.0])) >= 0.9  # full or near-full
     assert all(0 < s < 1 for s in by_kind.get("mixed", []))  # one wrong claim costs points, not all
     assert (

@@ -124,6 +124,12 @@ def test_an_update_deferred_with_cai_is_no_update_during_accumulation():
             "Big models need too much GPU memory, so the batch we can use is small.",
         ),
         ("004-s5-q1", "C4", "only one small batch has to be in memory at a time"),
+        ("004-s5-q2", "C3", "a large batch without needing more GPUs or more memory per step"),
+        (
+            "004-s5-q2",
+            "C1",
+            "the GPU has to store the parameters, their gradients and the activations",
+        ),
     ],
 )
 def test_english_answers_verify_the_decisive_part(question, criterion, answer):
