@@ -118,20 +118,12 @@ def test_an_update_deferred_with_cai_is_no_update_during_accumulation():
     ("question", "criterion", "answer"),
     [
         ("004-s6-q1", "C1", "Small data, simple model: everything fits -> no accumulation (N = 1)"),
-        (
-            "004-s5-q2",
-            "C1",
-            "Big models need too much GPU memory, so the batch we can use is small.",
-        ),
+        ("004-s5-q2", "C1", "Big models need too much GPU memory, so the batch we can use is small."),
         ("004-s5-q1", "C4", "only one small batch has to be in memory at a time"),
         ("004-s5-q2", "C3", "a large batch without needing more GPUs or more memory per step"),
-        (
-            "004-s5-q2",
-            "C1",
-            "the GPU has to store the parameters, their gradients and the activations",
-        ),
+        ("004-s5-q2", "C1", "the GPU has to store the parameters, their gradients and the activations"),
     ],
-)
+)  # fmt: skip
 def test_english_answers_verify_the_decisive_part(question, criterion, answer):
     patterns = _part_patterns(question, criterion)
     assert read_claim(ReadAnswer.of(answer), patterns).status == "asserted"
