@@ -130,7 +130,9 @@ def _clauses(sentence: str, n: int) -> list[Clause]:
         part = sentence[at : m.start()]
         at = m.end()
         if part.strip():
-            out.append(Clause.of(f"{heading}：{part}", n, heading) if heading else Clause.of(part, n))
+            out.append(
+                Clause.of(f"{heading}：{part}", n, heading) if heading else Clause.of(part, n)
+            )
         if m.group() in "：:" and not heading:
             heading = _heading(sentence[: m.start()])
     return out
