@@ -224,15 +224,13 @@ def _criterion(
     """The criterion's points, its evidence (the clause that verified it, or the scorer's
     span when it keeps unverified points) and one line of why."""
     zh = check.language == "zh"
-    if asserted and c.id in check.set_aside:
-        said = "；".join(p.claim for p in asserted)
-        why = (f"不计验证：同时断言了本项的错误说法（{said}）" if zh
-               else f"not verified: its listed wrong claim is asserted too ({said})")  # fmt: skip
-        return c.model_copy(update={"points": points, "evidence": asserted[0].evidence,
-                                    "rationale": why})  # fmt: skip
     if asserted:
         said = "；".join(p.claim for p in asserted)
-        why = f"已验证：{said}" if zh else f"verified: {said}"
+        if c.id in check.set_aside:  # its listed wrong claim is asserted too
+            why = (f"不计验证：同时断言了本项的错误说法（{said}）" if zh
+                   else f"not verified: its listed wrong claim is asserted too ({said})")  # fmt: skip
+        else:
+            why = f"已验证：{said}" if zh else f"verified: {said}"
         return c.model_copy(update={"points": points, "evidence": asserted[0].evidence,
                                     "rationale": why})  # fmt: skip
     if points <= 0:

@@ -32,6 +32,7 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 # hold another place where the pattern starts, and optional parts between two runs of the same
 # characters are possessive (``\s*+``), so no run is scanned again from each of its positions.
 _OPENERS = r"[\[【<(（{]"
+_POINTS = r"分(?![钟之布类析片组割配支区成])"  # 分 as points, not 分钟, 分之一, 分片, 分析…
 _NOT_OPENERS = r"[^\w\[【<(（{]"  # the non-word run after an opener, up to the next opener
 _PATTERNS: list[tuple[str, str]] = [
     # "ignore the rubric / previous instructions"
@@ -149,14 +150,14 @@ _PATTERNS: list[tuple[str, str]] = [
         r"(评分标准|评分细则|评分规则|评分要点|答案要点|标准答案|细则)[^。！？，,\n]{0,12}(更新|作废|修订|变更|为准|改为|改成)",
     ),
     ("fake_authority", r"(本题|此题|这道题|该题)\W{0,2}只看"),
-    ("score_request", r"(几|多少)\s*分(?![钟之布类析片组割配支区成])"),  # "这个答案几分？"
+    ("score_request", rf"(几|多少)\s*{_POINTS}"),  # "这个答案几分？"
     (
         "fake_authority",
         r"(老师|教师|助教|阅卷人|阅卷老师)\W{0,2}(发|给|提供|公布)\W{0,2}的?\W{0,2}(答案|要点|评分)",
     ),
     (
         "score_request",
-        r"(即得|就得|即可得|就能得|可得|能得|就是|就给|即给|才给|拿到)\s*\d+(\.\d+)?\s*分(?![钟之布类析片组割配支区成])",
+        rf"(即得|就得|即可得|就能得|可得|能得|就是|就给|即给|才给|拿到)\s*\d+(\.\d+)?\s*{_POINTS}",
     ),
     (
         "fake_authority",

@@ -60,6 +60,9 @@ REFUTATIONS = (
     *("并不是这样", "错误观点", "说法错误", "这种说法", "常见错误", "谬误"),
     *("myth", "misconception", "isnottrue", "isfalse", "iswrong", "mistaken", "fallacy"),
 )
+# Words that make the text before a colon a statement, not a topic: a contrast or a denial
+# («我认为不应该先召回后排序，而是反过来：») heads the clauses after it with its last phrase only.
+STATEMENT_MARKS_ZH = ("而是", "但是", "不应", "不该", "不是", "并非")
 # Prefixes that make a Latin term another word ("recomputed" is not "compute", "unstable" not
 # "stable"); a term longer than ``patterns.SHORT_WORD`` is not read right after one of them.
 LATIN_PREFIXES = ("re", "un", "non", "pre", "dis", "mis", "in", "de")

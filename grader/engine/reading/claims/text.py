@@ -13,7 +13,11 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
-from grader.engine.reading.claims.lexicon import LATIN_PREFIXES, WIDE_NEGATORS
+from grader.engine.reading.claims.lexicon import (
+    LATIN_PREFIXES,
+    STATEMENT_MARKS_ZH,
+    WIDE_NEGATORS,
+)
 from grader.engine.reading.claims.listing import SHORT_CHARS
 from grader.text import to_simplified
 
@@ -72,7 +76,7 @@ class Clause:
         letter or underscore before it, no underscore after it (an identifier's part, "zero"
         of "zero_grad", "step" of "accum_steps")."""
         first, last = self._at[start], self._at[end - 1]
-        if first > 0 and ("a" <= self._spaced[first - 1] <= "z" or self._spaced[first - 1] == "_"):
+        if first > 0 and (self._latin(first - 1) or self._spaced[first - 1] == "_"):
             return False
         return not self._spaced.startswith("_", last + 1)
 
@@ -82,10 +86,14 @@ class Clause:
         a non-letter, are one of ``LATIN_PREFIXES``."""
         first = self._at[start]
         begin = first
-        while begin > 0 and first - begin < 4 and "a" <= self._spaced[begin - 1] <= "z":
+        while begin > 0 and first - begin < 4 and self._latin(begin - 1):
             begin -= 1
         glued = self._spaced[begin:first]
-        return glued in LATIN_PREFIXES and not (begin > 0 and "a" <= self._spaced[begin - 1] <= "z")
+        return glued in LATIN_PREFIXES and not (begin > 0 and self._latin(begin - 1))
+
+    def _latin(self, at: int) -> bool:
+        """Whether the character at ``at`` of the spaced text is a Latin letter."""
+        return "a" <= self._spaced[at] <= "z"
 
     def words(self) -> list[str]:
         """The clause's English words."""
@@ -183,7 +191,7 @@ def _heading(before: str) -> str:
     where that text says something itself («我认为不应该先召回后排序，而是反过来：…»: a
     contrast or a denial is a statement, not a topic)."""
     said = to_simplified(before)
-    if "而是" in said or "但是" in said or any(n in said for n in ("不应", "不该", "不是", "并非")):
+    if any(mark in said for mark in STATEMENT_MARKS_ZH):
         return _PHRASE_START.split(before)[-1].strip()
     return before.strip()
 
