@@ -253,6 +253,15 @@ def test_a_list_of_terms_asserts_nothing():
     assert [c.text for c in clauses_of(metrics)][-1] == "离线：NDCG@10"
     subject = "参数、梯度、一阶矩、二阶矩、激活值都把显存占满"
     assert [c.text for c in clauses_of(subject)][-1] == "激活值都把显存占满"
+    bracketed = (
+        "在实际训练里梯度累积要和学习率调整一起考虑、warmup、优化器选择（Adam、SGD、LAMB）、"
+        "梯度裁剪、混合精度、GradScaler、BatchNorm、权重衰减都有协同作用"
+    )  # a term's examples in brackets do not break the list
+    assert [c.text for c in clauses_of(bracketed)] == [
+        "在实际训练里梯度累积要和学习率调整一起考虑", "权重衰减都有协同作用",
+    ]  # fmt: skip
+    example = "优化器可以换成LAMB（Adam、SGD、LARS、AdamW、Lion、Adafactor 都行），配合 warmup"
+    assert "优化器可以换成LAMB" in [c.text for c in clauses_of(example)]
 
 
 def test_a_denial_before_a_colon_heads_nothing():

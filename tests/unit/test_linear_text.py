@@ -143,6 +143,8 @@ STUDENT_TEXT = {
     "claims: one list of many terms": (_claims, _repeat("关键词：", "显存、")),
     "claims: a list inside a sentence": (_claims, _repeat("涉及", "no_sync、", "等概念，很重要")),
     "claims: lists and clauses alternating": (_claims, _repeat("", "显存、梯度，")),
+    "claims: a list of bracketed terms": (_claims, _repeat("涉及", "显存（梯度、", "激活）、")),
+    "claims: brackets never closed": (_claims, _repeat("涉及", "（显存、", "")),
     "claims: Latin terms glued to prefixes": (_claims, _repeat("", "recompute unstable ")),
 }
 

@@ -153,23 +153,24 @@ def _without_lists(sentence: str) -> str:
     and nothing else, and any run of ``LIST_ITEMS`` − 1 short terms or more with 「、」 on both
     sides (a list's first and last terms may carry the sentence's verb: «循环里依次要用到
     zero_grad()、backward()、step()、损失缩放、no_sync、GradScaler 等工具» keeps its first and
-    last clause). A shorter list («离线：AUC、GAUC、NDCG@10») is read as written: under
+    last clause). A term's examples in full-width brackets are part of it («优化器选择（Adam、
+    SGD、LAMB）»). A shorter list («离线：AUC、GAUC、NDCG@10») is read as written: under
     a heading it may well be the answer (the features or metrics a design uses)."""
     if "、" not in sentence:
         return sentence
-    colon = min((i for i in (sentence.find("："), sentence.find(":")) if i >= 0), default=-1)
-    items = sentence[colon + 1 :].split("、")
+    flat = _without_asides(sentence)  # same length: positions are the sentence's
+    colon = min((i for i in (flat.find("："), flat.find(":")) if i >= 0), default=-1)
+    items = flat[colon + 1 :].split("、")
     if len(items) >= LIST_ITEMS and all(_term(i) and not _CLAUSE_END.search(i) for i in items):
         return sentence[: colon + 1]
-    ends = [m.start() for m in _CLAUSE_END.finditer(sentence)]
-    starts = [0, *(e + 1 for e in ends)]
-    pieces = [sentence[a : e + 1] for a, e in zip(starts, [*ends, len(sentence)], strict=True)]
+    ends = [m.start() for m in _CLAUSE_END.finditer(flat)]
+    spans = list(zip([0, *(e + 1 for e in ends)], [*(e + 1 for e in ends), len(flat)], strict=True))
     listed = [
-        0 < k < len(ends) and sentence[ends[k - 1]] == sentence[ends[k]] == "、" and _term(p)
-        for k, p in enumerate(pieces)
+        0 < k < len(ends) and flat[ends[k - 1]] == flat[ends[k]] == "、" and _term(flat[a:b])
+        for k, (a, b) in enumerate(spans)
     ]
     kept, run = [], []
-    for piece, term in zip([*pieces, ""], [*listed, False], strict=True):
+    for piece, term in zip([*(sentence[a:b] for a, b in spans), ""], [*listed, False], strict=True):
         if term:
             run.append(piece)
             continue
@@ -178,6 +179,20 @@ def _without_lists(sentence: str) -> str:
         kept.append(piece)
         run = []
     return "".join(kept)
+
+
+def _without_asides(sentence: str) -> str:
+    """The sentence with each closed full-width bracket, and what it holds, blanked to spaces:
+    one pass, each character blanked at most once (only the outermost bracket is)."""
+    chars, opened = list(sentence), []
+    for at, ch in enumerate(sentence):
+        if ch == "（":
+            opened.append(at)
+        elif ch == "）" and opened:
+            start = opened.pop()
+            if not opened:
+                chars[start : at + 1] = " " * (at + 1 - start)
+    return "".join(chars)
 
 
 def _term(text: str) -> bool:
