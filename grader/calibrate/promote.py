@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.calibrate.tables import HumanScore
-from grader.engine.reading.rubrics import rubric_dir, rubric_for, rubric_problems, save_rubric
+from grader.engine.reading.rubrics import edit_rubric_file, rubric_dir, rubric_for, rubric_problems
 from grader.errors import CalibrationError
 from grader.models import Anchor, Bank, Rubric
 from grader.text import match_key
@@ -78,7 +78,7 @@ def save_promotions(
     process use it from their next batch); the files written, same order."""
     paths = []
     for promotion in promotions:
-        paths.append(save_rubric(promotion.after, rubric_dir(bank_path)))
+        paths.append(edit_rubric_file(promotion.after, rubric_dir(bank_path)))
         rubrics[promotion.question_id] = promotion.after
     return paths
 

@@ -205,7 +205,7 @@ def rubric_claims(
     statements are proposed as wrong claims for the rubric, true ones shown for its parts."""
     from grader.bank.files import load_bank
     from grader.engine.reading.claims.exam import propose
-    from grader.engine.reading.rubrics import load_rubrics, rubric_dir, rubric_for, save_rubric
+    from grader.engine.reading.rubrics import edit_rubric_file, load_rubrics, rubric_dir, rubric_for
 
     try:
         bank = load_bank(bank_path)
@@ -227,7 +227,7 @@ def rubric_claims(
         chosen = [_accepted(choice, proposals, rubric) for choice in accept]
         for number, criterion in chosen:
             rubric = _with_wrong_claim(rubric, criterion, proposals[number - 1].claim)
-        saved = save_rubric(rubric, folder)
+        saved = edit_rubric_file(rubric, folder)
         console.print(f"added {len(chosen)} wrong claim(s) to {escape(str(saved))} "
                       f"(version {rubric.version}); add `when:` patterns to catch their "
                       "paraphrases (README, Rubrics)")  # fmt: skip

@@ -17,9 +17,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from grader.engine.reading.rubrics import rubric_dir, rubric_problems
+from grader.engine.reading.rubrics import edit_rubric_file, rubric_dir, rubric_problems
 from grader.errors import RubricError
-from grader.files.yaml_edit import update_yaml
 from grader.models import Question, Rubric
 from grader.service.exams import Exam
 from grader.service.store import Store
@@ -65,11 +64,8 @@ def save(
 def write_file(exam: Exam, rubric: Rubric) -> None:
     """The rubric in ``<bank>/<question_id>.yaml``, only what changed rewritten; a host whose
     bank folder cannot be written keeps the version in the store alone (logged)."""
-    path = rubric_dir(exam.path) / f"{rubric.question_id}.yaml"
-    full = rubric.model_dump(mode="json", exclude={"version"})
-    minimal = rubric.model_dump(mode="json", exclude={"version"}, exclude_defaults=True)
     try:
-        update_yaml(path, full, minimal)
+        edit_rubric_file(rubric, rubric_dir(exam.path))
     except OSError as exc:
         log.warning(
             "rubric %s of %s kept in the store only: %s", rubric.question_id, exam.name, exc

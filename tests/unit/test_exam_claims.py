@@ -4,6 +4,7 @@ accepts them."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import shutil
 
@@ -57,8 +58,16 @@ def test_accepting_a_proposal_adds_it_as_a_wrong_claim(tmp_path):
     proposals = [p for p in json.loads(listed.stdout)]
     assert proposals and not any(p["true"] for p in proposals)  # only false ones by default
     number = 1 + [p["claim"] for p in proposals].index("梯度累积步数增加，会导致内存需求减小")
+    before = (tmp_path / "grad_accum_engineer" / "004-s5-q4.yaml").read_text(encoding="utf-8")
     done = invoke("rubric", "claims", bank, "004-s5-q4", "--accept", str(number))
     assert done.exit_code == 0, done.output
+    # the instructor's file keeps its form: the claim is added lines, nothing else rewritten
+    written = (tmp_path / "grad_accum_engineer" / "004-s5-q4.yaml").read_text(encoding="utf-8")
+    added = list(difflib.ndiff(before.splitlines(), written.splitlines()))
+    assert not [line for line in added if line.startswith("- ")]
+    assert [line for line in added if line.startswith("+ ")] == [
+        "+       - claim: 梯度累积步数增加，会导致内存需求减小",
+    ]
     after = load_rubrics(bank, load_bank(bank))["004-s5-q4"]
     c5 = next(c for c in after.criteria if c.id == "C5")
     assert c5.wrong_claims[-1].claim == "梯度累积步数增加，会导致内存需求减小"

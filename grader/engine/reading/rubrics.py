@@ -17,6 +17,7 @@ from grader.engine.reading.claims.patterns import PatternError, parse_group
 from grader.engine.reading.conclusion_derive import derive_conclusion
 from grader.engine.reading.conclusion_read import read_conclusion
 from grader.errors import RubricError
+from grader.files.yaml_edit import update_yaml
 from grader.files.yamlfile import read_yaml_mapping, write_yaml
 from grader.models import Anchor, Bank, Conclusion, Criterion, Level, Question, Rubric
 from grader.text import match_key
@@ -135,8 +136,19 @@ def load_rubrics(bank_path: Path, bank: Bank) -> dict[str, Rubric]:
 
 
 def save_rubric(rubric: Rubric, folder: Path) -> Path:
+    """The rubric written whole to ``<folder>/<question_id>.yaml`` (a new draft)."""
     path = folder / f"{rubric.question_id}.yaml"
     write_yaml(rubric.model_dump(mode="json", exclude={"version"}), path)
+    return path
+
+
+def edit_rubric_file(rubric: Rubric, folder: Path) -> Path:
+    """The rubric written to ``<folder>/<question_id>.yaml`` with only what changed rewritten:
+    an instructor's file keeps its comments, order and pattern layout (``files.yaml_edit``)."""
+    path = folder / f"{rubric.question_id}.yaml"
+    full = rubric.model_dump(mode="json", exclude={"version"})
+    minimal = rubric.model_dump(mode="json", exclude={"version"}, exclude_defaults=True)
+    update_yaml(path, full, minimal)
     return path
 
 
