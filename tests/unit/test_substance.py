@@ -163,6 +163,10 @@ def test_the_cap_and_the_deduction_on_a_grade_and_applying_twice_changes_nothing
     taken = substance.bound(_grade(1.5), claimed, "", CLAIMS)
     assert taken.score == 0.0  # never below 0
     assert [r.code for r in taken.review_reasons] == [ReviewCode.WRONG_CLAIM]
+    # a re-score keeps the feedback but not the reasons: the claim's line is written once
+    rescored_grade = taken.model_copy(update={"score": 1.5, "review_reasons": []})
+    again = substance.bound(rescored_grade, claimed, "", CLAIMS)
+    assert again.feedback == taken.feedback and again.feedback.count("错误说法") == 1
 
 
 def test_a_generous_grade_beside_a_wrong_claim_on_little_verified_goes_to_a_person():

@@ -231,7 +231,9 @@ def bound(grade: Grade, substance: Substance, answer: str, rubric: Rubric) -> Gr
         and ReviewCode.THINLY_VERIFIED not in codes
     ):
         reasons.append(_mistaken_reason(grade, score, rubric))
-    feedback = "\n".join(x for x in (*lines, grade.feedback or "") if x) or None
+    # a re-scored grade's feedback already holds these lines: written once, first
+    kept = [x for x in (grade.feedback or "").split("\n") if x and x not in lines]
+    feedback = "\n".join([*lines, *kept]) or None
     return grade.model_copy(
         update={
             "score": score,
