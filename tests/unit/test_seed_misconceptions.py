@@ -49,6 +49,21 @@ CASES = [
      "每个micro-batch之后都调用zero_grad()", "zero_grad() must only happen at the start and after each step"),
     ("grad_accum_engineer", "004-s5-q3", "每个micro-batch都调用optimizer.step()",
      "每个micro-batch都调用optimizer.step()", "zero_grad() must only happen at the start and after each step"),
+    # the exam's own false statements (``grader rubric claims``), accepted with patterns
+    ("grad_accum_engineer", "004-s5-q4", "梯度累积步数增加，会导致模型参数更新更频繁",
+     "累积步数越大，更新次数也越多，收敛更快", "N越大梯度越稳，N越小更新越频繁"),
+    ("grad_accum_engineer", "004-s5-q4", "梯度累积步数增加，会导致模型参数更新更频繁",
+     "As N grows the optimizer updates more often", "N=1时更新次数更多"),
+    ("grad_accum_engineer", "004-s5-q4", "梯度累积步数增加，会导致训练速度变快",
+     "累积步数越大，训练速度越快", "N越大，通信越少，训练更快"),
+    ("grad_accum_engineer", "004-s5-q4", "梯度累积和批次大小两者相互独立",
+     "梯度累积步数和有效batch size无关", "显存峰值与累积步数无关，只与micro-batch大小有关"),
+    ("grad_accum_engineer", "004-s5-q1", "梯度累积和批次大小两者相互独立",
+     "effective batch size is independent of the accumulation steps", "累积步数与每卡batch大小无关"),
+    ("grad_accum_engineer", "004-s5-q1", "优化器在梯度累积时更新参数的频率变高",
+     "梯度累积让参数更新更频繁", "不累积时更新更频繁，累积后N步才更新一次"),
+    ("grad_accum_engineer", "004-s5-q2", "梯度累积的主要作用是减少训练时间",
+     "用梯度累积可以缩短训练时间", "多卡时梯度累积减少通信，训练更快"),
 ]  # fmt: skip
 
 
