@@ -64,6 +64,13 @@ CASES = [
      "梯度累积让参数更新更频繁", "不累积时更新更频繁，累积后N步才更新一次"),
     ("grad_accum_engineer", "004-s5-q2", "梯度累积的主要作用是减少训练时间",
      "用梯度累积可以缩短训练时间", "多卡时梯度累积减少通信，训练更快"),
+    # the direction of N's effect on the gradient noise, turned round
+    ("grad_accum_engineer", "004-s5-q4", "累积步数越小，梯度越稳定",
+     "累积步数小的时候梯度噪声小，训练更平稳", "N小更新频繁，N大梯度更稳定"),
+    ("grad_accum_engineer", "004-s5-q4", "累积步数越小，梯度越稳定",
+     "A small N gives less noisy gradients", "with small N, gradients are noisier, with large N more stable"),
+    ("grad_accum_engineer", "004-s5-q4", "累积步数越大，梯度噪声越大",
+     "累积步数增大以后训练更不稳定", "N越大梯度越平滑，N越小噪声越大"),
 ]  # fmt: skip
 
 
