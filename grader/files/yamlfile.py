@@ -22,12 +22,14 @@ def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
 _Dumper.add_representer(str, _str_representer)
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """Safe loading that refuses aliases (``*name``, ``<<: *name``).
+class _StrictLoader(yaml.SafeLoader):
+    """Safe loading that refuses aliases (``*name``, ``<<: *name``) and keys written twice.
 
     An alias repeats a node without copying it, so a short file can stand for gigabytes once
     anything walks it: a 72 KB bank whose blanks repeated one 3,000-item list took 2.4 GB. Banks
-    and rubrics are written out in full, so nothing legitimate needs one.
+    and rubrics are written out in full, so nothing legitimate needs one. A key written twice
+    in one mapping silently replaces the first (a criterion's second ``wrong_claims:`` drops
+    its first list), so it is an error at the second one's line.
     """
 
     def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
@@ -40,6 +42,20 @@ class _NoAliasLoader(yaml.SafeLoader):
                 event.start_mark,
             )
         return super().compose_node(parent, index)  # type: ignore[arg-type]
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, (str, int, float, bool)) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"{key!r} is written twice in one mapping: the second would replace the first",
+                    key_node.start_mark,
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep)
 
 
 def yaml_text(data: Any) -> str:
@@ -64,7 +80,7 @@ def read_yaml_mapping(
     except OSError as exc:
         raise error(f"cannot read {what}: {exc.strerror}", file=path) from exc
     try:
-        data = yaml.load(text, Loader=_NoAliasLoader)  # a SafeLoader
+        data = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise error(

@@ -178,3 +178,18 @@ def test_a_yaml_alias_in_a_bank_or_rubric_is_refused_with_file_and_line(tmp_path
     rubric.write_text("base: &b {weight: 1}\ncriteria:\n  - *b\n", encoding="utf-8")
     with pytest.raises(RubricError, match=r"rubric.yaml:3: .*aliases are not allowed \(\*b\)"):
         load_rubric(rubric, BANK)
+
+
+def test_a_key_written_twice_in_a_rubric_is_refused_at_its_second_line(tmp_path):
+    """The second ``wrong_claims:`` of a criterion would silently drop the first list."""
+    from grader.engine.reading.rubrics import load_rubric
+    from grader.errors import RubricError
+
+    rubric = tmp_path / "rubric.yaml"
+    rubric.write_text(
+        "question_id: q1\npoints: 2\ncriteria:\n  - id: C1\n    points: 2\n"
+        "    wrong_claims:\n      - claim: a\n    wrong_claims:\n      - claim: b\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(RubricError, match=r"rubric.yaml:8: invalid YAML: 'wrong_claims' is written twice"):
+        load_rubric(rubric, BANK)
