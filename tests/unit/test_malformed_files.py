@@ -191,5 +191,7 @@ def test_a_key_written_twice_in_a_rubric_is_refused_at_its_second_line(tmp_path)
         "    wrong_claims:\n      - claim: a\n    wrong_claims:\n      - claim: b\n",
         encoding="utf-8",
     )
-    with pytest.raises(RubricError, match=r"rubric.yaml:8: invalid YAML: 'wrong_claims' is written twice"):
+    with pytest.raises(
+        RubricError, match=r"rubric.yaml:8: invalid YAML: 'wrong_claims' is written twice"
+    ):
         load_rubric(rubric, BANK)
