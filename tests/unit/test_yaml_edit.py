@@ -11,7 +11,7 @@ from grader.models import Anchor, WrongClaim
 from tests.conftest import RUBRICS
 
 BANK = RUBRICS / "grad_accum_engineer.yaml"
-ESSAY = "004-s5-q3"
+ESSAY = "004-s6-q1"
 
 
 def dumps(rubric):

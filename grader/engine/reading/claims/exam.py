@@ -69,7 +69,9 @@ def propose(bank: Bank, question: Question, rubric: Rubric) -> list[ProposedClai
     for item in bank.questions:
         if not item.type.objective:
             continue
-        for claim, true in statements(item):
+        said = statements(item)
+        siblings = [claim for claim, _ in said]
+        for claim, true in said:
             grams = char_ngrams(claim)
             if not grams or match_key(claim) in listed:
                 continue
@@ -81,7 +83,7 @@ def propose(bank: Bank, question: Question, rubric: Rubric) -> list[ProposedClai
                     source=item.id,
                     claim=claim,
                     true=true,
-                    criterion=_closest(claim, question.stem, rubric.criteria),
+                    criterion=_closest(claim, question.stem, rubric.criteria, siblings),
                     topic=round(topic, 3),
                 )
             )
@@ -108,14 +110,21 @@ def _essay_text(question: Question, rubric: Rubric) -> str:
     return " ".join(parts)
 
 
-def _closest(claim: str, stem: str, criteria: list[Criterion]) -> str:
+def _closest(claim: str, stem: str, criteria: list[Criterion], siblings: list[str]) -> str:
     """The criterion whose text shares the most of the claim's wording beyond the stem's
-    (character pairs: the question's topic words are in every criterion)."""
+    (character pairs: the question's topic words are in every criterion), first of what tells
+    it from its ``siblings`` (the other statements of its item: a choice's stem is in each),
+    then of all of it. A sibling accepted as a wrong claim is not the criterion's own text:
+    it would draw every statement of its item by their common stem."""
     grams = char_ngrams(match_key(claim), 2) - char_ngrams(match_key(stem), 2)
+    own = [char_ngrams(match_key(s), 2) for s in siblings if match_key(s) != match_key(claim)]
+    telling = grams - set.intersection(grams, *own) if own else grams
+    items = {match_key(s) for s in siblings}
 
-    def shared(c: Criterion) -> int:
+    def shared(c: Criterion) -> tuple[int, int]:
         text = [c.description, *c.key_points, *(lv.descriptor for lv in c.levels)]
-        text += [w.claim for w in c.wrong_claims]
-        return len(grams & char_ngrams(match_key(" ".join(text)), 2))
+        text += [w.claim for w in c.wrong_claims if match_key(w.claim) not in items]
+        found = char_ngrams(match_key(" ".join(text)), 2)
+        return len(telling & found), len(grams & found)
 
     return max(criteria, key=shared).id
