@@ -118,7 +118,7 @@ def _closest(claim: str, stem: str, criteria: list[Criterion], siblings: list[st
     it would draw every statement of its item by their common stem."""
     grams = char_ngrams(match_key(claim), 2) - char_ngrams(match_key(stem), 2)
     own = [char_ngrams(match_key(s), 2) for s in siblings if match_key(s) != match_key(claim)]
-    telling = grams - set.intersection(grams, *own) if own else grams
+    telling = grams - grams.intersection(*own) if own else grams
     items = {match_key(s) for s in siblings}
 
     def shared(c: Criterion) -> tuple[int, int]:
