@@ -195,3 +195,18 @@ def test_a_key_written_twice_in_a_rubric_is_refused_at_its_second_line(tmp_path)
         RubricError, match=r"rubric.yaml:8: invalid YAML: 'wrong_claims' is written twice"
     ):
         load_rubric(rubric, BANK)
+
+
+def test_a_rubric_problem_repeated_in_every_group_is_reported_once(tmp_path):
+    from grader.engine.reading.rubrics import load_rubric
+    from grader.errors import RubricError
+
+    rubric = tmp_path / "004-s5-q1.yaml"
+    rubric.write_text(
+        "question_id: 004-s5-q1\npoints: 5\ncriteria:\n  - id: C1\n    description: x\n    points: 5\n"
+        '    wrong_claims:\n      - claim: ab\n        when: [["x||y", "x||y"]]\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(RubricError) as caught:
+        load_rubric(rubric, BANK)
+    assert str(caught.value).count("an empty term") == 1, str(caught.value)

@@ -40,8 +40,8 @@ def load_rubric(path: Path, bank: Bank) -> Rubric:
     problems = rubric_problems(rubric, bank.get(rubric.question_id))
     if path.stem != rubric.question_id:
         problems.insert(0, f"question_id {rubric.question_id!r} does not match the file name")
-    if problems:
-        raise RubricError("; ".join(problems), file=path)
+    if problems:  # each once: a pattern can repeat one mistake in every group
+        raise RubricError("; ".join(dict.fromkeys(problems)), file=path)
     return rubric
 
 
