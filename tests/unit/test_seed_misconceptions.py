@@ -77,6 +77,10 @@ CASES = [
      "ZeRO-3 only shards the optimizer states", "ZeRO-1只切分优化器状态，ZeRO-2再切梯度，ZeRO-3连参数也切"),
     ("ai_trainer_l2", "000-s4-q51", "ZeRO-3或offload没有性能代价",
      "offload到CPU没有性能损失", "开了overlap_comm后通信几乎不影响吞吐"),
+    ("llm_trainer_solutions", "001-s5-q1", "实时推荐要在每次请求时重新训练模型",
+     "每个请求来了就重训一遍模型", "每次请求实时计算特征，模型每天重训"),
+    ("llm_trainer_solutions", "001-s5-q1", "学生数据可以直接使用",
+     "学生的行为数据可以直接用，无需授权", "未经授权不得使用学生数据"),
     # the direction of N's effect on the gradient noise, turned round
     ("grad_accum_engineer", "004-s5-q4", "累积步数越小，梯度越稳定",
      "累积步数小的时候梯度噪声小，训练更平稳", "N小更新频繁，N大梯度更稳定"),
