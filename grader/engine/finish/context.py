@@ -9,10 +9,13 @@ batch, before they run (``final.Step.ask``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader.models import AnchoredReading, Grade, Question, ReviewReason, Rubric
+from grader.engine.reading.claims.wrong import wrong_claims
+from grader.engine.signals.copies import char_ngrams
+from grader.models import AnchoredReading, FoundClaim, Grade, Question, ReviewReason, Rubric
 
 if TYPE_CHECKING:
     from grader.engine.reading.conclusion_read import ConclusionRead
@@ -50,3 +53,12 @@ class Finishing:
     judged_claims: dict[str, float] | None = None  # a trusted judge's gap per part/claim key
     feedback_sentence: str | None = None
     cleaned: Grade | None = None  # the twin's finished grade
+
+    @cached_property
+    def wrong_claims(self) -> list[FoundClaim]:
+        """The rubric's listed wrong claims as the answer asserts or negates them, read once
+        for the two steps that weigh them (claims sets their criteria aside, substance deducts
+        their points); none without the answer, its rubric and its question."""
+        if self.answer is None or self.rubric is None or self.question is None:
+            return []
+        return wrong_claims(self.answer, self.rubric, char_ngrams(self.question.stem))

@@ -17,10 +17,8 @@ paid such answers half the points. Three lexical checks on the final grade, afte
   stem's words). Thresholds: docs/research/benchmarks-log.md, "Injections bind, restatements capped".
 - **Bare keywords.** An answer that only lists the rubric's terms ("梯度累加 / 不立即更新 /
   …", ``claims.listing``) asserts nothing of them: capped as a restated question is.
-- **Wrong claims.** A criterion may list known wrong claims (``Criterion.wrong_claims``). The
-  answer's sentence holding the largest share of a claim's 3-grams (beyond the stem's) asserts
-  it when that share is at least ``CLAIM_CONTAINMENT`` and the sentence does not negate it
-  ("并不是", "not"). An asserted claim takes its points (all its criterion's by default) off the
+- **Wrong claims.** A criterion may list known wrong claims (``Criterion.wrong_claims``), read
+  by ``claims.wrong`` (its patterns, else its wording). An asserted claim takes its points (all its criterion's by default) off the
   grade, never below 0: a deduction, like the rubric's penalties, because one wrong statement
   costs what the rubric says it costs whatever else the answer has. A grade that still keeps
   over ``GENEROUS_SHARE`` of the points on under ``MISTAKEN_VERIFIED_SHARE`` of them verified
@@ -37,8 +35,7 @@ import re
 
 from grader.engine.finish.context import Finishing
 from grader.engine.reading.claims.listing import keyword_list
-from grader.engine.reading.claims.parts import found_claim, patterned_wrong_claims
-from grader.engine.reading.claims.rules import ReadAnswer
+from grader.engine.reading.claims.wrong import wrong_claims
 from grader.engine.scoring.points import STEP, allocate
 from grader.engine.signals.copies import char_ngrams
 from grader.models import (
@@ -53,7 +50,7 @@ from grader.models import (
     Substance,
     TrailStep,
 )
-from grader.text import language_of, sentences_of
+from grader.text import language_of
 
 # Chosen on development data (the seed sets, the ADS development part), with
 # ``benchmarks/injection_binding.py``.
@@ -62,7 +59,6 @@ MIN_GRAMS = 30
 MIN_SHORT_SHARE = 0.25
 MAX_REFERENCE_SHARE = 0.2
 CAP_SHARE = 0.1  # of the points, rounded down to half points
-CLAIM_CONTAINMENT = 0.6
 # More than this share of the points is generous for an answer worth nothing: given on readings
 # that disagree or on little verified, a person decides whatever the ranking says (also
 # ``finish.verified``'s line).
@@ -78,12 +74,6 @@ FILLER = (
     *("效果更好", "训练得更好", "需要根据", "来确定", "所以要", "因为", "因此", "总之", "一般来说"),
 )  # Chinese only: English answers are not checked (see above)
 _FILLER_NGRAMS = frozenset().union(*(char_ngrams(f) for f in FILLER))
-NEGATIONS = (
-    *("不是", "并非", "并不", "不一定", "不会", "不能", "不要", "不应", "不必", "不需要", "避免"),
-    *("错误", "误区", "误解", "以为", "不对", "不正确", "不能说", "而不是"),
-    *(" not ", "n't", " no ", "never", "avoid", "instead of", "rather than", "wrong", "myth"),
-    *("misconception", "false", "incorrect"),
-)
 _FEEDBACK = {
     "restated": {
         "zh": "答案只复述了题目或泛泛而谈（如“具体情况具体分析”），没有可评分的要点。",
@@ -98,9 +88,11 @@ _FEEDBACK = {
 }
 
 
-def assess(answer: str, question: Question, rubric: Rubric) -> Substance:
+def assess(
+    answer: str, question: Question, rubric: Rubric, claims: list[FoundClaim] | None = None
+) -> Substance:
     """The answer's content beyond the stem, what of it is the reference's, and its wrong
-    claims."""
+    claims (``claims``: as the finishing context read them once; else read here)."""
     stem = char_ngrams(question.stem)
     grams = char_ngrams(answer)
     content = grams - stem - _FILLER_NGRAMS
@@ -122,45 +114,8 @@ def assess(answer: str, question: Question, rubric: Rubric) -> Substance:
         concrete=concrete,
         restated=restated,
         keywords_only=keyword_list(answer, rubric),
-        claims=wrong_claims(answer, rubric, stem),
+        claims=wrong_claims(answer, rubric, stem) if claims is None else claims,
     )
-
-
-def wrong_claims(answer: str, rubric: Rubric, stem: set[str]) -> list[FoundClaim]:
-    """Each listed wrong claim the answer asserts or negates: read by the rubric's patterns
-    where it has them ("运算变少了" for "减少计算量"), else by its wording (the closest
-    sentence carrying enough of it)."""
-    found = []
-    sentences = sentences_of(answer) or [answer]
-    spans = [(k, k + width) for width in (1, 2) for k in range(len(sentences) - width + 1)]
-    read = ReadAnswer.of(answer)
-    for criterion in rubric.criteria:
-        patterned = patterned_wrong_claims(read, criterion)
-        found.extend(patterned)
-        taken = sum(c.points for c in patterned)
-        for wrong in criterion.wrong_claims:
-            if wrong.when:
-                continue
-            wanted = (char_ngrams(wrong.claim) - stem) or char_ngrams(wrong.claim)
-            if not wanted:
-                continue
-            # A claim may run over two clauses ("步数越大，显存占用越大"): single clauses and
-            # adjacent pairs are its candidate spans.
-            (a, b), share = max(
-                (((a, b), len(wanted & char_ngrams("".join(sentences[a:b]))) / len(wanted))
-                 for a, b in spans),
-                key=lambda pair: pair[1],
-            )  # fmt: skip
-            if share < CLAIM_CONTAINMENT:
-                continue
-            best = "，".join(sentences[a:b])
-            # The clauses on either side count: "……能减少计算量，这是错误的".
-            negated = _negates(" ".join(sentences[max(0, a - 1) : b + 1]), wrong.claim)
-            # A criterion loses at most its own points, however many of its claims match.
-            claim = found_claim(criterion, wrong, best, round(share, 3), negated, taken, "wording")
-            taken += claim.points
-            found.append(claim)
-    return found
 
 
 def substance_step(grade: Grade, context: Finishing) -> Grade:
@@ -169,7 +124,8 @@ def substance_step(grade: Grade, context: Finishing) -> Grade:
     if grade.method == Method.RULE or context.rubric is None:
         return grade
     if context.question is not None and context.answer is not None:
-        new = checked(grade, context.answer, context.question, context.rubric)
+        claims = context.wrong_claims
+        new = checked(grade, context.answer, context.question, context.rubric, claims)
     else:
         new = reapply(grade, context.rubric)
     found = new.details.substance
@@ -187,9 +143,15 @@ def substance_step(grade: Grade, context: Finishing) -> Grade:
     return new.moved(TrailStep.SUBSTANCE, grade.score, "; ".join(why), evidence)
 
 
-def checked(grade: Grade, answer: str, question: Question, rubric: Rubric) -> Grade:
+def checked(
+    grade: Grade,
+    answer: str,
+    question: Question,
+    rubric: Rubric,
+    claims: list[FoundClaim] | None = None,
+) -> Grade:
     """The final grade with the restatement cap and the wrong claims' deductions applied."""
-    return bound(grade, assess(answer, question, rubric), answer, rubric)
+    return bound(grade, assess(answer, question, rubric, claims), answer, rubric)
 
 
 def bound(grade: Grade, substance: Substance, answer: str, rubric: Rubric) -> Grade:
@@ -293,13 +255,6 @@ def _reference(question: Question, rubric: Rubric) -> str:
     for c in rubric.criteria:
         parts.extend(c.key_points or [c.description])
     return " ".join(parts)
-
-
-def _negates(sentence: str, claim: str) -> bool:
-    """Whether the sentence negates what it shares with the claim ("并不是…", "it is not
-    true that…"): a negation word in the sentence that the claim itself does not have."""
-    text, own = f" {sentence.casefold()} ", f" {claim.casefold()} "
-    return any(n in text and n not in own for n in NEGATIONS)
 
 
 def _restated_reason(substance: Substance) -> ReviewReason:

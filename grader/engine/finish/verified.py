@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from grader.engine.finish.context import Finishing
-from grader.engine.finish.substance import GENEROUS_SHARE, wrong_claims
+from grader.engine.finish.substance import GENEROUS_SHARE
 from grader.engine.judging.claim_check import ClaimAsk, judge_claims, stated
 from grader.engine.judging.feedback import missing_criteria, template_feedback
 from grader.engine.reading.claims.parts import (
@@ -49,12 +49,14 @@ from grader.engine.reading.claims.parts import (
     read_parts,
     verified_points,
 )
+from grader.engine.reading.claims.wrong import wrong_claims
 from grader.engine.scoring.judge_trust import trust_of
 from grader.engine.scoring.points import STEP
 from grader.engine.signals.copies import char_ngrams
 from grader.models import (
     ClaimsCheck,
     CriterionScore,
+    FoundClaim,
     Grade,
     GradeStatus,
     Method,
@@ -83,20 +85,22 @@ def checked(
     trust: float = 0.0,
     stem: str = "",
     judged: Mapping[str, float] | None = None,
+    claims: Sequence[FoundClaim] | None = None,
 ) -> Grade:
     """The grade with its criteria bounded by what the answer was read to assert (``stem``:
     the question's, which a clause repeats to verify nothing), and a judge trusted at least
     ``MIN_TRUST`` (``scoring.judge_trust``) deciding in proportion; ``judged``: its claim
-    check of the parts the rules left absent (``ask_claims``)."""
+    check of the parts the rules left absent (``ask_claims``); ``claims``: the listed wrong
+    claims as the finishing context read them (else read here)."""
     weighs = trust >= MIN_TRUST and bool(grade.details.judge_points)
     if not _scored(grade) or not (has_parts(rubric) or weighs):
         return grade
     parts = read_parts(answer, rubric, stem)
     if judged:
         parts = [_judged(p, k, judged) for k, p in enumerate(parts)]
-    set_aside = sorted(
-        {c.criterion for c in wrong_claims(answer, rubric, char_ngrams(stem)) if not c.negated}
-    )
+    if claims is None:
+        claims = wrong_claims(answer, rubric, char_ngrams(stem))
+    set_aside = sorted({c.criterion for c in claims if not c.negated})
     verified = {k: 0.0 if k in set_aside else v for k, v in verified_points(rubric, parts).items()}
     check = ClaimsCheck(
         parts=parts,
@@ -370,8 +374,9 @@ def claims_step(grade: Grade, context: Finishing) -> Grade:
     if context.question is not None and context.answer is not None:
         trust = trust_of(grade.provenance.model, context.trust_file)
         new = checked(
-            grade, context.answer, rubric, trust, context.question.stem, context.judged_claims
-        )
+            grade, context.answer, rubric, trust, context.question.stem, context.judged_claims,
+            context.wrong_claims,
+        )  # fmt: skip
     else:
         new = reapply(grade, rubric)
     check = new.details.claims
