@@ -16,8 +16,8 @@ decisive part the answer denies in so many words (``PartReading.denied``: "loss 
 criteria get no more than when nothing is verified: an answer that contradicts the content
 does not earn its similarity; where such an answer still keeps more than ``GENEROUS_SHARE``
 of the points, a person decides (``contradicted``, a hard review reason). Nor does a true
-sentence beside a listed wrong claim (``Criterion.wrong_claims``, read as ``finish.substance``
-reads them) earn anything: a criterion whose wrong claim the answer asserts verifies nothing
+sentence beside a listed wrong claim (``Criterion.wrong_claims``, read once per answer by
+``claims.wrong`` for this step and ``finish.substance``) earn anything: a criterion whose wrong claim the answer asserts verifies nothing
 (``ClaimsCheck.set_aside``), its points are bounded as an unverified criterion's, and it earns
 the rest of the answer no trust. A person decides too where a grade
 above that line rests on less than that share verified (``thinly_verified``, hard): an
