@@ -5,7 +5,7 @@ C in other words, one stating its contradiction ¬C, one on the topic saying nei
 answer is read for C by three readers, as the grade reads a listed wrong claim:
 
 - ``wording``: the older matcher, C as a wrong claim without patterns
-  (``claims.wrong.wrong_claims``: 3-gram containment of C's wording beyond the question stem,
+  (``finish.wrong_claims``: 3-gram containment of C's wording beyond the question stem,
   ``CLAIM_CONTAINMENT``, negation words nearby);
 - ``rules_strict``: ``claims.rules.read_claim`` with the claim's patterns, ``strict=True``
   (as a wrong claim is read: a two-group pattern holds in one clause);
@@ -29,9 +29,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.lib.common import ROOT
+from grader.engine.finish.wrong_claims import wrong_claims
 from grader.engine.reading.claims.patterns import PatternError, parse_group
 from grader.engine.reading.claims.rules import ReadAnswer, RuleStatus, read_claim
-from grader.engine.reading.claims.wrong import wrong_claims
 from grader.engine.signals.copies import char_ngrams
 from grader.models import Criterion, Rubric, WrongClaim
 

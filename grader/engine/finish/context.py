@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader.engine.reading.claims.wrong import wrong_claims
+from grader.engine.finish.wrong_claims import wrong_claims
 from grader.engine.signals.copies import char_ngrams
 from grader.models import AnchoredReading, FoundClaim, Grade, Question, ReviewReason, Rubric
 

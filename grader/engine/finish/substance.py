@@ -18,8 +18,8 @@ paid such answers half the points. Three lexical checks on the final grade, afte
 - **Bare keywords.** An answer that only lists the rubric's terms ("梯度累加 / 不立即更新 /
   …", ``claims.listing``) asserts nothing of them: capped as a restated question is.
 - **Wrong claims.** A criterion may list known wrong claims (``Criterion.wrong_claims``), read
-  by ``claims.wrong`` (its patterns, else its wording). An asserted claim takes its points (all its criterion's by default) off the
-  grade, never below 0: a deduction, like the rubric's penalties, because one wrong statement
+  by ``finish.wrong_claims`` (its patterns, else its wording). An asserted claim takes its
+  points (all its criterion's by default) off the grade, never below 0: a deduction, like the rubric's penalties, because one wrong statement
   costs what the rubric says it costs whatever else the answer has. A grade that still keeps
   over ``GENEROUS_SHARE`` of the points on under ``MISTAKEN_VERIFIED_SHARE`` of them verified
   goes to a person (``thinly_verified``, hard).
@@ -34,8 +34,8 @@ import math
 import re
 
 from grader.engine.finish.context import Finishing
+from grader.engine.finish.wrong_claims import wrong_claims
 from grader.engine.reading.claims.listing import keyword_list
-from grader.engine.reading.claims.wrong import wrong_claims
 from grader.engine.scoring.points import STEP, allocate
 from grader.engine.signals.copies import char_ngrams
 from grader.models import (

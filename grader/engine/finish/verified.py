@@ -17,9 +17,9 @@ criteria get no more than when nothing is verified: an answer that contradicts t
 does not earn its similarity; where such an answer still keeps more than ``GENEROUS_SHARE``
 of the points, a person decides (``contradicted``, a hard review reason). Nor does a true
 sentence beside a listed wrong claim (``Criterion.wrong_claims``, read once per answer by
-``claims.wrong`` for this step and ``finish.substance``) earn anything: a criterion whose wrong claim the answer asserts verifies nothing
-(``ClaimsCheck.set_aside``), its points are bounded as an unverified criterion's, and it earns
-the rest of the answer no trust. A person decides too where a grade
+``finish.wrong_claims`` for this step and ``finish.substance``) earn anything: a criterion
+whose wrong claim the answer asserts verifies nothing (``ClaimsCheck.set_aside``), its points
+are bounded as an unverified criterion's, and it earns the rest of the answer no trust. A person decides too where a grade
 above that line rests on less than that share verified (``thinly_verified``, hard): an
 answer worth nothing that states a few true things in the rubric's words beside false ones
 lands there, and so does a right one the rules could not read. A grade with nothing
@@ -41,6 +41,7 @@ from dataclasses import replace
 
 from grader.engine.finish.context import Finishing
 from grader.engine.finish.substance import GENEROUS_SHARE
+from grader.engine.finish.wrong_claims import wrong_claims
 from grader.engine.judging.claim_check import ClaimAsk, judge_claims, stated
 from grader.engine.judging.feedback import missing_criteria, template_feedback
 from grader.engine.reading.claims.parts import (
@@ -49,7 +50,6 @@ from grader.engine.reading.claims.parts import (
     read_parts,
     verified_points,
 )
-from grader.engine.reading.claims.wrong import wrong_claims
 from grader.engine.scoring.judge_trust import trust_of
 from grader.engine.scoring.points import STEP
 from grader.engine.signals.copies import char_ngrams

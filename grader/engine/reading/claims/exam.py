@@ -117,8 +117,8 @@ def _closest(claim: str, stem: str, criteria: list[Criterion], siblings: list[st
     then of all of it. A sibling accepted as a wrong claim is not the criterion's own text:
     it would draw every statement of its item by their common stem."""
     grams = char_ngrams(match_key(claim), 2) - char_ngrams(match_key(stem), 2)
-    own = [char_ngrams(match_key(s), 2) for s in siblings if match_key(s) != match_key(claim)]
-    telling = grams - grams.intersection(*own) if own else grams
+    others = [char_ngrams(match_key(s), 2) for s in siblings if match_key(s) != match_key(claim)]
+    telling = grams - grams.intersection(*others) if others else grams
     items = {match_key(s) for s in siblings}
 
     def shared(c: Criterion) -> tuple[int, int]:
