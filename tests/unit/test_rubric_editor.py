@@ -84,3 +84,39 @@ def test_preview_changes_nothing_and_save_is_a_new_version(apart):  # noqa: F811
     assert "只在开始前清零一次" in shown  # the levels, on the question page
     again = client.post(URL, data={**fields, "action": "save"})
     assert again.status_code == 422 and "nothing changed" in again.text
+
+
+def test_the_exams_false_statements_are_listed_and_one_is_added_as_a_wrong_claim(apart):  # noqa: F811
+    """The exam teaches the essay grader on the pages too: the editor lists the objective
+    items' false statements on the essay's topic; adding one is a new rubric version."""
+    from grader.engine.reading.claims.exam import propose
+
+    client, store, key, _, bank, _ = apart
+    login(client, key)
+    proposals = [p for p in propose(BANK, BANK.get(ESSAY), RUBRIC) if not p.true]
+    assert proposals
+    first = proposals[0]
+    page = client.get(URL).text
+    assert "own false statements on this topic" in page
+    assert first.claim in page and first.source in page
+    other = next(c.id for c in RUBRIC.criteria if c.id != first.criterion)
+    form = {"claim": first.claim, "criterion": other, "csrf": csrf_of(client, URL)}
+    done = client.post(f"{URL[: -len('/rubric')]}/exam-claim", data=form, follow_redirects=False)
+    assert done.status_code == 303 and done.headers["location"].endswith(
+        "done=exam_claim#exam-claims"
+    )
+    current = store.rubrics.current(EXAM)[ESSAY]
+    assert current.created_by == "li" and first.source in (current.note or "")
+    added = next(c for c in current.rubric.criteria if c.id == other).wrong_claims[-1]
+    assert added.claim == first.claim and added.points is None  # the instructor's criterion
+    on_disk = load_rubrics(bank / f"{EXAM}.yaml", load_bank(bank / f"{EXAM}.yaml"))[ESSAY]
+    assert on_disk.version == current.rubric.version
+    shown = client.get(done.headers["location"]).text
+    assert "added as a wrong claim" in shown
+    assert f"<td>{first.claim}</td>" not in shown  # listed now: no longer proposed
+    again = client.post(f"{URL[: -len('/rubric')]}/exam-claim", data=form)
+    assert again.status_code == 422 and "not one of the exam" in again.text
+    made_up = {**form, "claim": "梯度累积可以让模型更聪明"}
+    refused = client.post(f"{URL[: -len('/rubric')]}/exam-claim", data=made_up)
+    assert refused.status_code == 422 and "not one of the exam" in refused.text
+    assert store.rubrics.current(EXAM)[ESSAY].rubric.version == current.rubric.version

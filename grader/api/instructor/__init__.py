@@ -8,7 +8,8 @@ platforms. Every template autoescapes: answers are untrusted text.
 - ``context``: what handlers share (``Pages`` on the app), the signed-in instructor, CSRF;
 - ``session``: the signed cookie; ``auth``: log in and out;
 - ``pages``: what instructors read; ``actions``: the forms they post; ``forms``: their fields;
-- ``rubric_edits``: a known wrong claim from an answer, the conclusion's gate on or off;
+- ``rubric_edits``: a known wrong claim from an answer or from the exam's own items, the
+  conclusion's gate on or off;
 - ``rubric_editor``, ``rubric_form``: the whole rubric edited, checked, previewed, saved;
 - ``grading``: a question's answers one at a time, scored and moved through by keyboard;
 - ``group_grading``, ``answer_groups``: a question's answer groups, each scored at once;

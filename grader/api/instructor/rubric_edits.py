@@ -1,6 +1,7 @@
 """The forms that change a question's rubric from its page: mark a sentence of a
-graded answer as a known wrong claim of one criterion, and switch the conclusion's gate off or
-on. Each saves a new rubric version the way promoting an anchor does: checked, kept in the
+graded answer as a known wrong claim of one criterion, accept one of the exam's own false
+statements on the question's topic as one (``claims.exam``: the rubric editor lists them), and
+switch the conclusion's gate off or on. Each saves a new rubric version the way promoting an anchor does: checked, kept in the
 service's store (``service.rubric_versions``), written back to the bank's rubric file as a
 small diff, and read by every grading process before its next batch, so new answers are
 graded with it at once, here and on the workers. Stored grades keep the rubric they were
@@ -14,11 +15,13 @@ from fastapi.responses import RedirectResponse
 from grader.api.instructor.context import Ctx, Pages, SignedIn, Who, checked_form, question_url
 from grader.api.instructor.forms import FormError, parse_wrong_claim
 from grader.api.instructor.views import back_to, question_page
+from grader.engine.reading.claims.exam import ProposedClaim, propose
 from grader.engine.reading.rubrics import rubric_for
 from grader.errors import RubricError
 from grader.models import Question, Rubric
 from grader.service import rubric_versions
 from grader.service.exams import Exam
+from grader.text import match_key
 
 router = APIRouter(prefix="/instructor", include_in_schema=False)
 
@@ -46,6 +49,45 @@ async def add_wrong_claim(request: Request, submission_id: int, who: Who, ctx: C
     except FormError as exc:
         return question_page(request, ctx, who, exam, s.question_id, error=exc, error_answer=s.id)
     return back_to(row, form, "claim")
+
+
+@router.post("/exams/{exam}/questions/{question_id}/exam-claim")
+async def accept_exam_claim(request: Request, exam: str, question_id: str, who: Who, ctx: Ctx):
+    """A new rubric version whose ``criterion`` lists ``claim``, one of the false statements
+    the exam's objective items make on this question's topic (a statement the key marks true,
+    or one the rubric lists already, is refused on the form)."""
+    form = await checked_form(request, who)
+    found = ctx.exam_of(who.instructor, exam)
+    question = found.bank.get(question_id)
+    if question is None:
+        raise HTTPException(404, f"no question {question_id!r} in {exam}")
+    try:
+        rubric = rubric_for(_subjective(question, "claim"), found.rubrics)
+        wanted = match_key(form.get("claim") or "")
+        proposal = next((p for p in exam_claims(found, question, rubric)
+                         if match_key(p.claim) == wanted), None)  # fmt: skip
+        if proposal is None:
+            raise FormError("claim", "not one of the exam's false statements on this topic "
+                            "that the rubric lacks")  # fmt: skip
+        entry = parse_wrong_claim({**form, "claim": proposal.claim, "points": ""}, rubric)
+        criteria = [
+            c.model_copy(update={"wrong_claims": [*c.wrong_claims, entry.claim]})
+            if c.id == entry.criterion
+            else c
+            for c in rubric.criteria
+        ]
+        new = rubric.model_copy(update={"criteria": criteria})
+        note = f"the exam's claim ({proposal.source}) added to {entry.criterion}"
+        _save(ctx, who, found, question, new, "claim", note)
+    except FormError as exc:
+        return question_page(request, ctx, who, found, question_id, error=exc)
+    url = f"{question_url(exam, question_id)}/rubric?done=exam_claim#exam-claims"
+    return RedirectResponse(url, status_code=303)
+
+
+def exam_claims(exam: Exam, question: Question, rubric: Rubric) -> list[ProposedClaim]:
+    """The exam's false statements on the question's topic that the rubric does not list yet."""
+    return [p for p in propose(exam.bank, question, rubric) if not p.true]
 
 
 @router.post("/exams/{exam}/questions/{question_id}/gate")

@@ -36,6 +36,8 @@ DONE = {
     "gate_on": "Gate switched on: a wrong conclusion caps new grades.",
     "rubric": "Rubric saved: a new version; new answers are graded with it at once, stored "
     "ones when you regrade the question.",
+    "exam_claim": "The exam's statement added as a wrong claim: a new rubric version, matched "
+    "by its wording until the rubric file gives it `when:` patterns.",
 }
 
 
