@@ -142,8 +142,9 @@ def rubric_draft(
     from grader.config import JudgeSettings, Settings
     from grader.engine.judging.draft import draft_rubric
     from grader.engine.reading.claims.exam import propose
-    from grader.engine.reading.rubrics import rubric_dir, save_rubric
+    from grader.engine.reading.rubrics import rubric_dir, save_rubric, with_wrong_claim
     from grader.judge import make_judge
+    from grader.models import WrongClaim
 
     try:
         given: dict[str, Any] = {"backend": judge} if judge else {}
@@ -174,7 +175,7 @@ def rubric_draft(
         backend.close()
     exam = [p for p in propose(bank, question, rubric) if not p.true]
     for proposal in exam:  # a draft is unreviewed: the exam's false statements go in for review
-        rubric = _with_wrong_claim(rubric, proposal.criterion, proposal.claim)
+        rubric = with_wrong_claim(rubric, proposal.criterion, WrongClaim(claim=proposal.claim))
     path = save_rubric(rubric, rubric_dir(bank_path))
     console.print(
         f"wrote {escape(str(path))} ({len(rubric.criteria)} criteria, reviewed: false, "
@@ -205,7 +206,14 @@ def rubric_claims(
     statements are proposed as wrong claims for the rubric, true ones shown for its parts."""
     from grader.bank.files import load_bank
     from grader.engine.reading.claims.exam import propose
-    from grader.engine.reading.rubrics import edit_rubric_file, load_rubrics, rubric_dir, rubric_for
+    from grader.engine.reading.rubrics import (
+        edit_rubric_file,
+        load_rubrics,
+        rubric_dir,
+        rubric_for,
+        with_wrong_claim,
+    )
+    from grader.models import WrongClaim
 
     try:
         bank = load_bank(bank_path)
@@ -226,7 +234,9 @@ def rubric_claims(
     if accept:
         chosen = [_accepted(choice, proposals, rubric) for choice in accept]
         for number, criterion in chosen:
-            rubric = _with_wrong_claim(rubric, criterion, proposals[number - 1].claim)
+            rubric = with_wrong_claim(
+                rubric, criterion, WrongClaim(claim=proposals[number - 1].claim)
+            )
         saved = edit_rubric_file(rubric, folder)
         console.print(f"added {len(chosen)} wrong claim(s) to {escape(str(saved))} "
                       f"(version {rubric.version}); add `when:` patterns to catch their "
@@ -267,15 +277,3 @@ def _accepted(choice: str, proposals: list[ProposedClaim], rubric: Rubric) -> tu
                   f"{escape(criterion)!r} (the rubric has {', '.join(ids)})")  # fmt: skip
         raise typer.Exit(code=2)
     return int(number), criterion
-
-
-def _with_wrong_claim(rubric: Rubric, criterion: str, claim: str) -> Rubric:
-    from grader.models import WrongClaim
-
-    criteria = [
-        c.model_copy(update={"wrong_claims": [*c.wrong_claims, WrongClaim(claim=claim)]})
-        if c.id == criterion
-        else c
-        for c in rubric.criteria
-    ]
-    return rubric.model_copy(update={"criteria": criteria})

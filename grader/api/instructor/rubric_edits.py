@@ -12,11 +12,19 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse
 
-from grader.api.instructor.context import Ctx, Pages, SignedIn, Who, checked_form, question_url
+from grader.api.instructor.context import (
+    Ctx,
+    Pages,
+    SignedIn,
+    Who,
+    checked_form,
+    question_url,
+    rubric_question,
+)
 from grader.api.instructor.forms import FormError, parse_wrong_claim
 from grader.api.instructor.views import back_to, question_page
 from grader.engine.reading.claims.exam import ProposedClaim, propose
-from grader.engine.reading.rubrics import rubric_for
+from grader.engine.reading.rubrics import rubric_for, with_wrong_claim
 from grader.errors import RubricError
 from grader.models import Question, Rubric
 from grader.service import rubric_versions
@@ -38,13 +46,7 @@ async def add_wrong_claim(request: Request, submission_id: int, who: Who, ctx: C
         question = _subjective(question, "claim")
         rubric = rubric_for(question, exam.rubrics)
         entry = parse_wrong_claim(form, rubric)
-        criteria = [
-            c.model_copy(update={"wrong_claims": [*c.wrong_claims, entry.claim]})
-            if c.id == entry.criterion
-            else c
-            for c in rubric.criteria
-        ]
-        new = rubric.model_copy(update={"criteria": criteria})
+        new = with_wrong_claim(rubric, entry.criterion, entry.claim)
         _save(ctx, who, exam, question, new, "claim", f"wrong claim of {entry.criterion} added")
     except FormError as exc:
         return question_page(request, ctx, who, exam, s.question_id, error=exc, error_answer=s.id)
@@ -58,11 +60,9 @@ async def accept_exam_claim(request: Request, exam: str, question_id: str, who: 
     or one the rubric lists already, is refused on the form)."""
     form = await checked_form(request, who)
     found = ctx.exam_of(who.instructor, exam)
-    question = found.bank.get(question_id)
-    if question is None:
-        raise HTTPException(404, f"no question {question_id!r} in {exam}")
+    question = rubric_question(found, question_id)  # the editor's question: 404 otherwise
     try:
-        rubric = rubric_for(_subjective(question, "claim"), found.rubrics)
+        rubric = rubric_for(question, found.rubrics)
         wanted = match_key(form.get("claim") or "")
         proposal = next((p for p in exam_claims(found, question, rubric)
                          if match_key(p.claim) == wanted), None)  # fmt: skip
@@ -70,13 +70,7 @@ async def accept_exam_claim(request: Request, exam: str, question_id: str, who: 
             raise FormError("claim", "not one of the exam's false statements on this topic "
                             "that the rubric lacks")  # fmt: skip
         entry = parse_wrong_claim({**form, "claim": proposal.claim, "points": ""}, rubric)
-        criteria = [
-            c.model_copy(update={"wrong_claims": [*c.wrong_claims, entry.claim]})
-            if c.id == entry.criterion
-            else c
-            for c in rubric.criteria
-        ]
-        new = rubric.model_copy(update={"criteria": criteria})
+        new = with_wrong_claim(rubric, entry.criterion, entry.claim)
         note = f"the exam's claim ({proposal.source}) added to {entry.criterion}"
         _save(ctx, who, found, question, new, "claim", note)
     except FormError as exc:

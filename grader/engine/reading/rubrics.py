@@ -19,7 +19,7 @@ from grader.engine.reading.conclusion_read import read_conclusion
 from grader.errors import RubricError
 from grader.files.yaml_edit import update_yaml
 from grader.files.yamlfile import read_yaml_mapping, write_yaml
-from grader.models import Anchor, Bank, Conclusion, Criterion, Level, Question, Rubric
+from grader.models import Anchor, Bank, Conclusion, Criterion, Level, Question, Rubric, WrongClaim
 from grader.text import match_key
 
 DEFAULT_SUBJECTIVE_POINTS = 10.0
@@ -133,6 +133,15 @@ def load_rubrics(bank_path: Path, bank: Bank) -> dict[str, Rubric]:
         rubric = load_rubric(path, bank)
         rubrics[rubric.question_id] = rubric
     return rubrics
+
+
+def with_wrong_claim(rubric: Rubric, criterion: str, claim: WrongClaim) -> Rubric:
+    """A new rubric whose ``criterion`` lists ``claim`` after its own wrong claims."""
+    criteria = [
+        c.model_copy(update={"wrong_claims": [*c.wrong_claims, claim]}) if c.id == criterion else c
+        for c in rubric.criteria
+    ]
+    return rubric.model_copy(update={"criteria": criteria})
 
 
 def save_rubric(rubric: Rubric, folder: Path) -> Path:
