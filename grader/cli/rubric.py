@@ -114,7 +114,7 @@ def _exam_claims(bank: Bank, question: Question, rubric: Rubric) -> str:
     list yet (``grader rubric claims`` shows them)."""
     from grader.engine.reading.claims.exam import propose
 
-    false = sum(not p.true for p in propose(bank, question, rubric))
+    false = len(propose(bank, question, rubric))
     return f"{false} to review" if false else ""
 
 
@@ -173,7 +173,7 @@ def rubric_draft(
         raise fail(exc) from exc
     finally:
         backend.close()
-    exam = [p for p in propose(bank, question, rubric) if not p.true]
+    exam = propose(bank, question, rubric)
     for proposal in exam:  # a draft is unreviewed: the exam's false statements go in for review
         rubric = with_wrong_claim(rubric, proposal.criterion, WrongClaim(claim=proposal.claim))
     path = save_rubric(rubric, rubric_dir(bank_path))
@@ -230,7 +230,7 @@ def rubric_claims(
         rubric = rubric_for(question, load_rubrics(bank_path, bank))
     except GraderError as exc:
         raise fail(exc) from exc
-    proposals = [p for p in propose(bank, question, rubric) if show_true or not p.true]
+    proposals = propose(bank, question, rubric, with_true=show_true)
     if accept:
         chosen = [_accepted(choice, proposals, rubric) for choice in accept]
         for number, criterion in chosen:

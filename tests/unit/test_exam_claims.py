@@ -41,7 +41,10 @@ def test_the_exams_false_statements_are_proposed_for_the_essay_on_its_topic():
     bank = load_bank(BANK)
     rubrics = load_rubrics(BANK, bank)
     found = propose(bank, bank.get("004-s5-q4"), rubrics["004-s5-q4"])
-    false = {p.claim for p in found if not p.true}
+    assert found and not any(p.true for p in found)  # false ones, unless asked for the true
+    false = {p.claim for p in found}
+    every = propose(bank, bank.get("004-s5-q4"), rubrics["004-s5-q4"], with_true=True)
+    assert {p.claim for p in every if not p.true} == false and any(p.true for p in every)
     assert "梯度累积可以降低模型训练时的计算量" in false  # 004-s4-q10, marked ✗
     assert "梯度累积步数增加，会导致内存需求减小" in false
     assert all(p.source.startswith("004-s") and p.topic >= 0.25 for p in found)

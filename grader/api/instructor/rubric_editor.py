@@ -22,7 +22,6 @@ from grader.api.instructor.context import (
     rubric_question,
 )
 from grader.api.instructor.forms import FormError
-from grader.api.instructor.rubric_edits import exam_claims
 from grader.api.instructor.rubric_form import (
     KINDS,
     MAX_CRITERIA,
@@ -31,6 +30,7 @@ from grader.api.instructor.rubric_form import (
 )
 from grader.api.instructor.views import DONE
 from grader.engine.finish.conclusion import cap_share
+from grader.engine.reading.claims.exam import propose
 from grader.engine.reading.rubrics import rubric_dir, rubric_for, rubric_problems
 from grader.errors import RubricError
 from grader.files.yaml_edit import edited_text
@@ -157,7 +157,7 @@ def _page(
         diff=file_diff(exam, current, preview) if preview is not None else [],
         cap=cap_share(preview.conclusion) if preview and preview.conclusion else None,
         history=ctx.store.rubrics.history(exam.name, question.id, limit=10),
-        exam_claims=exam_claims(exam, question, current),
+        exam_claims=propose(exam.bank, question, current),
         done=DONE.get(request.query_params.get("done") or ""),
         here=question_url(exam.name, question.id),
         error=error,

@@ -23,7 +23,7 @@ from grader.api.instructor.context import (
 )
 from grader.api.instructor.forms import FormError, parse_wrong_claim
 from grader.api.instructor.views import back_to, question_page
-from grader.engine.reading.claims.exam import ProposedClaim, propose
+from grader.engine.reading.claims.exam import propose
 from grader.engine.reading.rubrics import rubric_for, with_wrong_claim
 from grader.errors import RubricError
 from grader.models import Question, Rubric
@@ -64,7 +64,7 @@ async def accept_exam_claim(request: Request, exam: str, question_id: str, who: 
     try:
         rubric = rubric_for(question, found.rubrics)
         wanted = match_key(form.get("claim") or "")
-        proposal = next((p for p in exam_claims(found, question, rubric)
+        proposal = next((p for p in propose(found.bank, question, rubric)
                          if match_key(p.claim) == wanted), None)  # fmt: skip
         if proposal is None:
             raise FormError("claim", "not one of the exam's false statements on this topic "
@@ -77,11 +77,6 @@ async def accept_exam_claim(request: Request, exam: str, question_id: str, who: 
         return question_page(request, ctx, who, found, question_id, error=exc)
     url = f"{question_url(exam, question_id)}/rubric?done=exam_claim#exam-claims"
     return RedirectResponse(url, status_code=303)
-
-
-def exam_claims(exam: Exam, question: Question, rubric: Rubric) -> list[ProposedClaim]:
-    """The exam's false statements on the question's topic that the rubric does not list yet."""
-    return [p for p in propose(exam.bank, question, rubric) if not p.true]
 
 
 @router.post("/exams/{exam}/questions/{question_id}/gate")

@@ -19,8 +19,9 @@ paid such answers half the points. Three lexical checks on the final grade, afte
   …", ``claims.listing``) asserts nothing of them: capped as a restated question is.
 - **Wrong claims.** A criterion may list known wrong claims (``Criterion.wrong_claims``), read
   by ``finish.wrong_claims`` (its patterns, else its wording). An asserted claim takes its
-  points (all its criterion's by default) off the grade, never below 0: a deduction, like the rubric's penalties, because one wrong statement
-  costs what the rubric says it costs whatever else the answer has. A grade that still keeps
+  points (all its criterion's by default) off the grade, never below 0: a deduction, like the
+  rubric's penalties, because one wrong statement costs what the rubric says it costs whatever
+  else the answer has. A grade that still keeps
   over ``GENEROUS_SHARE`` of the points on under ``MISTAKEN_VERIFIED_SHARE`` of them verified
   goes to a person (``thinly_verified``, hard).
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 from grader.engine.finish.context import Finishing
 from grader.engine.finish.wrong_claims import wrong_claims
@@ -89,7 +91,7 @@ _FEEDBACK = {
 
 
 def assess(
-    answer: str, question: Question, rubric: Rubric, claims: list[FoundClaim] | None = None
+    answer: str, question: Question, rubric: Rubric, claims: Sequence[FoundClaim] | None = None
 ) -> Substance:
     """The answer's content beyond the stem, what of it is the reference's, and its wrong
     claims (``claims``: as the finishing context read them once; else read here)."""
@@ -114,7 +116,7 @@ def assess(
         concrete=concrete,
         restated=restated,
         keywords_only=keyword_list(answer, rubric),
-        claims=wrong_claims(answer, rubric, stem) if claims is None else claims,
+        claims=wrong_claims(answer, rubric, stem) if claims is None else list(claims),
     )
 
 
@@ -148,7 +150,7 @@ def checked(
     answer: str,
     question: Question,
     rubric: Rubric,
-    claims: list[FoundClaim] | None = None,
+    claims: Sequence[FoundClaim] | None = None,
 ) -> Grade:
     """The final grade with the restatement cap and the wrong claims' deductions applied."""
     return bound(grade, assess(answer, question, rubric, claims), answer, rubric)
@@ -194,7 +196,7 @@ def bound(grade: Grade, substance: Substance, answer: str, rubric: Rubric) -> Gr
     ):
         reasons.append(_mistaken_reason(grade, score, rubric))
     # a re-scored grade's feedback already holds these lines: written once, first
-    kept = [x for x in (grade.feedback or "").split("\n") if x and x not in lines]
+    kept = [x for x in grade.feedback.split("\n") if x not in lines] if grade.feedback else []
     feedback = "\n".join([*lines, *kept]) or None
     return grade.model_copy(
         update={

@@ -7,30 +7,31 @@ parts (``Criterion.parts``), each criterion's points are
 
     max(verified, min(scorer's allocation, verified + share · (points − verified)))
 
-where ``share`` rises from ``NOTHING_VERIFIED_SHARE`` (no part of any criterion asserted:
-the grade rests on similarity alone) to ``UNVERIFIED_SHARE`` once ``FULL_TRUST_AT`` of the
-points are verified (an answer that demonstrably addresses the question may word the rest
-its own way). Verified points stand even where the scorer gave less. A criterion whose
-decisive part the answer denies in so many words (``PartReading.denied``: "loss 不需要除以
-累积步数") gets none, its evidence the sentence that denies it, and the answer's unverified
-criteria get no more than when nothing is verified: an answer that contradicts the content
-does not earn its similarity; where such an answer still keeps more than ``GENEROUS_SHARE``
-of the points, a person decides (``contradicted``, a hard review reason). Nor does a true
-sentence beside a listed wrong claim (``Criterion.wrong_claims``, read once per answer by
-``finish.wrong_claims`` for this step and ``finish.substance``) earn anything: a criterion
-whose wrong claim the answer asserts verifies nothing (``ClaimsCheck.set_aside``), its points
-are bounded as an unverified criterion's, and it earns the rest of the answer no trust. A person decides too where a grade
-above that line rests on less than that share verified (``thinly_verified``, hard): an
-answer worth nothing that states a few true things in the rubric's words beside false ones
-lands there, and so does a right one the rules could not read. A grade with nothing
-verified says so (``unverified``); either way its confidence is at most
-``UNVERIFIED_CONFIDENCE``, and the points withheld rank it in the review queue. Shares chosen on development data (seed sets 1
-and 3): docs/research/benchmarks-log.md, "Credit for what was verified".
+where ``share`` rises from ``NOTHING_VERIFIED_SHARE`` (no part of any criterion asserted: the
+grade rests on similarity alone) to ``UNVERIFIED_SHARE`` once ``FULL_TRUST_AT`` of the points
+are verified (an answer that demonstrably addresses the question may word the rest its own way).
+Verified points stand even where the scorer gave less. A criterion whose decisive part the
+answer denies in so many words (``PartReading.denied``: "loss 不需要除以累积步数") gets none, its
+evidence the sentence that denies it, and the answer's unverified criteria get no more than when
+nothing is verified: an answer that contradicts the content does not earn its similarity; where
+such an answer still keeps more than ``GENEROUS_SHARE`` of the points, a person decides
+(``contradicted``, a hard review reason). Nor does a true sentence beside a listed wrong claim
+(``Criterion.wrong_claims``, read once per answer by ``finish.wrong_claims`` for this step and
+``finish.substance``) earn anything: a criterion whose wrong claim the answer asserts verifies
+nothing (``ClaimsCheck.set_aside``), its points are bounded as an unverified criterion's, and it
+earns the rest of the answer no trust. A person decides too where a grade above that line rests
+on less than that share verified (``thinly_verified``, hard): an answer worth nothing that
+states a few true things in the rubric's words beside false ones lands there, and so does a
+right one the rules could not read. A grade with nothing verified says so (``unverified``);
+either way its confidence is at most ``UNVERIFIED_CONFIDENCE``, and the points withheld rank it
+in the review queue. Shares chosen on development data (seed sets 1 and 3):
+docs/research/benchmarks-log.md, "Credit for what was verified".
 
 A judge whose own readings are trusted (``claims.trust``: learned per model, at least
-``MIN_TRUST``) then decides each criterion in proportion: ``t · judge + (1 − t) · bounded``,
-the rules' verification inside the second term. An unmeasured judge, or one that says yes to everything, has trust 0 and moves
-nothing; a reader as good as the instructor sets each criterion where it reads it.
+``MIN_TRUST``) then decides each criterion in proportion: ``t · judge + (1 − t) · bounded``, the
+rules' verification inside the second term. An unmeasured judge, or one that says yes to
+everything, has trust 0 and moves nothing; a reader as good as the instructor sets each
+criterion where it reads it.
 """
 
 from __future__ import annotations

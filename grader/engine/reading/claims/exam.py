@@ -60,9 +60,12 @@ def statements(item: Question) -> list[tuple[str, bool]]:
     return []
 
 
-def propose(bank: Bank, question: Question, rubric: Rubric) -> list[ProposedClaim]:
-    """The bank's labelled statements on this essay question's topic, not yet in its rubric,
-    most on-topic first."""
+def propose(
+    bank: Bank, question: Question, rubric: Rubric, *, with_true: bool = False
+) -> list[ProposedClaim]:
+    """The bank's false statements on this essay question's topic (the wrong claims to
+    propose), with its true ones too when ``with_true``; none its rubric lists already, most
+    on-topic first."""
     own = char_ngrams(_essay_text(question, rubric))
     listed = {match_key(w.claim) for c in rubric.criteria for w in c.wrong_claims}
     found = []
@@ -73,7 +76,7 @@ def propose(bank: Bank, question: Question, rubric: Rubric) -> list[ProposedClai
         siblings = [claim for claim, _ in said]
         for claim, true in said:
             grams = char_ngrams(claim)
-            if not grams or match_key(claim) in listed:
+            if not grams or match_key(claim) in listed or (true and not with_true):
                 continue
             topic = len(grams & own) / len(grams)
             if topic < MIN_TOPIC:
