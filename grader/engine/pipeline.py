@@ -233,6 +233,7 @@ class Pipeline:
                     answer=subjective[i].answer, rubric=rubrics[question.id], question=question,
                     scoring=scored.get(i), judge=self.judge, feedback_by_judge=by_judge,
                     trust_file=self.settings.judge.trust,
+                    measure_claims=self.settings.judge.plan == "full",
                     twin=None if j is None else position[j],
                     injection=None if j is None else injection_reason(flagged[i].findings),
                 )

@@ -138,7 +138,9 @@ class PartReading(_Model):
     status: PartStatus
     evidence: str
     pays: float  # points it verifies when asserted
-    by: Literal["rules", "judge"] = "rules"  # the judge: a trusted one, where rules read nothing
+    by: Literal["rules", "judge"] = "rules"  # the judge: where rules read nothing, at its margin
+    # the judge's claim check where it was asked: P(yes) above an empty answer's (``claim_check``)
+    gap: float | None = Field(None, exclude_if=lambda gap: gap is None)
     # negated in so many words ("不需要除以N", or a sentence refuting it): the answer
     # contradicts the part, and its criterion's points go (``finish.verified``)
     denied: bool = Field(False, exclude_if=lambda denied: not denied)

@@ -181,7 +181,10 @@ def test_a_flagged_answer_is_judged_raw_and_cleaned_once_each(mode):
     submission = Submission(id="s1", question_id=qid, answer=case["injected"])
     pipe = Pipeline(bank, shown_one, judge, settings, embedder=CountingEmbedder())
     (result,) = pipe.grade_many([submission])
-    asked = Counter(r.answer for call in judge.calls for r in call)
+    # the grade's own readings; plan full also asks the claim check (``judging.claim_check``)
+    asked = Counter(
+        r.answer for call in judge.calls for r in call if not r.group.startswith("claim:")
+    )
     cleaned = flag(case["injected"]).cleaned
     per_answer = settings.judge.samples if mode == "verdict" else asked[case["injected"]]
     assert per_answer >= 1

@@ -31,13 +31,20 @@ SEEDS = [
 
 
 def oracle(seeds: list[dict], rubrics: dict) -> ScriptedJudge:
-    """A judge that reads every criterion as the instructor graded it."""
+    """A judge that reads every criterion as the instructor graded it, and states a decisive
+    part where the instructor credited its criterion."""
     shares: dict[tuple[str, str], float] = {}
     for s in seeds:
         for check in checks_for(rubrics[s["question_id"]], "zh"):
             shares[(s["answer"], check.subject)] = s["human_scores"][check.criterion] / check.points
+        for c in rubrics[s["question_id"]].criteria:
+            for part in c.parts:
+                shares[(s["answer"], part.claim)] = s["human_scores"][c.id] / c.points
 
     def read(request: LabelRequest) -> dict[str, float]:
+        if request.group.startswith("claim:"):  # a claim check: stated where the part was credited
+            yes = float(shares.get((request.answer, request.subject), 0.0) >= 0.5)
+            return {"否": 1 - yes, "是": yes}
         share = shares[(request.answer, request.subject)]
         values = [i / (len(request.labels) - 1) for i in range(len(request.labels))]
         best = min(range(len(values)), key=lambda i: abs(values[i] - share))

@@ -45,12 +45,14 @@ class Finishing:
     judge: Judge | None = None  # for the steps that ask the judge once per batch
     feedback_by_judge: bool = False  # GRADER_FEEDBACK=judge for an answer no judge read
     trust_file: Path | None = None  # GRADER_JUDGE_TRUST: how far judge models are trusted
+    measure_claims: bool = False  # plan full: the claim check asked wherever rules read nothing
     twin: int | None = None  # the batch position of this answer's cleaned twin
     injection: ReviewReason | None = None  # the suspected injection's reason, with ``twin``
     other_score: float | None = None  # a re-score whose record lacks the other variant: its score
     # filled by the steps' ``ask``, once per batch
     judged_conclusion: ConclusionRead | None = None
-    judged_claims: dict[str, float] | None = None  # a trusted judge's gap per part/claim key
+    judged_claims: dict[str, float] | None = None  # the judge's gap per part key
+    claims_margin: float | None = None  # the gap at which it states a part: None, it decides none
     feedback_sentence: str | None = None
     cleaned: Grade | None = None  # the twin's finished grade
 

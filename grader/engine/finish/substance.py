@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from grader.engine.finish.context import Finishing
 from grader.engine.finish.wrong_claims import wrong_claims
 from grader.engine.reading.claims.listing import keyword_list
+from grader.engine.reading.claims.parts import verified_by_rules
 from grader.engine.scoring.points import STEP, allocate
 from grader.engine.signals.copies import char_ngrams
 from grader.models import (
@@ -235,7 +236,8 @@ def _mistaken_and_thin(grade: Grade, substance: Substance, score: float, rubric:
         and bool(check.parts)
         and any(not c.negated for c in substance.claims)
         and score > GENEROUS_SHARE * rubric.points
-        and sum(check.verified.values()) < MISTAKEN_VERIFIED_SHARE * rubric.points
+        and sum(verified_by_rules(rubric, check.parts, check.set_aside).values())
+        < MISTAKEN_VERIFIED_SHARE * rubric.points
     )
 
 

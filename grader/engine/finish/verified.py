@@ -39,19 +39,21 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from grader.engine.finish.context import Finishing
 from grader.engine.finish.substance import GENEROUS_SHARE
 from grader.engine.finish.wrong_claims import wrong_claims
-from grader.engine.judging.claim_check import ClaimAsk, judge_claims, stated
+from grader.engine.judging.claim_check import MARGIN, ClaimAsk, judge_claims, stated
 from grader.engine.judging.feedback import missing_criteria, template_feedback
 from grader.engine.reading.claims.parts import (
     contradicted,
     has_parts,
     read_parts,
+    verified_by_rules,
     verified_points,
 )
-from grader.engine.scoring.judge_trust import trust_of
+from grader.engine.scoring.judge_trust import claim_fit, trust_of
 from grader.engine.scoring.points import STEP
 from grader.engine.signals.copies import char_ngrams
 from grader.models import (
@@ -87,18 +89,19 @@ def checked(
     stem: str = "",
     judged: Mapping[str, float] | None = None,
     claims: Sequence[FoundClaim] | None = None,
+    margin: float | None = None,
 ) -> Grade:
     """The grade with its criteria bounded by what the answer was read to assert (``stem``:
     the question's, which a clause repeats to verify nothing), and a judge trusted at least
     ``MIN_TRUST`` (``scoring.judge_trust``) deciding in proportion; ``judged``: its claim
-    check of the parts the rules left absent (``ask_claims``); ``claims``: the listed wrong
-    claims as the finishing context read them (else read here)."""
+    check of the parts the rules left absent (``ask_claims``), a part stated at ``margin``;
+    ``claims``: the listed wrong claims as the finishing context read them (else read here)."""
     weighs = trust >= MIN_TRUST and bool(grade.details.judge_points)
     if not _scored(grade) or not (has_parts(rubric) or weighs):
         return grade
     parts = read_parts(answer, rubric, stem)
     if judged:
-        parts = [_judged(p, k, judged) for k, p in enumerate(parts)]
+        parts = [_judged(p, k, judged, margin) for k, p in enumerate(parts)]
     if claims is None:
         claims = wrong_claims(answer, rubric, char_ngrams(stem))
     set_aside = sorted({c.criterion for c in claims if not c.negated})
@@ -107,7 +110,9 @@ def checked(
         parts=parts,
         verified=verified,
         set_aside=set_aside,
-        unverified_share=share_for(verified, rubric, bool(contradicted(parts)))
+        unverified_share=share_for(
+            verified_by_rules(rubric, parts, set_aside), rubric, bool(contradicted(parts))
+        )
         if has_parts(rubric)
         else 1.0,
         language=language_of(answer),
@@ -171,10 +176,21 @@ def bound(grade: Grade, check: ClaimsCheck, rubric: Rubric) -> Grade:
     generous = score > GENEROUS_SHARE * rubric.points
     if against and generous:
         reasons.append(_contradicted_reason(list(against.values()), score, rubric))
-    if check.parts and check.nothing_verified and grade.score > 0:
-        reasons.append(_unverified_reason(check, rubric))
-    elif _thin(check, rubric) and generous and not against and check.judge_trust is None:
-        reasons.append(_thin_reason(check, score, rubric))
+    # the rules' reading alone: a judge's claim check adds credit, never trust or a pass, and
+    # a grade it lifted over the line with no part the rules read goes to a person too
+    ruled = sum(verified_by_rules(rubric, check.parts, check.set_aside).values())
+    lifted = any(p.by == "judge" for p in check.parts)
+    thin = (
+        bool(check.parts)
+        and ruled < GENEROUS_SHARE * rubric.points
+        and generous
+        and not against
+        and check.judge_trust is None
+    )
+    if check.parts and not ruled and grade.score > 0 and not (lifted and thin):
+        reasons.append(_unverified_reason(check))
+    elif thin:
+        reasons.append(_thin_reason(check, ruled, score, rubric))
     if {r.code for r in reasons} & {ReviewCode.UNVERIFIED, ReviewCode.THINLY_VERIFIED}:
         confidence = min(confidence, UNVERIFIED_CONFIDENCE) if confidence is not None else None
     criteria = scaled_down(criteria, score, check.verified)
@@ -191,12 +207,17 @@ def bound(grade: Grade, check: ClaimsCheck, rubric: Rubric) -> Grade:
     )
 
 
-def _judged(part: PartReading, k: int, judged: Mapping[str, float]) -> PartReading:
-    """A part the rules left absent, asserted where the trusted judge stated it."""
+def _judged(
+    part: PartReading, k: int, judged: Mapping[str, float], margin: float | None
+) -> PartReading:
+    """A part the rules left absent, with the judge's gap where it was asked, and asserted
+    where that gap reaches the judge's margin."""
     gap = next((g for key, g in judged.items() if key.endswith(f"/part{k}")), None)
-    if part.status != "absent" or not stated(gap):
+    if part.status != "absent" or gap is None:
         return part
-    return part.model_copy(update={"status": "asserted", "by": "judge", "evidence": ""})
+    if margin is None or not stated(gap, margin):
+        return part.model_copy(update={"gap": gap})
+    return part.model_copy(update={"status": "asserted", "by": "judge", "evidence": "", "gap": gap})
 
 
 def _feedback(
@@ -230,10 +251,14 @@ def _criterion(
     span when it keeps unverified points) and one line of why."""
     zh = check.language == "zh"
     if asserted:
+        asserted = sorted(asserted, key=lambda p: p.by == "judge")  # the rules' evidence first
         said = "；".join(p.claim for p in asserted)
         if c.id in check.set_aside:  # its listed wrong claim is asserted too
             why = (f"不计验证：同时断言了本项的错误说法（{said}）" if zh
                    else f"not verified: its listed wrong claim is asserted too ({said})")  # fmt: skip
+        elif asserted[0].by == "judge":  # no quote: the judge's claim check stated it
+            why = (f"评判模型读出：{said}" if zh
+                   else f"stated, as the judge's claim check reads it: {said}")  # fmt: skip
         else:
             why = f"已验证：{said}" if zh else f"verified: {said}"
         return c.model_copy(update={"points": points, "evidence": asserted[0].evidence,
@@ -308,27 +333,33 @@ def verified_only(grade: Grade) -> Grade:
     return capped.moved(TrailStep.INJECTION, grade.score, why)
 
 
-def _unverified_reason(check: ClaimsCheck, rubric: Rubric) -> ReviewReason:
-    return ReviewReason(
-        code=ReviewCode.UNVERIFIED,
-        message=f"no decisive part of any criterion was found asserted: the grade rests on "
-        f"similarity alone, each criterion capped at {check.unverified_share:.0%} of its points",
-    )
+def _unverified_reason(check: ClaimsCheck) -> ReviewReason:
+    judged = _judged_note(check)
+    if judged:
+        message = (f"no decisive part of any criterion was found asserted by the rules; only "
+                   f"{judged}, with no quote")  # fmt: skip
+    else:
+        message = (f"no decisive part of any criterion was found asserted: the grade rests on "
+                   f"similarity alone, each criterion capped at {check.unverified_share:.0%} "
+                   f"of its points")  # fmt: skip
+    return ReviewReason(code=ReviewCode.UNVERIFIED, message=message)
 
 
-def _thin(check: ClaimsCheck, rubric: Rubric) -> bool:
-    """Under ``GENEROUS_SHARE`` of the rubric's points verified by the decisive parts."""
-    return bool(check.parts) and sum(check.verified.values()) < GENEROUS_SHARE * rubric.points
-
-
-def _thin_reason(check: ClaimsCheck, score: float, rubric: Rubric) -> ReviewReason:
-    verified = sum(check.verified.values())
+def _thin_reason(check: ClaimsCheck, ruled: float, score: float, rubric: Rubric) -> ReviewReason:
+    judged = _judged_note(check)
+    besides = f" (besides, {judged}, with no quote)" if judged else ""
     return ReviewReason(
         code=ReviewCode.THINLY_VERIFIED,
-        message=f"{score:g} of {rubric.points:g} points, of which only {verified:g} were "
-        f"verified by what the answer asserts: the rest rests on similarity, which a fluent "
+        message=f"{score:g} of {rubric.points:g} points, of which only {ruled:g} were verified "
+        f"by what the answer asserts{besides}: the rest rests on similarity, which a fluent "
         f"wrong answer has too; a person decides",
     )
+
+
+def _judged_note(check: ClaimsCheck) -> str:
+    """What the judge's claim check stated, which the rules did not: it may be wrong."""
+    stated = sorted({p.criterion for p in check.parts if p.by == "judge"})
+    return f"the judge's claim check stated parts of {', '.join(stated)}" if stated else ""
 
 
 def part_key(grade: Grade, k: int) -> str:
@@ -337,14 +368,16 @@ def part_key(grade: Grade, k: int) -> str:
 
 
 def ask_claims(grades: Sequence[Grade], contexts: Sequence[Finishing]) -> list[Finishing]:
-    """The decisive parts the rules left absent, asked in one call of a judge trusted at
-    least ``MIN_TRUST`` (``judging.claim_check``); an untrusted judge is asked nothing."""
+    """The decisive parts the rules left absent, asked in one call of the judge wherever its
+    claim reading decides (``claims_margin``), or of every answer where it is being measured
+    (``Finishing.measure_claims``: plan ``full``); a judge that decides nothing is asked nothing."""
     asks: dict[int, list[ClaimAsk]] = {}
+    margins: dict[int, float | None] = {}
     for i, (grade, c) in enumerate(zip(grades, contexts, strict=True)):
         if c.judge is None or c.question is None or c.answer is None or c.rubric is None:
             continue
-        trusted = trust_of(grade.provenance.model, c.trust_file) >= MIN_TRUST
-        if not trusted or not _applies(grade, c.rubric):
+        margins[i] = claims_margin(grade, c.answer, c.trust_file)
+        if (margins[i] is None and not c.measure_claims) or not _applies(grade, c.rubric):
             continue
         read = read_parts(c.answer, c.rubric, c.question.stem)
         asks[i] = [
@@ -358,11 +391,26 @@ def ask_claims(grades: Sequence[Grade], contexts: Sequence[Finishing]) -> list[F
     assert judge is not None
     gaps = judge_claims(judge, [a for batch in asks.values() for a in batch])
     return [
-        replace(c, judged_claims={a.key: gaps[a.key] for a in asks[i] if a.key in gaps})
+        replace(
+            c,
+            judged_claims={a.key: gaps[a.key] for a in asks[i] if a.key in gaps},
+            claims_margin=margins[i],
+        )
         if i in asks
         else c
         for i, c in enumerate(contexts)
     ]
+
+
+def claims_margin(grade: Grade, answer: str, trust_file: Path | None) -> float | None:
+    """Where the grade's judge states a part in an answer of this language: the margin fitted
+    there (``scoring.judge_trust``; None where none was precise enough), else ``MARGIN`` for a
+    judge trusted on criteria whose claim check was never fitted, else None."""
+    model = grade.provenance.model
+    fitted = claim_fit(model, language_of(answer), trust_file)
+    if fitted is not None:
+        return fitted.margin
+    return MARGIN if trust_of(model, trust_file) >= MIN_TRUST else None
 
 
 def claims_step(grade: Grade, context: Finishing) -> Grade:
@@ -376,7 +424,7 @@ def claims_step(grade: Grade, context: Finishing) -> Grade:
         trust = trust_of(grade.provenance.model, context.trust_file)
         new = checked(
             grade, context.answer, rubric, trust, context.question.stem, context.judged_claims,
-            context.wrong_claims,
+            context.wrong_claims, context.claims_margin,
         )  # fmt: skip
     else:
         new = reapply(grade, rubric)

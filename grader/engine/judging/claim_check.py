@@ -1,12 +1,13 @@
-"""Claims the rules left unread, asked of a trusted judge: one token, against an empty answer.
+"""Claims the rules left unread, asked of a judge: one token, against an empty answer.
 
-A served judge that reads criteria well (``claims.trust``) is also asked, for each decisive
-part and wrong claim the rules found absent, "does the answer state <claim>?" (one forward
-step, ``prompts/claim_check/``). Small models say yes to nearly any such question, so the
-question is asked twice: on the answer, and once per claim on an empty answer to the same
-question; the answer states the claim when its P(yes) exceeds the empty answer's by
-``MARGIN``. A part so read verifies its points (``by: judge``); a wrong claim so read takes
-them. Rules decide first: a claim they read asserted or negated is never asked.
+A judge whose claim reading was measured (``scoring.judge_trust``: a margin per answer
+language, fitted on graded answers) is asked, for each decisive part the rules found absent,
+"does the answer state <claim>?" (one forward step, ``prompts/claim_check/``). Small models say
+yes to nearly any such question, so the question is asked twice: on the answer, and once per
+claim on an empty answer to the same question; the answer states the claim when its P(yes)
+exceeds the empty answer's by the judge's margin (``MARGIN`` for a judge trusted on criteria
+whose claim reading was never fitted). A part so read verifies its points (``by: judge``,
+``finish.verified``). Rules decide first: a claim they read asserted or negated is never asked.
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ def judge_claims(judge: Judge, asks: Sequence[ClaimAsk]) -> dict[str, float]:
     return gaps
 
 
-def stated(gap: float | None) -> bool:
-    return gap is not None and gap >= MARGIN
+def stated(gap: float | None, margin: float = MARGIN) -> bool:
+    return gap is not None and gap >= margin
 
 
 def _request(ask: ClaimAsk, answer: str, key: str) -> LabelRequest:

@@ -8,6 +8,13 @@ each criterion's mean: ``trust = max(0, 1 − MAE(judge) / MAE(criterion mean))`
 better than the mean gets 0, a perfect reader 1. ``grader calibrate judge-trust`` fits it and
 stores it under the model's name in a trust file (``GRADER_JUDGE_TRUST``; the shipped one
 holds the embedded models' entries, measured on the development seed answers).
+
+A judge's claim check (``judging.claim_check``: does the answer state this decisive part?) is
+measured apart, per answer language: ``fit_claims`` takes the smallest margin at which the
+parts it reads as stated were credited by the instructor (their criterion at least half its
+points) ``CLAIM_PRECISION`` of the time. A model with no such margin in a language, like the
+embedded 1.5B on Chinese answers, where it states the true parts a fluent wrong answer names,
+is not asked there.
 """
 
 from __future__ import annotations
@@ -24,6 +31,23 @@ from grader.errors import ConfigError
 
 SHIPPED = Path(__file__).with_name("judge_trust.json")
 MIN_READINGS = 20  # criterion readings a fit needs
+CLAIM_PRECISION = 0.9  # of the parts a judge states, the share an instructor must have credited
+MIN_STATED = 10  # parts stated at a margin before its precision counts
+MIN_CLAIM_READINGS = 50  # parts read in a language before a margin is fitted there
+MARGINS = tuple(round(0.1 + 0.05 * i, 2) for i in range(11))  # 0.1 … 0.6, tried smallest first
+
+
+class ClaimMargin(BaseModel):
+    """Where a judge model's claim check states a part in answers of one language, or that it
+    never does so precisely enough (``margin`` None: the most precise margin's figures)."""
+
+    margin: float | None  # P(yes) above the empty answer's at which a part is stated
+    at: float  # the margin the figures below were measured at
+    precision: float  # of the parts stated there, the share the instructor credited
+    stated: int
+    readings: int  # parts read
+    credited: float  # of all the parts read, the share the instructor credited
+    data: str  # what it was fit on
 
 
 class JudgeTrust(BaseModel):
@@ -35,6 +59,7 @@ class JudgeTrust(BaseModel):
     judge_mae: float  # mean |judge − instructor| per criterion, as a share of its points
     mean_mae: float  # the same for each criterion's mean instructor share
     data: str  # what it was fit on
+    claims: dict[str, ClaimMargin] = Field(default_factory=dict)  # by answer language
 
 
 def fit(model: str, readings: Iterable[tuple[str, float, float]], data: str) -> JudgeTrust:
@@ -57,6 +82,42 @@ def fit(model: str, readings: Iterable[tuple[str, float, float]], data: str) -> 
         mean_mae=round(mean_mae, 4),
         data=data,
     )
+
+
+def fit_claims(readings: Iterable[tuple[str, float, bool]], data: str) -> dict[str, ClaimMargin]:
+    """``readings``: (answer language, the judge's gap, whether the instructor credited the
+    part's criterion) per part asked: for each language, the smallest margin precise enough,
+    or None with the most precise margin's figures."""
+    by_language: dict[str, list[tuple[float, bool]]] = defaultdict(list)
+    for language, gap, credited in readings:
+        by_language[language].append((gap, credited))
+    found = {}
+    for language, rows in sorted(by_language.items()):
+        if len(rows) < MIN_CLAIM_READINGS:
+            continue
+        tried = [
+            (margin, stated)
+            for margin in MARGINS
+            if len(stated := [credited for gap, credited in rows if gap >= margin]) >= MIN_STATED
+        ]
+        if not tried:
+            continue
+        precise = [(m, stated) for m, stated in tried if _precision(stated) >= CLAIM_PRECISION]
+        at, stated = precise[0] if precise else max(tried, key=lambda t: _precision(t[1]))
+        found[language] = ClaimMargin(
+            margin=at if precise else None,
+            at=at,
+            precision=round(_precision(stated), 3),
+            stated=len(stated),
+            readings=len(rows),
+            credited=round(sum(c for _, c in rows) / len(rows), 3),
+            data=data,
+        )
+    return found
+
+
+def _precision(stated: list[bool]) -> float:
+    return sum(stated) / len(stated)
 
 
 def load(path: Path) -> dict[str, JudgeTrust]:
@@ -86,3 +147,13 @@ def trust_of(model: str | None, path: Path | None = None) -> float:
     entries = {**load(SHIPPED), **(load(path) if path is not None else {})}
     found = entries.get(model)
     return found.trust if found else 0.0
+
+
+def claim_fit(model: str | None, language: str, path: Path | None = None) -> ClaimMargin | None:
+    """How the model's claim check was fitted on answers of ``language``; None where it never
+    was (its ``margin`` is None where it was, and no margin was precise enough)."""
+    if not model:
+        return None
+    entries = {**load(SHIPPED), **(load(path) if path is not None else {})}
+    found = entries.get(model)
+    return found.claims.get(language) if found else None

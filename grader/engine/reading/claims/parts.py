@@ -47,6 +47,16 @@ def verified_points(rubric: Rubric, parts: list[PartReading]) -> dict[str, float
     return {c.id: 0.0 if c.id in against else min(c.points, points[c.id]) for c in rubric.criteria}
 
 
+def verified_by_rules(
+    rubric: Rubric, parts: list[PartReading], set_aside: list[str]
+) -> dict[str, float]:
+    """The points the rules' own readings verify (a set-aside criterion's none): what the
+    review flags and the trust in the rest of an answer rest on. A judge's reading of a part
+    adds that part's credit, never this: it states the true things a fluent wrong answer names."""
+    ruled = verified_points(rubric, [p for p in parts if p.by == "rules"])
+    return {k: 0.0 if k in set_aside else v for k, v in ruled.items()}
+
+
 def contradicted(parts: list[PartReading]) -> dict[str, PartReading]:
     """Per criterion, the first of its parts the answer denies in so many words."""
     found: dict[str, PartReading] = {}
