@@ -1,5 +1,6 @@
 """``grader calibrate judge-trust``: how far a judge model's own readings of criteria can be
-trusted, learned from an instructor's points per criterion and stored under its name."""
+trusted, and where its claim check states a part, learned from an instructor's points per
+criterion and stored under its name."""
 
 from __future__ import annotations
 
@@ -27,8 +28,9 @@ def calibrate_judge_trust(
         Path,
         typer.Option(
             "--grades",
-            help="Grades JSONL graded with the judge reading every criterion "
-            "(GRADER_JUDGE_PLAN=full): its own points are in details.judge_points.",
+            help="Grades JSONL graded with the judge reading every criterion and claim "
+            "(GRADER_JUDGE_PLAN=full): its own points are in details.judge_points, its claim "
+            "checks in details.claims.parts[].gap.",
         ),
     ],
     trust_file: Annotated[
@@ -41,10 +43,23 @@ def calibrate_judge_trust(
 ) -> None:
     """Learn how far the judge that graded GRADES reads criteria as you do, and store it under
     its model's name: grading then lets that judge's readings decide in proportion (0: they
-    decide nothing, as for any model never measured; 1: they decide every criterion)."""
+    decide nothing, as for any model never measured; 1: they decide every criterion). Where
+    the grades carry its claim checks, also learn per answer language the margin at which a
+    part it states is one you credited (90 % of the time), or that none is: there it is not
+    asked."""
     from grader.calibrate import read_human_scores
     from grader.config import Settings
-    from grader.engine.scoring.judge_trust import fit, store
+    from grader.engine.scoring.judge_trust import (
+        CLAIM_PRECISION,
+        MIN_CLAIM_READINGS,
+        MIN_READINGS,
+        MIN_STATED,
+        JudgeTrust,
+        fit,
+        fit_claims,
+        load,
+        store,
+    )
     from grader.files.grades import read_grades
 
     try:
@@ -53,19 +68,26 @@ def calibrate_judge_trust(
             err.print("[bold red]error:[/] name the trust file: --trust-file or GRADER_JUDGE_TRUST")
             raise typer.Exit(code=2)
         humans = {h.submission_id: h for h in read_human_scores(human)}
-        readings, models = [], set()
+        readings, claims, models = [], [], set()
         for grade in read_grades(grades):
             scored = humans.get(grade.submission_id)
-            own = grade.details.judge_points
-            if scored is None or not own or not scored.criteria:
+            own = grade.details.judge_points or {}
+            check = grade.details.claims
+            asked = [p for p in check.parts if p.gap is not None] if check else []
+            if scored is None or not scored.criteria or not (own or asked):
                 continue
             models.add(grade.provenance.model or "")
+            tops = {c.id: c.max_points for c in grade.criteria}
             for c in grade.criteria:
                 if c.id in own and c.id in scored.criteria and c.max_points > 0:
                     key = f"{grade.question_id}/{c.id}"
                     readings.append(
                         (key, own[c.id] / c.max_points, scored.criteria[c.id] / c.max_points)
                     )
+            for part in asked:
+                given = scored.criteria.get(part.criterion)
+                if check is not None and part.gap is not None and given is not None:
+                    claims.append((check.language, part.gap, given >= 0.5 * tops[part.criterion]))
     except GraderError as exc:
         raise fail(exc) from exc
     if len(models) != 1 or not next(iter(models)):
@@ -73,16 +95,37 @@ def calibrate_judge_trust(
         err.print(f"[bold red]error:[/] the grades name {escape(named)} as their judge model: "
                   "fit one judge at a time, on grades its criterion checks read")  # fmt: skip
         raise typer.Exit(code=2)
-    model = next(iter(models))
+    model, data = next(iter(models)), f"{human.name} × {grades.name}"
     try:
-        entry = fit(model, readings, data=f"{human.name} × {grades.name}")
+        if len(readings) >= MIN_READINGS or not claims:
+            entry = fit(model, readings, data=data)
+        else:  # only the claim margins are learned: a criterion trust already stored stands
+            entry = load(target).get(model) or JudgeTrust(
+                model=model, trust=0.0, readings=0, judge_mae=0.0, mean_mae=0.0,
+                data="criteria not measured",
+            )  # fmt: skip
     except ValueError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))} (criteria scored in both files with "
                   "the judge's own points)")  # fmt: skip
         raise typer.Exit(code=2) from exc
+    if claims:
+        entry = entry.model_copy(update={"claims": fit_claims(claims, data=data)})
     store(entry, target)
     console.print(
         f"{escape(model)}: trust {entry.trust:.2f} over {entry.readings} criterion readings "
         f"(judge off by {entry.judge_mae:.0%} of a criterion's points, its mean by "
         f"{entry.mean_mae:.0%}); written to {escape(str(target))}"
     )
+    for language, fitted in sorted(entry.claims.items()):
+        of = f"{fitted.precision:.0%} of the {fitted.stated} parts stated at {fitted.at:.2f}"
+        decides = (f"states a part at a margin of {fitted.margin:.2f}" if fitted.margin is not None
+                   else f"is not asked: no margin reached {CLAIM_PRECISION:.0%}")  # fmt: skip
+        console.print(
+            f"  claim check, {language} answers: {decides} ({of} were credited; of all "
+            f"{fitted.readings} parts asked, {fitted.credited:.0%})"
+        )
+    if claims and not entry.claims:
+        console.print(
+            f"  claim check: too few parts asked ({len(claims)}; a language needs "
+            f"{MIN_CLAIM_READINGS}, {MIN_STATED} of them stated); the judge is not asked claims"
+        )
