@@ -5,7 +5,7 @@ criterion and stored under its name."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -13,6 +13,9 @@ from rich.markup import escape
 from grader.cli.app import console, err, fail
 from grader.cli.calibrate import calibrate_app
 from grader.errors import GraderError
+
+if TYPE_CHECKING:
+    from grader.engine.scoring.judge_trust import JudgeTrust
 
 
 @calibrate_app.command("judge-trust")
@@ -47,47 +50,16 @@ def calibrate_judge_trust(
     the grades carry its claim checks, also learn per answer language the margin at which a
     part it states is one you credited (90 % of the time), or that none is: there it is not
     asked."""
-    from grader.calibrate import read_human_scores
     from grader.config import Settings
-    from grader.engine.scoring.judge_trust import (
-        CLAIM_PRECISION,
-        MIN_CLAIM_READINGS,
-        MIN_READINGS,
-        MIN_STATED,
-        JudgeTrust,
-        fit,
-        fit_claims,
-        load,
-        store,
-    )
-    from grader.files.grades import read_grades
+    from grader.engine.scoring.judge_trust import MIN_READINGS, JudgeTrust, fit, fit_claims, load
+    from grader.engine.scoring.judge_trust import store as store_entry
 
     try:
         target = trust_file or Settings().judge.trust
         if target is None:
             err.print("[bold red]error:[/] name the trust file: --trust-file or GRADER_JUDGE_TRUST")
             raise typer.Exit(code=2)
-        humans = {h.submission_id: h for h in read_human_scores(human)}
-        readings, claims, models = [], [], set()
-        for grade in read_grades(grades):
-            scored = humans.get(grade.submission_id)
-            own = grade.details.judge_points or {}
-            check = grade.details.claims
-            asked = [p for p in check.parts if p.gap is not None] if check else []
-            if scored is None or not scored.criteria or not (own or asked):
-                continue
-            models.add(grade.provenance.model or "")
-            tops = {c.id: c.max_points for c in grade.criteria}
-            for c in grade.criteria:
-                if c.id in own and c.id in scored.criteria and c.max_points > 0:
-                    key = f"{grade.question_id}/{c.id}"
-                    readings.append(
-                        (key, own[c.id] / c.max_points, scored.criteria[c.id] / c.max_points)
-                    )
-            for part in asked:
-                given = scored.criteria.get(part.criterion)
-                if check is not None and part.gap is not None and given is not None:
-                    claims.append((check.language, part.gap, given >= 0.5 * tops[part.criterion]))
+        readings, claims, models = _readings(human, grades)
     except GraderError as exc:
         raise fail(exc) from exc
     if len(models) != 1 or not next(iter(models)):
@@ -110,10 +82,55 @@ def calibrate_judge_trust(
         raise typer.Exit(code=2) from exc
     if claims:
         entry = entry.model_copy(update={"claims": fit_claims(claims, data=data)})
-    store(entry, target)
+    store_entry(entry, target)
+    _report(entry, len(claims), target)
+
+
+def _readings(
+    human: Path, grades: Path
+) -> tuple[list[tuple[str, float, float]], list[tuple[str, float, bool]], set[str]]:
+    """The judge's criterion readings (key, its share, the instructor's), its claim checks
+    (answer language, gap, whether the instructor credited the part's criterion), and the
+    judge models the grades name."""
+    from grader.calibrate import read_human_scores
+    from grader.files.grades import read_grades
+
+    humans = {h.submission_id: h for h in read_human_scores(human)}
+    readings: list[tuple[str, float, float]] = []
+    claims: list[tuple[str, float, bool]] = []
+    models: set[str] = set()
+    for grade in read_grades(grades):
+        scored = humans.get(grade.submission_id)
+        own = grade.details.judge_points or {}
+        check = grade.details.claims
+        asked = [p for p in check.parts if p.gap is not None] if check else []
+        if scored is None or not scored.criteria or not (own or asked):
+            continue
+        models.add(grade.provenance.model or "")
+        tops = {c.id: c.max_points for c in grade.criteria}
+        for c in grade.criteria:
+            if c.id in own and c.id in scored.criteria and c.max_points > 0:
+                key = f"{grade.question_id}/{c.id}"
+                readings.append(
+                    (key, own[c.id] / c.max_points, scored.criteria[c.id] / c.max_points)
+                )
+        for part in asked:
+            given = scored.criteria.get(part.criterion)
+            if check is not None and part.gap is not None and given is not None:
+                claims.append((check.language, part.gap, given >= 0.5 * tops[part.criterion]))
+    return readings, claims, models
+
+
+def _report(entry: JudgeTrust, claims: int, target: Path) -> None:
+    from grader.engine.scoring.judge_trust import (
+        CLAIM_PRECISION,
+        MIN_CLAIM_READINGS,
+        MIN_STATED,
+    )
+
     console.print(
-        f"{escape(model)}: trust {entry.trust:.2f} over {entry.readings} criterion readings "
-        f"(judge off by {entry.judge_mae:.0%} of a criterion's points, its mean by "
+        f"{escape(entry.model)}: trust {entry.trust:.2f} over {entry.readings} criterion "
+        f"readings (judge off by {entry.judge_mae:.0%} of a criterion's points, its mean by "
         f"{entry.mean_mae:.0%}); written to {escape(str(target))}"
     )
     for language, fitted in sorted(entry.claims.items()):
@@ -126,6 +143,6 @@ def calibrate_judge_trust(
         )
     if claims and not entry.claims:
         console.print(
-            f"  claim check: too few parts asked ({len(claims)}; a language needs "
+            f"  claim check: too few parts asked ({claims}; a language needs "
             f"{MIN_CLAIM_READINGS}, {MIN_STATED} of them stated); the judge is not asked claims"
         )

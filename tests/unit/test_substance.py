@@ -174,11 +174,14 @@ def test_a_generous_grade_beside_a_wrong_claim_on_little_verified_goes_to_a_pers
     claimed = substance.assess("累积步数越大，显存占用越大。有效批次变大。", question, CLAIMS)
 
     def read(c2: float) -> ClaimsCheck:
-        part = PartReading(
-            criterion="C1", claim="有效批次", status="asserted", evidence="x", pays=2
-        )
+        """C1's part asserted, and C2's for ``c2`` points where ``c2``: what the rules verify."""
+        parts = [
+            PartReading(criterion=c, claim=claim, status="asserted", evidence="x", pays=pays)
+            for c, claim, pays in [("C1", "有效批次", 2.0), ("C2", "噪声", c2)]
+            if pays
+        ]
         verified = {"C1": 2.0, "C2": c2}
-        return ClaimsCheck(parts=[part], verified=verified, unverified_share=0.3)
+        return ClaimsCheck(parts=parts, verified=verified, unverified_share=0.3)
 
     # 4.5 − 2 keeps 2.5 of 5 points on 2 verified (under half): hard, whatever the ranking
     thin = substance.bound(_grade(4.5, claims=read(0.0)), claimed, "", CLAIMS)

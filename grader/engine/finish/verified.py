@@ -43,6 +43,13 @@ from pathlib import Path
 
 from grader.engine.finish.context import Finishing
 from grader.engine.finish.substance import GENEROUS_SHARE
+from grader.engine.finish.verified_words import (
+    contradicted_line,
+    contradicted_reason,
+    criterion_line,
+    thin_reason,
+    unverified_reason,
+)
 from grader.engine.finish.wrong_claims import wrong_claims
 from grader.engine.judging.claim_check import MARGIN, ClaimAsk, judge_claims, stated
 from grader.engine.judging.feedback import missing_criteria, template_feedback
@@ -65,7 +72,6 @@ from grader.models import (
     Method,
     PartReading,
     ReviewCode,
-    ReviewReason,
     Rubric,
     TrailStep,
 )
@@ -162,9 +168,9 @@ def bound(grade: Grade, check: ClaimsCheck, rubric: Rubric) -> Grade:
             t = check.judge_trust or 0.0
             points = t * min(top, judged[c.id]) + (1 - t) * points
         if c.id in against:
-            criteria.append(_contradicted(c, points, against[c.id], check.language))
+            criteria.append(contradicted_line(c, points, against[c.id], check.language))
         else:
-            criteria.append(_criterion(c, points, asserted.get(c.id, []), check))
+            criteria.append(criterion_line(c, points, asserted.get(c.id, []), check))
     total = math.floor(sum(c.points for c in criteria) / STEP + 1e-9) * STEP
     score = min(total, rubric.points)
     update: dict[str, float] = {"withheld": round(max(0.0, grade.score - score), 2)}
@@ -175,7 +181,7 @@ def bound(grade: Grade, check: ClaimsCheck, rubric: Rubric) -> Grade:
     confidence = grade.confidence
     generous = score > GENEROUS_SHARE * rubric.points
     if against and generous:
-        reasons.append(_contradicted_reason(list(against.values()), score, rubric))
+        reasons.append(contradicted_reason(list(against.values()), score, rubric))
     # the rules' reading alone: a judge's claim check adds credit, never trust or a pass, and
     # a grade it lifted over the line with no part the rules read goes to a person too
     ruled = sum(verified_by_rules(rubric, check.parts, check.set_aside).values())
@@ -188,9 +194,9 @@ def bound(grade: Grade, check: ClaimsCheck, rubric: Rubric) -> Grade:
         and check.judge_trust is None
     )
     if check.parts and not ruled and grade.score > 0 and not (lifted and thin):
-        reasons.append(_unverified_reason(check))
+        reasons.append(unverified_reason(check))
     elif thin:
-        reasons.append(_thin_reason(check, ruled, score, rubric))
+        reasons.append(thin_reason(check, ruled, score, rubric))
     if {r.code for r in reasons} & {ReviewCode.UNVERIFIED, ReviewCode.THINLY_VERIFIED}:
         confidence = min(confidence, UNVERIFIED_CONFIDENCE) if confidence is not None else None
     criteria = scaled_down(criteria, score, check.verified)
@@ -244,52 +250,6 @@ def _scored(grade: Grade) -> bool:
     )
 
 
-def _criterion(
-    c: CriterionScore, points: float, asserted: list[PartReading], check: ClaimsCheck
-) -> CriterionScore:
-    """The criterion's points, its evidence (the clause that verified it, or the scorer's
-    span when it keeps unverified points) and one line of why."""
-    zh = check.language == "zh"
-    if asserted:
-        asserted = sorted(asserted, key=lambda p: p.by == "judge")  # the rules' evidence first
-        said = "；".join(p.claim for p in asserted)
-        if c.id in check.set_aside:  # its listed wrong claim is asserted too
-            why = (f"不计验证：同时断言了本项的错误说法（{said}）" if zh
-                   else f"not verified: its listed wrong claim is asserted too ({said})")  # fmt: skip
-        elif asserted[0].by == "judge":  # no quote: the judge's claim check stated it
-            why = (f"评判模型读出：{said}" if zh
-                   else f"stated, as the judge's claim check reads it: {said}")  # fmt: skip
-        else:
-            why = f"已验证：{said}" if zh else f"verified: {said}"
-        return c.model_copy(update={"points": points, "evidence": asserted[0].evidence,
-                                    "rationale": why})  # fmt: skip
-    if points <= 0:
-        why = "未找到其要点的表述" if zh else "no statement of its content found"
-        return c.model_copy(update={"points": 0.0, "evidence": "", "rationale": why})
-    share = f"{check.unverified_share:.0%}"
-    why = (f"未验证：按相似度给分，至多{share}" if zh
-           else f"not verified: scored by similarity, at most {share}")  # fmt: skip
-    # no sentence of the answer was read to carry this criterion's content: no evidence
-    return c.model_copy(update={"points": points, "evidence": "", "rationale": why})
-
-
-def _contradicted(
-    c: CriterionScore, points: float, part: PartReading, language: str
-) -> CriterionScore:
-    """A criterion the answer contradicts: the sentence that does, and the part it denies."""
-    why = f"与要点相反：{part.claim}" if language == "zh" else f"contradicts: {part.claim}"
-    return c.model_copy(update={"points": points, "evidence": part.evidence, "rationale": why})
-
-
-def _contradicted_reason(parts: list[PartReading], score: float, rubric: Rubric) -> ReviewReason:
-    named = "; ".join(f"{p.criterion} «{p.claim}» denied by «{p.evidence[:60]}»" for p in parts)
-    return ReviewReason(
-        code=ReviewCode.CONTRADICTED,
-        message=f"the answer contradicts a decisive part ({named}) yet keeps {score:g} of "
-        f"{rubric.points:g} points: a person decides which reading stands",
-    )
-
-
 def scaled_down(
     criteria: list[CriterionScore], score: float, verified: dict[str, float]
 ) -> list[CriterionScore]:
@@ -331,35 +291,6 @@ def verified_only(grade: Grade) -> Grade:
         f"verified and at most {NOTHING_VERIFIED_SHARE:.0%} of the rest"
     )
     return capped.moved(TrailStep.INJECTION, grade.score, why)
-
-
-def _unverified_reason(check: ClaimsCheck) -> ReviewReason:
-    judged = _judged_note(check)
-    if judged:
-        message = (f"no decisive part of any criterion was found asserted by the rules; only "
-                   f"{judged}, with no quote")  # fmt: skip
-    else:
-        message = (f"no decisive part of any criterion was found asserted: the grade rests on "
-                   f"similarity alone, each criterion capped at {check.unverified_share:.0%} "
-                   f"of its points")  # fmt: skip
-    return ReviewReason(code=ReviewCode.UNVERIFIED, message=message)
-
-
-def _thin_reason(check: ClaimsCheck, ruled: float, score: float, rubric: Rubric) -> ReviewReason:
-    judged = _judged_note(check)
-    besides = f" (besides, {judged}, with no quote)" if judged else ""
-    return ReviewReason(
-        code=ReviewCode.THINLY_VERIFIED,
-        message=f"{score:g} of {rubric.points:g} points, of which only {ruled:g} were verified "
-        f"by what the answer asserts{besides}: the rest rests on similarity, which a fluent "
-        f"wrong answer has too; a person decides",
-    )
-
-
-def _judged_note(check: ClaimsCheck) -> str:
-    """What the judge's claim check stated, which the rules did not: it may be wrong."""
-    stated = sorted({p.criterion for p in check.parts if p.by == "judge"})
-    return f"the judge's claim check stated parts of {', '.join(stated)}" if stated else ""
 
 
 def part_key(grade: Grade, k: int) -> str:
