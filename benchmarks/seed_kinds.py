@@ -14,8 +14,15 @@ are development data; sets 2, 5, 6, 8, 9, 11 and 14 are held out: read each once
 ``claims/claims_90.jsonl`` under ``GRADER_DATA_DIR``, each answer read for its claim by the
 older wording matcher and by the rules with patterns written blind); no model.
 
+``--claim-check`` asks the judge's claim check of every decisive part the rules left absent in
+the development sets' answers instead, per answer language and margin against the instructor's
+points (``lib.claim_check``); ``--store`` writes the margin it fits into a trust file, which is
+how the shipped entry of the embedded 1.5B was measured.
+
     python -m benchmarks.seed_kinds --sets 1,3,4,7,10,12,13 [--judge vllm --plan full] [--out FILE]
     python -m benchmarks.seed_kinds --claims-set [--patterns FILE] [--out FILE]
+    python -m benchmarks.seed_kinds --claim-check --sets 1,3,4,7,10,12,13 --judge vllm \
+        [--store grader/engine/scoring/judge_trust.json] [--out FILE]
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from pathlib import Path
 
 from scipy import stats
 
-from benchmarks.lib import claims_reading
+from benchmarks.lib import claim_check, claims_reading
 from benchmarks.lib.common import ROOT, code_version, command, write_result
 from benchmarks.lib.splits import add_data_dir, data_file, use_data_dir
 from grader.bank.files import load_bank
@@ -37,6 +44,7 @@ from grader.config import JudgeSettings, Settings
 from grader.embed import Embedder, make_embedder
 from grader.engine.pipeline import Pipeline
 from grader.engine.reading.rubrics import load_rubrics
+from grader.engine.scoring import judge_trust
 from grader.judge import make_judge
 from grader.models import Grade, Submission
 
@@ -174,6 +182,11 @@ def parser() -> argparse.ArgumentParser:
         help="with --claims-set: claim id -> patterns (default: the blind ones)",
     )  # fmt: skip
     found.add_argument(
+        "--claim-check", action="store_true",
+        help="ask the judge's claim check of the parts the rules left absent (development sets)",
+    )  # fmt: skip
+    found.add_argument("--store", type=Path, help="with --claim-check: a trust file for the fit")
+    found.add_argument(
         "--cold", action="store_true", help="embed every answer (no vector cache): for the time"
     )
     found.add_argument("--out", type=Path, help="the result JSON (default: the terminal)")
@@ -191,6 +204,12 @@ def main(argv: list[str] | None = None) -> None:
     unknown = [s for s in sets if s not in SETS]
     if unknown:
         parser().error(f"--sets: unknown set(s) {unknown}; known: {sorted(SETS)}")
+    if args.claim_check:
+        held_out = sorted(set(sets) & HELD_OUT)
+        if held_out:
+            parser().error(f"--sets: {held_out} held out; a margin is fitted on development sets")
+        write_result(claim_check_result(sets, args.judge, args.store), args.out)
+        return
     seeds = load_seeds(sets)
     settings = Settings(judge=JudgeSettings(backend=args.judge, plan=args.plan))  # type: ignore[arg-type]
     grades, seconds = grade_seeds(seeds, settings, args.cold)
@@ -208,6 +227,29 @@ def main(argv: list[str] | None = None) -> None:
         **kind_table(seeds, grades),
     }
     write_result(result, args.out)
+
+
+def claim_check_result(sets: list[str], judge: str, store: Path | None) -> dict:
+    """The judge's claim check on the sets' unread parts, and the margin fitted on it."""
+    read, model, seconds = claim_check.claim_readings(load_seeds(sets), judge)
+    data = f"seed answer sets {', '.join(sets)} (development), seed_kinds --claim-check"
+    fitted = judge_trust.fit_claims(
+        ((r["language"], r["gap"], r["credited"]) for r in read), data=data
+    )
+    if store is not None:
+        claim_check.store_fit(model, fitted, store)
+    return {
+        "benchmark": "seed_kinds --claim-check",
+        "data": data,
+        "model": model,
+        "command": command(),
+        "code": code_version("grader", "rubrics", "prompts", __file__),
+        "asks": len(read),
+        "seconds_per_ask": round(seconds / max(1, len(read)), 3),
+        "precision_wanted": judge_trust.CLAIM_PRECISION,
+        "fitted": {k: v.model_dump() for k, v in fitted.items()},
+        "table": claim_check.margin_table(read),
+    }
 
 
 def claims_result(patterns: Path) -> dict:

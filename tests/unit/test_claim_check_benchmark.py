@@ -1,4 +1,4 @@
-"""``benchmarks.claim_margin`` asks the development seed answers' unread parts, tables them per
+"""``benchmarks.seed_kinds --claim-check`` asks the development seed answers' unread parts, tables them per
 language and margin, and stores the fit under the judge's model name; held-out sets are refused."""
 
 from __future__ import annotations
@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from benchmarks import claim_margin
+from benchmarks import seed_kinds
 from grader.engine.scoring import judge_trust
 
 
 def test_the_fit_is_stored_with_the_model_and_the_table_counts_every_part(tmp_path):
     out, trust = tmp_path / "result.json", tmp_path / "trust.json"
-    claim_margin.main(["--sets", "1", "--judge", "scripted", "--store", str(trust),
-                       "--out", str(out)])  # fmt: skip
+    seed_kinds.main(["--claim-check", "--sets", "1", "--judge", "scripted", "--store", str(trust),
+                     "--out", str(out)])  # fmt: skip
     result = json.loads(out.read_text(encoding="utf-8"))
     assert result["model"] == "coverage-script" and result["asks"] > 0
     table = result["table"]
@@ -29,5 +29,5 @@ def test_the_fit_is_stored_with_the_model_and_the_table_counts_every_part(tmp_pa
 
 def test_held_out_sets_are_refused(capsys):
     with pytest.raises(SystemExit):
-        claim_margin.main(["--sets", "1,14", "--judge", "scripted"])
+        seed_kinds.main(["--claim-check", "--sets", "1,14", "--judge", "scripted"])
     assert "held out" in capsys.readouterr().err
