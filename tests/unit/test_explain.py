@@ -57,6 +57,9 @@ def test_a_grade_moved_by_several_steps_is_told_step_by_step(tmp_path):
         assert f"{round(c.points, 2):g} / {c.max_points:g}" in row
         if c.points > 0 and c.evidence:
             assert c.evidence[:20] in row
+        if c.rationale:  # its line of why, right under it
+            below = out.splitlines()[out.splitlines().index(row) + 1]
+            assert below.strip().startswith(f"↳ {' '.join(c.rationale.split())[:40]}")
     steps = re.findall(r"^  (\d+)\. (\w+) ", out, flags=re.MULTILINE)
     assert [s for _, s in steps] == [e.step for e in grade.trail]
     last = out.splitlines()[out.splitlines().index("How the score was decided:") + 1 :]

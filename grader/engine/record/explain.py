@@ -31,14 +31,17 @@ def explain(grade: Grade) -> list[str]:
 
 
 def criteria_lines(grade: Grade) -> list[str]:
-    """Each criterion's points and the sentence that earned them (none for no points)."""
+    """Each criterion's points, the sentence that earned them (none for no points) and its
+    line of why where the grade has one ("verified: …", "not verified: scored by similarity")."""
     if not grade.criteria:
         return []
     width = max(len(c.id) for c in grade.criteria)
-    lines = ["Criteria (points given, and the answer's sentence that earned them):"]
+    lines = ["Criteria (points given, the answer's sentence that earned them, and why):"]
     for c in grade.criteria:
         earned = f"  “{_cut(c.evidence)}”" if c.evidence and c.points > 0 else ""
         lines.append(f"  {c.id:<{width}}  {_points(c.points)} / {_points(c.max_points)}{earned}")
+        if c.rationale:
+            lines.append(f"  {' ' * width}  ↳ {_cut(c.rationale)}")
     return lines
 
 
