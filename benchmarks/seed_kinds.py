@@ -237,7 +237,7 @@ def claim_check_result(sets: list[str], judge: str, store: Path | None) -> dict:
         ((r["language"], r["gap"], r["credited"]) for r in read), data=data
     )
     if store is not None:
-        claim_check.store_fit(model, fitted, store)
+        judge_trust.store_claims(model, fitted, store)
     return {
         "benchmark": "seed_kinds --claim-check",
         "data": data,

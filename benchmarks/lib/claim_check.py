@@ -5,14 +5,13 @@ Each such part is asked of the judge ("does the answer state <part>?", against a
 ``judging.claim_check``), as grading asks it. A part counts as credited where the instructor
 gave its criterion at least half its points. Per answer language and margin: the parts stated
 and how many of them were credited; ``scoring.judge_trust.fit_claims`` then keeps a margin, or
-none, and ``store_fit`` writes it into the judge model's entry of a trust file.
+none, which ``judge_trust.store_claims`` writes into the judge model's entry of a trust file.
 """
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
-from pathlib import Path
 
 from benchmarks.lib.common import ROOT
 from grader.bank.files import load_bank
@@ -88,12 +87,3 @@ def _kinds(rows: list[dict]) -> dict[str, int]:
     for row in rows:
         counts[row["kind"]] += 1
     return dict(sorted(counts.items()))
-
-
-def store_fit(model: str, fitted: dict[str, judge_trust.ClaimMargin], path: Path) -> None:
-    """The model's entry in ``path`` with its claim margins replaced, its criterion trust kept
-    (0 over no readings for a model never fitted on criteria)."""
-    entry = judge_trust.load(path).get(model) or judge_trust.JudgeTrust(
-        model=model, trust=0.0, readings=0, judge_mae=0.0, mean_mae=0.0, data="not measured"
-    )
-    judge_trust.store(entry.model_copy(update={"claims": fitted}), path)

@@ -51,7 +51,7 @@ def calibrate_judge_trust(
     part it states is one you credited (90 % of the time), or that none is: there it is not
     asked."""
     from grader.config import Settings
-    from grader.engine.scoring.judge_trust import MIN_READINGS, JudgeTrust, fit, fit_claims, load
+    from grader.engine.scoring.judge_trust import MIN_READINGS, fit, fit_claims, store_claims
     from grader.engine.scoring.judge_trust import store as store_entry
 
     try:
@@ -68,21 +68,18 @@ def calibrate_judge_trust(
                   "fit one judge at a time, on grades its criterion checks read")  # fmt: skip
         raise typer.Exit(code=2)
     model, data = next(iter(models)), f"{human.name} × {grades.name}"
-    try:
-        if len(readings) >= MIN_READINGS or not claims:
+    if claims and len(readings) < MIN_READINGS:  # the claim margins alone: a trust stays
+        entry = store_claims(model, fit_claims(claims, data=data), target)
+    else:
+        try:
             entry = fit(model, readings, data=data)
-        else:  # only the claim margins are learned: a criterion trust already stored stands
-            entry = load(target).get(model) or JudgeTrust(
-                model=model, trust=0.0, readings=0, judge_mae=0.0, mean_mae=0.0,
-                data="criteria not measured",
-            )  # fmt: skip
-    except ValueError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))} (criteria scored in both files with "
-                  "the judge's own points)")  # fmt: skip
-        raise typer.Exit(code=2) from exc
-    if claims:
-        entry = entry.model_copy(update={"claims": fit_claims(claims, data=data)})
-    store_entry(entry, target)
+        except ValueError as exc:
+            err.print(f"[bold red]error:[/] {escape(str(exc))} (criteria scored in both files "
+                      "with the judge's own points)")  # fmt: skip
+            raise typer.Exit(code=2) from exc
+        if claims:
+            entry = entry.model_copy(update={"claims": fit_claims(claims, data=data)})
+        store_entry(entry, target)
     _report(entry, len(claims), target)
 
 

@@ -12,9 +12,9 @@ holds the embedded models' entries, measured on the development seed answers).
 A judge's claim check (``judging.claim_check``: does the answer state this decisive part?) is
 measured apart, per answer language: ``fit_claims`` takes the smallest margin at which the
 parts it reads as stated were credited by the instructor (their criterion at least half its
-points) ``CLAIM_PRECISION`` of the time. A model with no such margin in a language, like the
-embedded 1.5B on Chinese answers, where it states the true parts a fluent wrong answer names,
-is not asked there.
+points) ``CLAIM_PRECISION`` of the time. A model with no such margin in a language is not
+asked there: the embedded 1.5B in either, as it states the true parts a fluent wrong answer
+names too.
 """
 
 from __future__ import annotations
@@ -139,21 +139,34 @@ def store(entry: JudgeTrust, path: Path) -> None:
     path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
+def store_claims(model: str, claims: dict[str, ClaimMargin], path: Path) -> JudgeTrust:
+    """The model's entry in ``path`` stored with its claim margins replaced and its criterion
+    trust kept (0 over no readings for a model never fitted on criteria); returned."""
+    kept = load(path).get(model) or JudgeTrust(
+        model=model, trust=0.0, readings=0, judge_mae=0.0, mean_mae=0.0, data="not measured"
+    )
+    entry = kept.model_copy(update={"claims": claims})
+    store(entry, path)
+    return entry
+
+
 def trust_of(model: str | None, path: Path | None = None) -> float:
     """The model's trust from the file (the shipped one by default); 0 for a model never
     measured: an unknown judge decides nothing."""
-    if not model:
-        return 0.0
-    entries = {**load(SHIPPED), **(load(path) if path is not None else {})}
-    found = entries.get(model)
+    found = _entry(model, path)
     return found.trust if found else 0.0
 
 
 def claim_fit(model: str | None, language: str, path: Path | None = None) -> ClaimMargin | None:
     """How the model's claim check was fitted on answers of ``language``; None where it never
     was (its ``margin`` is None where it was, and no margin was precise enough)."""
+    found = _entry(model, path)
+    return found.claims.get(language) if found else None
+
+
+def _entry(model: str | None, path: Path | None) -> JudgeTrust | None:
+    """The model's entry: the file's (``GRADER_JUDGE_TRUST``) over the shipped one's."""
     if not model:
         return None
     entries = {**load(SHIPPED), **(load(path) if path is not None else {})}
-    found = entries.get(model)
-    return found.claims.get(language) if found else None
+    return entries.get(model)
