@@ -161,3 +161,19 @@ def test_a_claim_check_measured_imprecise_is_not_asked_even_of_a_judge_trusted_o
                       judge_mae=0.0, mean_mae=0.5, data="x"), path)  # fmt: skip
     grade(CHINESE, path, asked)
     assert asked  # never measured on claims: a judge trusted on criteria states at MARGIN
+
+
+def test_a_broken_trust_file_is_named_and_a_rewritten_one_read_again(tmp_path):
+    from grader.errors import ConfigError
+
+    path = tmp_path / "trust.json"
+    path.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"trust\.json: not a judge trust file"):
+        judge_trust.trust_of("m", path)
+    path.unlink()
+    entry = judge_trust.JudgeTrust(model="m", trust=0.7, readings=30, judge_mae=0.1,
+                                   mean_mae=0.4, data="x")  # fmt: skip
+    judge_trust.store(entry, path)
+    assert judge_trust.trust_of("m", path) == 0.7
+    judge_trust.store(entry.model_copy(update={"trust": 0.2}), path)  # same size, new content
+    assert judge_trust.trust_of("m", path) == 0.2

@@ -19,6 +19,7 @@ names too.
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 from collections import defaultdict
@@ -122,13 +123,7 @@ def _precision(stated: list[bool]) -> float:
 
 def load(path: Path) -> dict[str, JudgeTrust]:
     """The trust file's entries by model name; a missing file has none."""
-    if not path.exists():
-        return {}
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        return {name: JudgeTrust.model_validate(entry) for name, entry in raw.items()}
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: not a judge trust file ({exc})") from exc
+    return dict(_read(path))
 
 
 def store(entry: JudgeTrust, path: Path) -> None:
@@ -168,5 +163,24 @@ def _entry(model: str | None, path: Path | None) -> JudgeTrust | None:
     """The model's entry: the file's (``GRADER_JUDGE_TRUST``) over the shipped one's."""
     if not model:
         return None
-    entries = {**load(SHIPPED), **(load(path) if path is not None else {})}
+    entries = {**_read(SHIPPED), **(_read(path) if path is not None else {})}
     return entries.get(model)
+
+
+def _read(path: Path) -> dict[str, JudgeTrust]:
+    """``load``, its parse done once per content of the file: grading asks every answer's."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"{path}: not a judge trust file ({exc})") from exc
+    return _parsed(path, text)
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(path: Path, text: str) -> dict[str, JudgeTrust]:
+    try:
+        return {name: JudgeTrust.model_validate(entry) for name, entry in json.loads(text).items()}
+    except (ValueError, AttributeError) as exc:  # not JSON, not an object, or a bad entry
+        raise ConfigError(f"{path}: not a judge trust file ({exc})") from exc
