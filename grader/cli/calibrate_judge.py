@@ -100,7 +100,8 @@ def _readings(
         scored = humans.get(grade.submission_id)
         own = grade.details.judge_points or {}
         check = grade.details.claims
-        asked = [p for p in check.parts if p.gap is not None] if check else []
+        language = check.language if check else "zh"
+        asked = [(p, p.gap) for p in check.parts if p.gap is not None] if check else []
         if scored is None or not scored.criteria or not (own or asked):
             continue
         models.add(grade.provenance.model or "")
@@ -111,10 +112,10 @@ def _readings(
                 readings.append(
                     (key, own[c.id] / c.max_points, scored.criteria[c.id] / c.max_points)
                 )
-        for part in asked:
+        for part, gap in asked:
             given = scored.criteria.get(part.criterion)
-            if check is not None and part.gap is not None and given is not None:
-                claims.append((check.language, part.gap, given >= 0.5 * tops[part.criterion]))
+            if given is not None:
+                claims.append((language, gap, given >= 0.5 * tops[part.criterion]))
     return readings, claims, models
 
 

@@ -162,10 +162,6 @@ class ClaimsCheck(_Model):
     # of theirs, so the true sentence beside it earns no trust (``finish.verified``)
     set_aside: list[str] = Field(default_factory=list, exclude_if=lambda ids: not ids)
 
-    @property
-    def nothing_verified(self) -> bool:
-        return not any(self.verified.values())
-
 
 class Substance(_Model):
     """What an answer adds beyond the question's words, and the wrong claims it makes."""

@@ -56,7 +56,10 @@ def test_nothing_verified_keeps_a_tenth_and_says_so():
     grade = verified.checked(scored(1.5, 1.5), "梯度累积很好用，大家都用它。", RUBRIC)
     assert grade.score == 0.0  # 10 % of each criterion's 2 points, floored to half points
     check = grade.details.claims
-    assert check.nothing_verified and check.unverified_share == verified.NOTHING_VERIFIED_SHARE
+    assert (
+        not any(check.verified.values())
+        and check.unverified_share == verified.NOTHING_VERIFIED_SHARE
+    )
     assert check.capped_from == 3.0 and check.withheld == 3.0
     assert [r.code for r in grade.review_reasons] == [ReviewCode.UNVERIFIED]
     assert grade.confidence == verified.UNVERIFIED_CONFIDENCE
@@ -202,7 +205,9 @@ def test_a_bare_list_of_the_rubrics_terms_verifies_nothing_and_is_capped():
     listed = "梯度累加 / 不立即更新 / 多个小批次 / 多次前向反向 / 不清零 / 累积步数 / 有效批次 / 模拟大批次"
     prose = "每个小批次前向反向后梯度累加，不立即更新；累积步数满了再更新，等效于大批次。"
     assert keyword_list(listed, rubric) and not keyword_list(prose, rubric)
-    assert verified.checked(scored(2.0, 2.0), listed, rubric).details.claims.nothing_verified
+    assert not any(
+        verified.checked(scored(2.0, 2.0), listed, rubric).details.claims.verified.values()
+    )
     found = substance.assess(listed, bank.get("004-s5-q1"), rubric)
     assert found.keywords_only and substance.capped(4.0, 5.0, found) == 0.5
 

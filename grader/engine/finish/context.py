@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING
 
 from grader.engine.finish.wrong_claims import wrong_claims
 from grader.engine.signals.copies import char_ngrams
-from grader.models import AnchoredReading, FoundClaim, Grade, Question, ReviewReason, Rubric
+from grader.models import (
+    AnchoredReading,
+    FoundClaim,
+    Grade,
+    PartReading,
+    Question,
+    ReviewReason,
+    Rubric,
+)
 
 if TYPE_CHECKING:
     from grader.engine.reading.conclusion_read import ConclusionRead
@@ -51,8 +59,8 @@ class Finishing:
     other_score: float | None = None  # a re-score whose record lacks the other variant: its score
     # filled by the steps' ``ask``, once per batch
     judged_conclusion: ConclusionRead | None = None
-    judged_claims: dict[str, float] | None = None  # the judge's gap per part key
-    claims_margin: float | None = None  # the gap at which it states a part: None, it decides none
+    # the decisive parts as the rules read them, with the judge's claim check where it was asked
+    parts: list[PartReading] | None = None
     feedback_sentence: str | None = None
     cleaned: Grade | None = None  # the twin's finished grade
 

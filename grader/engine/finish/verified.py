@@ -37,7 +37,7 @@ criterion where it reads it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -93,21 +93,19 @@ def checked(
     rubric: Rubric,
     trust: float = 0.0,
     stem: str = "",
-    judged: Mapping[str, float] | None = None,
     claims: Sequence[FoundClaim] | None = None,
-    margin: float | None = None,
+    parts: list[PartReading] | None = None,
 ) -> Grade:
     """The grade with its criteria bounded by what the answer was read to assert (``stem``:
     the question's, which a clause repeats to verify nothing), and a judge trusted at least
-    ``MIN_TRUST`` (``scoring.judge_trust``) deciding in proportion; ``judged``: its claim
-    check of the parts the rules left absent (``ask_claims``), a part stated at ``margin``;
-    ``claims``: the listed wrong claims as the finishing context read them (else read here)."""
+    ``MIN_TRUST`` (``scoring.judge_trust``) deciding in proportion; ``claims`` and ``parts``:
+    the listed wrong claims and the decisive parts as the finishing context read them (the
+    parts with the judge's claim check where it was asked: ``ask_claims``), else read here."""
     weighs = trust >= MIN_TRUST and bool(grade.details.judge_points)
     if not _scored(grade) or not (has_parts(rubric) or weighs):
         return grade
-    parts = read_parts(answer, rubric, stem)
-    if judged:
-        parts = [_judged(p, k, judged, margin) for k, p in enumerate(parts)]
+    if parts is None:
+        parts = read_parts(answer, rubric, stem)
     if claims is None:
         claims = wrong_claims(answer, rubric, char_ngrams(stem))
     set_aside = sorted({c.criterion for c in claims if not c.negated})
@@ -213,12 +211,9 @@ def bound(grade: Grade, check: ClaimsCheck, rubric: Rubric) -> Grade:
     )
 
 
-def _judged(
-    part: PartReading, k: int, judged: Mapping[str, float], margin: float | None
-) -> PartReading:
+def _judged(part: PartReading, gap: float | None, margin: float | None) -> PartReading:
     """A part the rules left absent, with the judge's gap where it was asked, and asserted
     where that gap reaches the judge's margin."""
-    gap = next((g for key, g in judged.items() if key.endswith(f"/part{k}")), None)
     if part.status != "absent" or gap is None:
         return part
     if margin is None or not stated(gap, margin):
@@ -301,19 +296,21 @@ def part_key(grade: Grade, k: int) -> str:
 def ask_claims(grades: Sequence[Grade], contexts: Sequence[Finishing]) -> list[Finishing]:
     """The decisive parts the rules left absent, asked in one call of the judge wherever its
     claim reading decides (``claims_margin``), or of every answer where it is being measured
-    (``Finishing.measure_claims``: plan ``full``); a judge that decides nothing is asked nothing."""
+    (``Finishing.measure_claims``: plan ``full``); a judge that decides nothing is asked nothing.
+    An asked answer's context keeps the parts so read (``Finishing.parts``): read once."""
     asks: dict[int, list[ClaimAsk]] = {}
     margins: dict[int, float | None] = {}
+    read: dict[int, list[PartReading]] = {}
     for i, (grade, c) in enumerate(zip(grades, contexts, strict=True)):
         if c.judge is None or c.question is None or c.answer is None or c.rubric is None:
             continue
         margins[i] = claims_margin(grade, c.answer, c.trust_file)
         if (margins[i] is None and not c.measure_claims) or not _applies(grade, c.rubric):
             continue
-        read = read_parts(c.answer, c.rubric, c.question.stem)
+        read[i] = read_parts(c.answer, c.rubric, c.question.stem)
         asks[i] = [
             ClaimAsk(part_key(grade, k), c.question, p.claim, c.answer)
-            for k, p in enumerate(read)
+            for k, p in enumerate(read[i])
             if p.status == "absent"
         ]
     if not any(asks.values()):
@@ -322,15 +319,12 @@ def ask_claims(grades: Sequence[Grade], contexts: Sequence[Finishing]) -> list[F
     assert judge is not None
     gaps = judge_claims(judge, [a for batch in asks.values() for a in batch])
     return [
-        replace(
-            c,
-            judged_claims={a.key: gaps[a.key] for a in asks[i] if a.key in gaps},
-            claims_margin=margins[i],
-        )
+        replace(c, parts=[_judged(p, gaps.get(part_key(grades[i], k)), margins[i])
+                          for k, p in enumerate(read[i])])
         if i in asks
         else c
         for i, c in enumerate(contexts)
-    ]
+    ]  # fmt: skip
 
 
 def claims_margin(grade: Grade, answer: str, trust_file: Path | None) -> float | None:
@@ -354,8 +348,8 @@ def claims_step(grade: Grade, context: Finishing) -> Grade:
     if context.question is not None and context.answer is not None:
         trust = trust_of(grade.provenance.model, context.trust_file)
         new = checked(
-            grade, context.answer, rubric, trust, context.question.stem, context.judged_claims,
-            context.wrong_claims, context.claims_margin,
+            grade, context.answer, rubric, trust, context.question.stem, context.wrong_claims,
+            context.parts,
         )  # fmt: skip
     else:
         new = reapply(grade, rubric)
