@@ -70,6 +70,27 @@ def test_the_patterns_own_words_negate_nothing():
     assert status("memory stays unchanged as N grows", same) == "asserted"
 
 
+@pytest.mark.parametrize(
+    ("answer", "expected", "denied"),
+    [
+        ("观看时长和答题记录跟学生兴趣无关。", "negated", True),  # the comment after its topic
+        ("用户画像也不需要。", "negated", True),
+        ("用户画像和观看时长是不需要的。", "negated", True),  # a tail after the dismissal
+        ("Watch time and the learner profile are unnecessary.", "negated", True),
+        ("用户画像很重要，观看时长也要记录。", "asserted", False),
+        ("不需要的用户画像字段要删掉，观看时长要保留。", "asserted", False),  # not at the end
+    ],
+)
+def test_a_dismissal_ending_the_clause_negates_what_it_follows(answer, expected, denied):
+    reading = read_claim(ReadAnswer.of(answer), [["用户画像|观看时长|learnerprofile|watchtime"]])
+    assert (reading.status, reading.denied) == (expected, denied)
+
+
+def test_a_dismissal_that_is_the_patterns_own_word_negates_nothing():
+    assert status("显存占用与累积步数无关", [["显存", "@same"]]) == "asserted"
+    assert status("显存占用与累积步数无关", [["显存", "步数"]]) == "negated"
+
+
 def test_two_clauses_count_only_in_order():
     grows = [["n越大|步数越大", "显存|内存", "@up"]]
     assert status("步数越大，显存占用越大", grows) == "asserted"

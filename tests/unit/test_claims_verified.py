@@ -220,6 +220,20 @@ def test_a_clause_that_repeats_the_stem_verifies_nothing():
     assert verified.checked(scored(1.0, 1.0), said, RUBRIC).details.claims.verified["C2"] == 2.0
 
 
+def test_terms_between_spaces_are_a_keyword_list_but_a_sentence_or_a_program_is_not():
+    from grader.engine.reading.claims.listing import keyword_list
+
+    path = RUBRICS / "grad_accum_engineer.yaml"
+    rubric = load_rubrics(path, load_bank(path))["004-s5-q3"]
+    spaced = "梯度累积 PyTorch optimizer zero_grad loss backward accum_steps .grad step 显存 尾批"
+    sentence = "divide the loss by accum steps then call backward and step once every N batches"
+    program = "```python\nloss = loss / accum_steps\nloss.backward()\noptimizer.step()\n```"
+    program += "\nzero_grad、backward、step、GradScaler、no_sync、clip_grad_norm_"
+    assert keyword_list(spaced, rubric)
+    assert not keyword_list(sentence, rubric) and not keyword_list(program, rubric)
+    assert not keyword_list("梯度累积 就是 把 梯度 加起来, then step", rubric)
+
+
 def test_a_formula_is_no_keyword_list():
     from grader.engine.reading.claims.listing import keyword_list
 

@@ -146,6 +146,9 @@ STUDENT_TEXT = {
     "claims: a list of bracketed terms": (_claims, _repeat("涉及", "显存（梯度、", "激活）、")),
     "claims: brackets never closed": (_claims, _repeat("涉及", "（显存、", "")),
     "claims: Latin terms glued to prefixes": (_claims, _repeat("", "recompute unstable ")),
+    "claims: terms between spaces": (_claims, _repeat("", "显存 ")),
+    "claims: marks between spaces": (_claims, _repeat("", "a. ")),
+    "claims: a long tail after a dismissal": (_claims, _repeat("显存不需要", "了", "x")),
 }
 
 PAPER_TEXT = {

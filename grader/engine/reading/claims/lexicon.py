@@ -50,6 +50,16 @@ WIDE_NEGATORS = (
     *("不需要", "不用", "无需", "无须", "不必", "不含", "不包括", "不涉及"),
     *("并不需要", "根本不", "完全不", "noneed", "doesnotneed", "donotneed", "without"),
 )
+# Predicates that end a clause and dismiss every term before it, the way Chinese puts the
+# comment after its topic ("用户画像也不需要", "答题记录跟兴趣无关", "warmup 没必要").
+DISMISSALS = (
+    *("不需要", "不用", "无需", "不必", "没必要", "没有必要", "无关", "不相关", "没关系"),
+    *("没用", "没有用", "无用", "不重要", "没有意义", "无意义", "是多余", "可以忽略", "可忽略"),
+    *("可以丢弃", "丢弃", "丢掉", "可以不要", "不要", "isunnecessary", "unnecessary"),
+    *("notneeded", "isirrelevant", "irrelevant", "useless", "canbeignored", "canbedropped"),
+)
+# What may follow a dismissal at the clause's end ("是不需要的", "没必要了", "是多余的吧").
+CLAUSE_TAIL = "了的啊吧呢哦呀嘛!！~…."
 NEGATION_WINDOW = 6  # characters before a Chinese term; words before an English one: 4
 # What may stand between a negator and the term it denies ("没有减少", "不会增加", "不再同步").
 DENIAL_LINKS = ("", "有", "是", "会", "能", "再")

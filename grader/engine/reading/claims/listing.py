@@ -5,8 +5,11 @@ no order, no reason. Such an answer is read as a list when it is not written in 
 most one Chinese comma, full stop or colon), has at least ``MIN_ITEMS`` items (split at 、 | ;,
 " / " and line breaks; "n/2" is a formula, not two items), half of them or more at most
 ``SHORT_CHARS`` letters long, and at least ``KEY_SHARE`` of them the rubric's own key points,
-inside one or holding one. A list verifies no part and earns at most the restatement's cap
-(``substance``). One pass over the answer.
+inside one or holding one. Terms may also stand between spaces alone ("梯度累积 PyTorch
+zero_grad loss backward …"): an answer with no sentence mark at all is split at its spaces
+when its separators give too few items, unless an English function word shows it is a
+sentence ("divide the loss by n"). A fenced code block is a program, never a list. A list verifies no part and earns at most the
+restatement's cap (``substance``). One pass over the answer.
 """
 
 from __future__ import annotations
@@ -20,6 +23,15 @@ MIN_ITEMS = 6
 SHORT_CHARS = 16
 KEY_SHARE = 0.4
 _SEPARATORS = re.compile(r"[、；;|\n·•]+|\s/\s")  # "/" only between spaces: n/2 is a formula
+_FENCE = "```"
+_SPACES = re.compile(r"\s+")
+_SENTENCE_MARKS = re.compile(r"[,.;:!?](?:\s|$)")  # "clip_grad_norm_" and ".grad" are terms
+_FUNCTION_WORDS = frozenset(
+    {
+        *("a", "an", "the", "is", "are", "be", "to", "of", "by", "and", "or", "in", "on", "for"),
+        *("with", "it", "its", "we", "you", "then", "so", "that", "this", "when", "if", "not"),
+    }
+)
 _PROSE = (
     "，",
     "。",
@@ -31,9 +43,9 @@ _PROSE = (
 
 def keyword_list(answer: str, rubric: Rubric) -> bool:
     """Whether ``answer`` is only a list of the rubric's terms (module docstring)."""
-    if sum(answer.count(mark) for mark in _PROSE) > 1:
-        return False
-    items = [match_key(i) for i in _SEPARATORS.split(answer) if content_chars(i) > 0]
+    if sum(answer.count(mark) for mark in _PROSE) > 1 or _FENCE in answer:
+        return False  # sentences, or a program: its lines are statements, not terms
+    items = _items(answer)
     if len(items) < MIN_ITEMS:
         return False
     short = sum(content_chars(i) <= SHORT_CHARS for i in items)
@@ -42,3 +54,17 @@ def keyword_list(answer: str, rubric: Rubric) -> bool:
     keys = [match_key(k) for c in rubric.criteria for k in c.key_points if k.strip()]
     listed = sum(any(i in k or k in i for k in keys) for i in items)
     return listed >= KEY_SHARE * len(items)
+
+
+def _items(answer: str) -> list[str]:
+    """The answer's items as match keys: split at the list separators, or at its spaces where
+    those give too few and nothing marks a sentence."""
+    items = [i for i in _SEPARATORS.split(answer) if content_chars(i) > 0]
+    if len(items) < MIN_ITEMS and not any(m in answer for m in _PROSE):
+        words = [w for w in _SPACES.split(answer) if content_chars(w) > 0]
+        sentence = _SENTENCE_MARKS.search(answer) or any(
+            w.casefold() in _FUNCTION_WORDS for w in words
+        )
+        if not sentence:
+            items = words
+    return [match_key(i) for i in items]

@@ -131,8 +131,9 @@ def _value(alternative: str, written: str) -> Value:
 
 
 def negated_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> bool:
-    """Whether a negator stands just before key position ``start`` in the clause, or a wide
-    one ("不需要", "无需") anywhere before it in the clause. Words that start with one and
+    """Whether a negator stands just before key position ``start`` in the clause, a wide
+    one ("不需要", "无需") anywhere before it, or a dismissal ending the clause after it
+    ("用户画像也不需要"). Words that start with one and
     negate nothing ("不仅", "无论") do not count, nor does a negator at a position ``ignored``
     marks: the pattern's own terms ("而不是", "不随")."""
     return _negator_before(clause, start, ignored, tight=False)
@@ -140,7 +141,7 @@ def negated_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> 
 
 def denied_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> bool:
     """Whether the term at ``start`` is negated in so many words: a wide negator before it
-    ("不需要", "without"), or a negator right on it ("并非不变", "没有减少", "does not reduce").
+    ("不需要", "without") or a dismissal after it ("……跟兴趣无关"), or a negator right on it ("并非不变", "没有减少", "does not reduce").
     A negator further back may be a verb's between them ("并不省算力", "不做梯度同步": the
     claim's own content), which ``negated_at`` counts and a denial does not."""
     return _negator_before(clause, start, ignored, tight=True)
@@ -155,6 +156,8 @@ def _negator_before(clause: Clause, start: int, ignored: bytes | bytearray, tigh
 
     wide = clause.wide_negation
     if 0 <= wide < start and free(wide):
+        return True
+    if start < clause.dismissal and free(clause.dismissal):
         return True
     reach = 1 + max(map(len, DENIAL_LINKS)) if tight else NEGATION_WINDOW
     for at in range(max(0, start - reach), start):
@@ -201,7 +204,7 @@ def opposite(written: list[str]) -> list[str] | None:
 def has_negator(clause: Clause) -> bool:
     """Whether any negator stands in the clause: an opposite direction read in it could be
     negated from further back than ``negated_at`` looks ("不会因为多攒几次而变大")."""
-    if clause.wide_negation >= 0:
+    if clause.wide_negation >= 0 or clause.dismissal >= 0:
         return True
     for at, ch in enumerate(clause.key):
         if ch in NEGATORS_ZH and not _negates_nothing(clause.key, at, len(clause.key)):

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from grader.engine.reading.claims.lexicon import (
+    CLAUSE_TAIL,
+    DISMISSALS,
     LATIN_PREFIXES,
     STATEMENT_MARKS_ZH,
     WIDE_NEGATORS,
@@ -39,6 +41,7 @@ def key_of(text: str) -> str:
 
 
 WIDE_KEYS = tuple(key_of(w) for w in WIDE_NEGATORS)
+DISMISSAL_KEYS = tuple(key_of(w) for w in DISMISSALS)
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class Clause:
     key: str
     sentence: int  # which sentence of the answer it is in
     wide_negation: int  # where its first wide negator ("不需要", "无需") starts; -1 if none
+    dismissal: int  # where the predicate that ends it and dismisses what precedes starts; -1
     _spaced: str
     _at: tuple[int, ...]
 
@@ -62,11 +66,14 @@ class Clause:
         key = "".join(ch for ch, _ in kept)
         body = len(key_of(f"{heading}：")) if heading else 0
         wide = [at for w in WIDE_KEYS if (at := key.find(w, body)) >= 0]
+        said = key.rstrip(CLAUSE_TAIL)
+        ending = [len(said) - len(w) for w in DISMISSAL_KEYS if said.endswith(w)]
         return Clause(
             text=text.strip(),
             key=key,
             sentence=sentence,
             wide_negation=min(wide, default=-1),
+            dismissal=min(ending, default=-1),
             _spaced=spaced,
             _at=tuple(i for _, i in kept),
         )
