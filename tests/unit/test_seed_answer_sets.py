@@ -27,7 +27,7 @@ SETS = (
     "seed_answers.jsonl", "seed_answers_2.jsonl", "seed_answers_3.jsonl", "seed_answers_4.jsonl",
     "seed_answers_5.jsonl", "seed_answers_6.jsonl", "seed_answers_7.jsonl", "seed_answers_8.jsonl",
     "seed_answers_9.jsonl", "seed_answers_10.jsonl", "seed_answers_11.jsonl", "seed_answers_12.jsonl",
-    "seed_answers_13.jsonl", "seed_answers_14.jsonl",
+    "seed_answers_13.jsonl", "seed_answers_14.jsonl", "seed_answers_15.jsonl",
     "master_keys.jsonl",
 )  # fmt: skip
 KINDS = {
@@ -38,12 +38,13 @@ SET2_KINDS = KINDS - {"blank", "master_key", "mixed", "zero"}
 # set 3 (development data for the "worth 0 scores 0" gates): per question, how many of each kind
 SET3_KINDS = {"off_topic": 2, "wrong": 2, "weak": 1, "strong": 1, "partial": 1, "paraphrase": 1}
 WORTH_0 = {"off_topic", "wrong", "weak"}
-# sets 4 and 7 (development, ids dev4-, dev7-), 5, 6, 8, 9, 11 and 14 (held out, ids hold5-,
-# hold6-, hold8-, hold9-, hold11-, hold14-): per question, how many of each kind
+# sets 4 and 7 (development, ids dev4-, dev7-), 5, 6, 8, 9, 11, 14 and 15 (held out, ids hold5-,
+# hold6-, hold8-, hold9-, hold11-, hold14-, hold15-): per question, how many of each kind
 SET4_KINDS = {
     "strong": 1, "partial": 1, "mixed": 2, "wrong": 2, "zero": 2, "injection": 1, "english": 1,
 }  # fmt: skip
 SET5_KINDS = {**SET4_KINDS, "mixed": 1, "zero": 1}
+SET15_KINDS = {**SET5_KINDS, "zero": 2, "injection": 2}  # more of the kinds the bars are about
 # set 10 (development, ids dev10-): hard cases, true things beside false central claims
 SET10_KINDS = {"strong": 1, "wrong": 3, "injection": 2}
 # set 12 (development, ids dev12-): answers in English
@@ -180,9 +181,10 @@ def test_third_set_has_each_kind_per_question_and_its_zero_kinds_score_0(rubrics
         ("seed_answers_12.jsonl", "dev12-", SET12_KINDS),
         ("seed_answers_13.jsonl", "dev13-", SET13_KINDS),
         ("seed_answers_14.jsonl", "hold14-", SET5_KINDS),
+        ("seed_answers_15.jsonl", "hold15-", SET15_KINDS),
     ],
 )
-def test_sets_four_to_fourteen_have_their_kinds_per_question_and_kind_bounds(
+def test_sets_four_to_fifteen_have_their_kinds_per_question_and_kind_bounds(
     name, prefix, per_kind, rubrics
 ):
     answers = rows(name)
