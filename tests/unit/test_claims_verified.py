@@ -226,10 +226,12 @@ def test_terms_between_spaces_are_a_keyword_list_but_a_sentence_or_a_program_is_
     path = RUBRICS / "grad_accum_engineer.yaml"
     rubric = load_rubrics(path, load_bank(path))["004-s5-q3"]
     spaced = "梯度累积 PyTorch optimizer zero_grad loss backward accum_steps .grad step 显存 尾批"
+    spaced += " no_sync"
+    terse = "zero_grad 先 loss/N backward 累加 .grad 每N步 step"  # a student's notes: too few
     sentence = "divide the loss by accum steps then call backward and step once every N batches"
     program = "```python\nloss = loss / accum_steps\nloss.backward()\noptimizer.step()\n```"
     program += "\nzero_grad、backward、step、GradScaler、no_sync、clip_grad_norm_"
-    assert keyword_list(spaced, rubric)
+    assert keyword_list(spaced, rubric) and not keyword_list(terse, rubric)
     assert not keyword_list(sentence, rubric) and not keyword_list(program, rubric)
     assert not keyword_list("梯度累积 就是 把 梯度 加起来, then step", rubric)
 

@@ -7,9 +7,11 @@ most one Chinese comma, full stop or colon), has at least ``MIN_ITEMS`` items (s
 ``SHORT_CHARS`` letters long, and at least ``KEY_SHARE`` of them the rubric's own key points,
 inside one or holding one. Terms may also stand between spaces alone ("梯度累积 PyTorch
 zero_grad loss backward …"): an answer with no sentence mark at all is split at its spaces
-when its separators give too few items, unless an English function word shows it is a
-sentence ("divide the loss by n"). A fenced code block is a program, never a list. A list verifies no part and earns at most the
-restatement's cap (``substance``). One pass over the answer.
+when its separators give too few items and its spaces ``SPACED_ITEMS`` or more, unless an
+English function word shows it is a sentence ("divide the loss by n"); real students' terse
+notes run shorter (ADS and Mohler development answers of 6–7 such items are right answers).
+A fenced code block is a program, never a list. A list verifies no part and earns at most
+the restatement's cap (``substance``). One pass over the answer.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from grader.models import Rubric
 from grader.text import content_chars, match_key
 
 MIN_ITEMS = 6
+SPACED_ITEMS = 12
 SHORT_CHARS = 16
 KEY_SHARE = 0.4
 _SEPARATORS = re.compile(r"[、；;|\n·•]+|\s/\s")  # "/" only between spaces: n/2 is a formula
@@ -65,6 +68,6 @@ def _items(answer: str) -> list[str]:
         sentence = _SENTENCE_MARKS.search(answer) or any(
             w.casefold() in _FUNCTION_WORDS for w in words
         )
-        if not sentence:
+        if not sentence and len(words) >= SPACED_ITEMS:
             items = words
     return [match_key(i) for i in items]
