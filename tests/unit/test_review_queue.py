@@ -178,3 +178,27 @@ def test_the_shipped_line_weighs_each_signal_the_documented_way(tmp_path):
     partial.write_text('{"base": 0.1, "weights": {"doubt": 0.4}}')
     with pytest.raises(KeyError):
         load_error_model(partial)
+
+
+def test_points_withheld_from_an_answer_read_against_the_rubric_are_no_expected_error():
+    """Withheld points rank a grade as a missed paraphrase would, unless the rules read the
+    answer negating a decisive part or asserting a wrong claim: a fluent wrong answer the
+    scorer rated high is then ranked by the line alone, not at the queue's head."""
+
+    def withheld(status, wrong=False):
+        part = {"criterion": "C1", "claim": "c", "status": status, "evidence": "", "pays": 4.0}
+        claims = {"parts": [part], "verified": {"C1": 0.0}, "unverified_share": 0.3}
+        found = {"criterion": "C1", "claim": "w", "sentence": "", "containment": 1.0}
+        return Grade.model_validate({**grade("w", 0.9, score=0.0).model_dump(), "details": {
+            "claims": {**claims, "withheld": 6.0},
+            "substance": {
+                "language": "zh", "content_share": 1.0, "reference_share": 1.0, "concrete": 0,
+                "restated": False,
+                "claims": [{**found, "negated": False, "points": 4.0}] if wrong else [],
+            },
+        }})  # fmt: skip
+
+    missed, line = withheld("absent"), expected_error(grade("w", 0.9, score=0.0))
+    assert expected_error(missed) == 6.0
+    assert expected_error(withheld("negated")) == line
+    assert expected_error(withheld("absent", wrong=True)) == line

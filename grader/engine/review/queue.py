@@ -9,7 +9,8 @@ out-of-fold development grades as production gives them (``benchmarks/review_que
 --fit``, which writes ``review_error.json``; the designs tried: ``benchmarks/
 review_designs.py``). Where rules took points off the scorer's grade (withheld for want of
 verification, deducted for a wrong claim: ``ruled_points``) and those are more, they are the
-expected error: a reader that missed a paraphrase owes the student exactly them. Review is:
+expected error: a reader that missed a paraphrase owes the student exactly them; not where the
+rules read the answer against the rubric (``read_against``). Review is:
 
 - every grade with a *hard* reason, one a person must settle whatever the ranking says
   (suspected injection, unscored, judge failure, an undecidable conclusion, …: any code that
@@ -131,11 +132,23 @@ def expected_error(grade: Grade) -> float | None:
 
 def ruled_points(grade: Grade) -> tuple[float, float]:
     """The points rules took off the scorer's grade that a reader could give back: those
-    withheld for want of verification, and those a wrong claim's reading deducted."""
+    withheld for want of verification, and those a wrong claim's reading deducted. None
+    where the rules read the answer against the rubric (a wrong claim asserted, a decisive
+    part negated): that is no paraphrase they missed, and a fluent wrong answer, which the
+    scorer rates as high as a right one, would otherwise head the queue at its right grade."""
+    if read_against(grade):
+        return 0.0, 0.0
     claims, substance = grade.details.claims, grade.details.substance
     withheld = claims.withheld if claims else 0.0
     deducted = sum(c.points for c in substance.claims if not c.negated) if substance else 0.0
     return withheld, deducted
+
+
+def read_against(grade: Grade) -> bool:
+    """Whether the rules read the answer asserting a wrong claim or negating a decisive part."""
+    claims, substance = grade.details.claims, grade.details.substance
+    wrong = substance is not None and any(not c.negated for c in substance.claims)
+    return wrong or (claims is not None and any(p.status == "negated" for p in claims.parts))
 
 
 def is_hard(grade: Grade) -> bool:
