@@ -182,11 +182,12 @@ def test_the_shipped_line_weighs_each_signal_the_documented_way(tmp_path):
 
 def test_points_withheld_from_an_answer_read_against_the_rubric_are_no_expected_error():
     """Withheld points rank a grade as a missed paraphrase would, unless the rules read the
-    answer negating a decisive part or asserting a wrong claim: a fluent wrong answer the
+    answer denying a decisive part or asserting a wrong claim: a fluent wrong answer the
     scorer rated high is then ranked by the line alone, not at the queue's head."""
 
-    def withheld(status, wrong=False):
+    def withheld(status, wrong=False, denied=False):
         part = {"criterion": "C1", "claim": "c", "status": status, "evidence": "", "pays": 4.0}
+        part["denied"] = denied
         claims = {"parts": [part], "verified": {"C1": 0.0}, "unverified_share": 0.3}
         found = {"criterion": "C1", "claim": "w", "sentence": "", "containment": 1.0}
         return Grade.model_validate({**grade("w", 0.9, score=0.0).model_dump(), "details": {
@@ -200,5 +201,6 @@ def test_points_withheld_from_an_answer_read_against_the_rubric_are_no_expected_
 
     missed, line = withheld("absent"), expected_error(grade("w", 0.9, score=0.0))
     assert expected_error(missed) == 6.0
-    assert expected_error(withheld("negated")) == line
+    assert expected_error(withheld("negated", denied=True)) == line
+    assert expected_error(withheld("negated")) == 6.0  # opposed only: right answers are too
     assert expected_error(withheld("absent", wrong=True)) == line

@@ -134,7 +134,7 @@ def ruled_points(grade: Grade) -> tuple[float, float]:
     """The points rules took off the scorer's grade that a reader could give back: those
     withheld for want of verification, and those a wrong claim's reading deducted. None
     where the rules read the answer against the rubric (a wrong claim asserted, a decisive
-    part negated): that is no paraphrase they missed, and a fluent wrong answer, which the
+    part denied): that is no paraphrase they missed, and a fluent wrong answer, which the
     scorer rates as high as a right one, would otherwise head the queue at its right grade."""
     if read_against(grade):
         return 0.0, 0.0
@@ -145,10 +145,12 @@ def ruled_points(grade: Grade) -> tuple[float, float]:
 
 
 def read_against(grade: Grade) -> bool:
-    """Whether the rules read the answer asserting a wrong claim or negating a decisive part."""
+    """Whether the rules read the answer asserting a wrong claim or denying a decisive part in
+    so many words (a part merely opposed, "更新参数" against "!立即更新", most right answers
+    also are)."""
     claims, substance = grade.details.claims, grade.details.substance
     wrong = substance is not None and any(not c.negated for c in substance.claims)
-    return wrong or (claims is not None and any(p.status == "negated" for p in claims.parts))
+    return wrong or (claims is not None and any(p.denied for p in claims.parts))
 
 
 def is_hard(grade: Grade) -> bool:

@@ -133,17 +133,18 @@ def _value(alternative: str, written: str) -> Value:
 def negated_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> bool:
     """Whether a negator stands just before key position ``start`` in the clause, a wide
     one ("不需要", "无需") anywhere before it, or a dismissal ending the clause after it
-    ("用户画像也不需要"). Words that start with one and
-    negate nothing ("不仅", "无论") do not count, nor does a negator at a position ``ignored``
-    marks: the pattern's own terms ("而不是", "不随")."""
+    ("用户画像也不需要"). Words that start with one and negate nothing ("不仅", "无论") do
+    not count, nor does a negator at a position ``ignored`` marks: the pattern's own terms
+    ("而不是", "不随")."""
     return _negator_before(clause, start, ignored, tight=False)
 
 
 def denied_at(clause: Clause, start: int, ignored: bytes | bytearray = b"") -> bool:
     """Whether the term at ``start`` is negated in so many words: a wide negator before it
-    ("不需要", "without") or a dismissal after it ("……跟兴趣无关"), or a negator right on it ("并非不变", "没有减少", "does not reduce").
-    A negator further back may be a verb's between them ("并不省算力", "不做梯度同步": the
-    claim's own content), which ``negated_at`` counts and a denial does not."""
+    ("不需要", "without"), a dismissal after it ("……跟兴趣无关"), or a negator right on it
+    ("并非不变", "没有减少", "does not reduce"). A negator further back may be a verb's
+    between them ("并不省算力", "不做梯度同步": the claim's own content), which ``negated_at``
+    counts and a denial does not."""
     return _negator_before(clause, start, ignored, tight=True)
 
 
