@@ -199,6 +199,24 @@ def test_a_generous_grade_beside_a_wrong_claim_on_little_verified_goes_to_a_pers
     assert low.score == 1.5 and [r.code for r in low.review_reasons] == [ReviewCode.WRONG_CLAIM]
 
 
+def test_a_generous_grade_beside_two_wrong_claims_goes_to_a_person_however_verified():
+    question, _ = seed("004-s5-q4")
+    one = substance.assess("累积步数越大，显存占用越大。有效批次变大。", question, CLAIMS)
+    two = substance.assess("梯度累积能减少计算量，步数越大显存占用越大。", question, CLAIMS)
+    parts = [PartReading(criterion="C1", claim="有效批次", status="asserted", evidence="x", pays=2)]
+    parts.append(PartReading(criterion="C2", claim="显存", status="asserted", evidence="x", pays=3))
+    verified = ClaimsCheck(parts=parts, verified={"C1": 2.0, "C2": 3.0}, unverified_share=0.5)
+    # all 5 points verified: one wrong claim is a slip the ranking weighs, two are a person's
+    slip = substance.bound(_grade(5.0, claims=verified), one, "", CLAIMS)
+    assert slip.score == 3.0 and [r.code for r in slip.review_reasons] == [ReviewCode.WRONG_CLAIM]
+    confused = substance.bound(_grade(5.0, claims=verified), two, "", CLAIMS)
+    assert confused.score == 2.0 and is_hard(confused)
+    assert "asserts 2 listed wrong claims" in confused.review_reasons[-1].message
+    # kept 30 % or less: nothing generous to look at
+    low = substance.bound(_grade(4.5, claims=verified), two, "", CLAIMS)
+    assert low.score == 1.5 and not is_hard(low)
+
+
 def test_wrong_claims_stay_out_of_older_rubric_files_and_versions():
     plain = Criterion(id="C1", description="x", points=1)
     assert "wrong_claims" not in plain.model_dump()

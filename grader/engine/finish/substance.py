@@ -22,8 +22,9 @@ paid such answers half the points. Three lexical checks on the final grade, afte
   points (all its criterion's by default) off the grade, never below 0: a deduction, like the
   rubric's penalties, because one wrong statement costs what the rubric says it costs whatever
   else the answer has. A grade that still keeps
-  over ``GENEROUS_SHARE`` of the points on under ``MISTAKEN_VERIFIED_SHARE`` of them verified
-  goes to a person (``thinly_verified``, hard).
+  over ``GENEROUS_SHARE`` of the points on under ``MISTAKEN_VERIFIED_SHARE`` of them verified,
+  or that asserts ``MISTAKES`` listed wrong claims or more, goes to a person
+  (``thinly_verified``, hard).
 
 The decision, with its evidence, goes to ``details.substance``; ``reapply`` applies a
 recorded decision again to a rescored grade (the text of the question is not needed).
@@ -69,6 +70,10 @@ GENEROUS_SHARE = 0.3
 # A generous grade that asserts a listed wrong claim on less than this share of its points
 # verified goes to a person: the true things beside a misconception may be all the answer has.
 MISTAKEN_VERIFIED_SHARE = 0.5
+# A generous grade that asserts this many listed wrong claims goes to a person however much was
+# verified: an answer confused twice over is no right answer with a slip, and the true things
+# it states (definitions, premises) verify its criteria as a right answer's would.
+MISTAKES = 2
 _CONCRETE = re.compile(r"[a-z0-9_]+")
 
 FILLER = (
@@ -195,7 +200,7 @@ def bound(grade: Grade, substance: Substance, answer: str, rubric: Rubric) -> Gr
         _mistaken_and_thin(grade, substance, score, rubric)
         and ReviewCode.THINLY_VERIFIED not in codes
     ):
-        reasons.append(_mistaken_reason(grade, score, rubric))
+        reasons.append(_mistaken_reason(grade, substance, score, rubric))
     # a re-scored grade's feedback already holds these lines: written once, first
     kept = [x for x in grade.feedback.split("\n") if x not in lines] if grade.feedback else []
     feedback = "\n".join([*lines, *kept]) or None
@@ -229,26 +234,35 @@ def reapply(grade: Grade, rubric: Rubric) -> Grade:
 
 def _mistaken_and_thin(grade: Grade, substance: Substance, score: float, rubric: Rubric) -> bool:
     """Whether the answer asserts a listed wrong claim, keeps over ``GENEROUS_SHARE`` of the
-    points and had under ``MISTAKEN_VERIFIED_SHARE`` of them verified (``details.claims``)."""
+    points and had under ``MISTAKEN_VERIFIED_SHARE`` of them verified (``details.claims``) or
+    asserts ``MISTAKES`` wrong claims or more."""
     check = grade.details.claims
-    return (
-        check is not None
-        and bool(check.parts)
-        and any(not c.negated for c in substance.claims)
-        and score > GENEROUS_SHARE * rubric.points
-        and sum(verified_by_rules(rubric, check.parts, check.set_aside).values())
-        < MISTAKEN_VERIFIED_SHARE * rubric.points
+    if check is None or not check.parts or score <= GENEROUS_SHARE * rubric.points:
+        return False
+    mistakes = len(_asserted(substance))
+    verified = sum(verified_by_rules(rubric, check.parts, check.set_aside).values())
+    return mistakes >= MISTAKES or (
+        mistakes > 0 and verified < MISTAKEN_VERIFIED_SHARE * rubric.points
     )
 
 
-def _mistaken_reason(grade: Grade, score: float, rubric: Rubric) -> ReviewReason:
+def _asserted(substance: Substance) -> set[str]:
+    """The listed wrong claims the answer asserts (each once)."""
+    return {c.claim for c in substance.claims if not c.negated}
+
+
+def _mistaken_reason(
+    grade: Grade, substance: Substance, score: float, rubric: Rubric
+) -> ReviewReason:
     assert grade.details.claims is not None
     verified = sum(grade.details.claims.verified.values())
+    mistakes = len(_asserted(substance))
+    claims = f"{mistakes} listed wrong claims" if mistakes > 1 else "a listed wrong claim"
     return ReviewReason(
         code=ReviewCode.THINLY_VERIFIED,
-        message=f"{score:g} of {rubric.points:g} points for an answer that asserts a listed wrong "
-        f"claim, only {verified:g} of them verified: the true things beside it may be all it "
-        f"has; a person decides",
+        message=f"{score:g} of {rubric.points:g} points for an answer that asserts {claims}, "
+        f"{verified:g} of them verified: the true things beside them may be all it has; a "
+        f"person decides",
     )
 
 
