@@ -26,8 +26,7 @@ SPACED_ITEMS = 12
 SHORT_CHARS = 16
 KEY_SHARE = 0.4
 _SEPARATORS = re.compile(r"[、；;|\n·•]+|\s/\s")  # "/" only between spaces: n/2 is a formula
-_FENCE = "```"
-_SPACES = re.compile(r"\s+")
+FENCE = "```"  # a fenced code block's mark (``text.clauses_of`` reads one as one clause)
 _SENTENCE_MARKS = re.compile(r"[,.;:!?](?:\s|$)")  # "clip_grad_norm_" and ".grad" are terms
 _FUNCTION_WORDS = frozenset(
     {
@@ -46,9 +45,10 @@ _PROSE = (
 
 def keyword_list(answer: str, rubric: Rubric) -> bool:
     """Whether ``answer`` is only a list of the rubric's terms (module docstring)."""
-    if sum(answer.count(mark) for mark in _PROSE) > 1 or _FENCE in answer:
+    marks = sum(answer.count(mark) for mark in _PROSE)
+    if marks > 1 or FENCE in answer:
         return False  # sentences, or a program: its lines are statements, not terms
-    items = _items(answer)
+    items = _items(answer, spaced=marks == 0)
     if len(items) < MIN_ITEMS:
         return False
     short = sum(content_chars(i) <= SHORT_CHARS for i in items)
@@ -59,12 +59,13 @@ def keyword_list(answer: str, rubric: Rubric) -> bool:
     return listed >= KEY_SHARE * len(items)
 
 
-def _items(answer: str) -> list[str]:
-    """The answer's items as match keys: split at the list separators, or at its spaces where
-    those give too few and nothing marks a sentence."""
+def _items(answer: str, spaced: bool) -> list[str]:
+    """The answer's items as match keys: split at the list separators, or, ``spaced`` (no
+    Chinese sentence mark at all), at its spaces where those give too few and nothing marks
+    an English sentence."""
     items = [i for i in _SEPARATORS.split(answer) if content_chars(i) > 0]
-    if len(items) < MIN_ITEMS and not any(m in answer for m in _PROSE):
-        words = [w for w in _SPACES.split(answer) if content_chars(w) > 0]
+    if len(items) < MIN_ITEMS and spaced:
+        words = [w for w in answer.split() if content_chars(w) > 0]
         sentence = _SENTENCE_MARKS.search(answer) or any(
             w.casefold() in _FUNCTION_WORDS for w in words
         )

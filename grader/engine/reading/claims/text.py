@@ -20,14 +20,13 @@ from grader.engine.reading.claims.lexicon import (
     STATEMENT_MARKS_ZH,
     WIDE_NEGATORS,
 )
-from grader.engine.reading.claims.listing import SHORT_CHARS
+from grader.engine.reading.claims.listing import FENCE, SHORT_CHARS
 from grader.text import to_simplified
 
 _SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?=\s|$)")
 _CLAUSE_END = re.compile(r"[，,、：:（）]")
 _PHRASE_START = re.compile(r"[，,（）]")
 _DROPPED = frozenset(" \t\r-_‐‑–—")
-_FENCE = "```"
 LIST_ITEMS = 6  # terms in a row, split at 「、」, each at most SHORT_CHARS long: a list
 _TERM_UNIT = re.compile(r"[\u3400-\u9fff]|[a-z0-9_]+")  # a Chinese character or a Latin word
 _WORD = re.compile(r"[a-z']+")
@@ -122,7 +121,7 @@ def clauses_of(answer: str) -> list[Clause]:
     """The answer's clauses in order, numbered by sentence; empty fragments dropped. A fenced
     code block (a configuration, a training loop) is one clause: its commas split nothing."""
     found: list[Clause] = []
-    for k, chunk in enumerate(answer.split(_FENCE)):
+    for k, chunk in enumerate(answer.split(FENCE)):
         if k % 2:  # inside a fence
             if chunk.strip():
                 found.append(Clause.of(chunk, len(found) and found[-1].sentence + 1))
