@@ -45,10 +45,18 @@ NOT_NEGATIONS_ZH = (
     *("不过", "不然", "要不然", "不妨"),
 )
 NEGATORS_EN = ("not", "no", "never", "without", "cannot", "neither", "nor", "n't", "instead")
+# A negated cause reaches the predicate after it: «不会因为累积而变成大 batch 统计» denies the
+# 变成大 batch, six characters or more away («不会因 N 变大而多衰减», «并没有因此减少»).
+CAUSE_NEGATORS = tuple(
+    n + c
+    for n in ("不", "不会", "并不", "并不会", "没有", "并没有", "并未", "未")
+    for c in ("因为", "因", "由于", "随着")
+)
 # Verbs whose negation reaches every term after them in the clause ("不需要实时特征和Flink").
 WIDE_NEGATORS = (
     *("不需要", "不用", "无需", "无须", "不必", "不含", "不包括", "不涉及"),
     *("并不需要", "根本不", "完全不", "noneed", "doesnotneed", "donotneed", "without"),
+    *CAUSE_NEGATORS,
 )
 # Predicates that end a clause and dismiss every term before it, the way Chinese puts the
 # comment after its topic ("用户画像也不需要", "答题记录跟兴趣无关", "warmup 没必要").
