@@ -53,12 +53,14 @@ class ReadAnswer:
 
     clauses: tuple[Clause, ...]
     refuted: frozenset[int]  # sentence numbers
+    lines: tuple[Clause, ...]  # the clauses with each code block cut into its lines
 
     @staticmethod
     def of(answer: str, stem: str = "") -> ReadAnswer:
         """``stem``: the question's, whose clauses an answer repeats to say nothing; a clause
         that is mostly the stem's wording is left out."""
         clauses = tuple(c for c in clauses_of(answer) if not _echoes(c, stem))
+        lines = tuple(c for c in clauses_of(answer, code_lines=True) if not _echoes(c, stem))
         refuting = {c.sentence for c in clauses if any(r in c.key for r in _REFUTATIONS)}
         first: dict[
             int, Clause
@@ -67,7 +69,7 @@ class ReadAnswer:
             first.setdefault(c.sentence, c)
         refuted = set(refuting)
         refuted |= {c.sentence - 1 for s, c in first.items() if s in refuting and _refutes(c)}
-        return ReadAnswer(clauses, frozenset(refuted))
+        return ReadAnswer(clauses, frozenset(refuted), lines)
 
 
 def read_claim(
@@ -77,16 +79,16 @@ def read_claim(
     opposites: bool = False,
 ) -> RuleReading:
     """The claim's reading in the answer; ``patterns`` as the rubric writes them. ``strict``
-    (a wrong claim, which costs points): a two-group pattern must hold in one clause.
+    (a wrong claim, which costs points): a two-group pattern must hold in one clause, and
+    in code on one line.
     ``opposites`` (a decisive part): a direction claim not asserted is denied where a clause
     with no negator asserts the opposite direction (``patterns.opposite``)."""
     negated: RuleReading | None = None
+    clauses = answer.lines if strict else answer.clauses
     for written in patterns:
         whole = bool(written) and written[0] == ANYWHERE
         groups = [parse_group(g) for g in (written[1:] if whole else written)]
-        spans = (
-            [list(answer.clauses)] if whole else _spans(answer.clauses, groups, 3 if strict else 2)
-        )
+        spans = [list(answer.clauses)] if whole else _spans(clauses, groups, 3 if strict else 2)
         for span in spans:
             polarity = _polarity(span, [g for g in groups if not g.excluded])
             if polarity is None:

@@ -117,14 +117,18 @@ class Clause:
         return words[-count:]
 
 
-def clauses_of(answer: str) -> list[Clause]:
+def clauses_of(answer: str, code_lines: bool = False) -> list[Clause]:
     """The answer's clauses in order, numbered by sentence; empty fragments dropped. A fenced
-    code block (a configuration, a training loop) is one clause: its commas split nothing."""
+    code block (a configuration, a training loop) is one clause: its commas split nothing;
+    with ``code_lines``, each of its lines is a clause of one sentence (a statement and its
+    comment: where a wrong claim is read, «# 进入循环前先把旧梯度清掉» says nothing of what
+    ``loss.backward()`` lines below do)."""
     found: list[Clause] = []
     for k, chunk in enumerate(answer.split(FENCE)):
         if k % 2:  # inside a fence
-            if chunk.strip():
-                found.append(Clause.of(chunk, len(found) and found[-1].sentence + 1))
+            n = len(found) and found[-1].sentence + 1
+            lines = chunk.split("\n") if code_lines else [chunk]
+            found.extend(Clause.of(line, n) for line in lines if line.strip())
             continue
         first = found[-1].sentence + 1 if found else 0
         for n, sentence in enumerate(_SENTENCE_END.split(chunk), start=first):
