@@ -113,6 +113,29 @@ def test_values_with_units(answer, expected):
     assert status(answer, [["#40~50 gb/g/gib", "每卡"]]) == expected
 
 
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("显存不会因为累积步数变大而增加", "negated"),  # the negated cause reaches 增加
+        ("总运算量并没有因此减少", "negated"),
+        ("显存会因为累积步数变大而增加", "asserted"),
+    ],
+)
+def test_a_negated_cause_reaches_the_predicate_after_it(answer, expected):
+    assert status(answer, [["显存|运算量", "@up|@down"]]) == expected
+
+
+def test_a_wrong_claim_in_code_is_read_line_by_line():
+    """A block's comment on one line says nothing of the statement below: a part reads the
+    whole block (a configuration), a wrong claim one line."""
+    code = "```python\noptimizer.zero_grad()  # 先把旧梯度清掉\nfor x, y in loader:\n    loss.backward()\n```"
+    clears = [["backward", "清掉"]]
+    assert read_claim(ReadAnswer.of(code), clears).status == "asserted"
+    assert read_claim(ReadAnswer.of(code), clears, strict=True).status == "absent"
+    said = "```python\nloss.backward()  # backward 会清掉旧梯度\n```"
+    assert read_claim(ReadAnswer.of(said), clears, strict=True).status == "asserted"
+
+
 def test_a_code_block_is_one_clause():
     config = '```json\n{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}, "bf16": {"enabled": true}}\n```'
     assert len(clauses_of(config)) == 1

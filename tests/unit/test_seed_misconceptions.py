@@ -88,6 +88,18 @@ CASES = [
      "A small N gives less noisy gradients", "with small N, gradients are noisier, with large N more stable"),
     ("grad_accum_engineer", "004-s5-q4", "累积步数越大，梯度噪声越大",
      "累积步数增大以后训练更不稳定", "N越大梯度越平滑，N越小噪声越大"),
+    # session 23: what seed set 17's answers said in other words
+    ("grad_accum_engineer", "004-s6-q2", "Adam对梯度尺度敏感",
+     "SGD 对尺度不敏感，反倒是 Adam 对尺度非常敏感", "Adam 自适应，对梯度尺度不敏感，SGD 比 Adam 更敏感"),
+    ("grad_accum_engineer", "004-s6-q2", "权重衰减要在每个micro-batch",
+     "权重衰减要在每个 micro-batch 都施加一次", "权重衰减不要在每个 micro-batch 都施加，每次更新一次"),
+    ("grad_accum_engineer", "004-s6-q2", "BatchNorm会合并",
+     "BN 会自动合并各份的统计量", "BN 的统计只来自当前 micro-batch，不会因为累积而变成大 batch 统计"),
+    ("grad_accum_engineer", "004-s5-q3", "混合精度（GradScaler）与梯度累积冲突",
+     "GradScaler 和梯度累积冲突，所以要把混合精度关掉", "混合精度下用 scaler.scale(loss).backward() 配合累积"),
+    ("grad_accum_engineer", "004-s5-q3", "backward会覆盖",
+     "loss.backward() 会把上一份的梯度清掉",
+     "```python\noptimizer.zero_grad()  # 进入循环前先把旧梯度清掉\nfor x, y in loader:\n    loss.backward()\n```"),
 ]  # fmt: skip
 
 
@@ -166,3 +178,25 @@ def test_an_update_deferred_with_cai_is_no_update_during_accumulation():
 def test_english_answers_verify_the_decisive_part(question, criterion, answer):
     patterns = _part_patterns(question, criterion)
     assert read_claim(ReadAnswer.of(answer), patterns).status == "asserted"
+
+
+@pytest.mark.parametrize(
+    ("question", "criterion", "claim", "says_nothing", "decisive"),
+    [
+        ("004-s5-q2", "C1", "显存被参数", "大模型显存不够，只能开小 batch", "模型参数太多，显存不够"),
+        ("004-s6-q1", "C4", "先取显存允许", "N = 单卡显存 GB 数 ÷ 模型参数量", "N = B / (m × GPU 数)"),
+        ("004-s6-q1", "C4", "先取显存允许", "N 等于单卡显存除以参数量", "N = 全局 batch ÷ 每卡 batch"),
+        ("004-s6-q2", "C3", "优化器与累积", "反倒是 Adam 对尺度非常敏感", "Adam 自适应，对尺度不敏感"),
+        ("004-s6-q2", "C5", "混合精度loss", "权重衰减要在每个 micro-batch 都施加一次", "权重衰减每次更新只施加一次"),
+    ],
+)  # fmt: skip
+def test_a_part_turns_on_what_its_level_names(question, criterion, claim, says_nothing, decisive):
+    """A part reads the decisive content, not its topic: the memory limit without what fills
+    memory, a formula with the wrong operands, Adam called sensitive, weight decay per
+    micro-batch (seed set 17's answers, each checked against the development sets)."""
+    path = RUBRICS / "grad_accum_engineer.yaml"
+    rubric = load_rubrics(path, load_bank(path))[question]
+    found = next(c for c in rubric.criteria if c.id == criterion)
+    part = next(p for p in found.parts if p.claim.startswith(claim))
+    assert read_claim(ReadAnswer.of(says_nothing), part.when).status != "asserted"
+    assert read_claim(ReadAnswer.of(decisive), part.when).status == "asserted"
