@@ -91,6 +91,8 @@ CASES = [
     # session 23: what seed set 17's answers said in other words
     ("grad_accum_engineer", "004-s6-q2", "Adam对梯度尺度敏感",
      "SGD 对尺度不敏感，反倒是 Adam 对尺度非常敏感", "Adam 自适应，对梯度尺度不敏感，SGD 比 Adam 更敏感"),
+    ("grad_accum_engineer", "004-s6-q2", "Adam对梯度尺度敏感",
+     "大 batch 下 Adam 对梯度尺度比 SGD 敏感得多", "Adam 比 SGD 更不敏感"),
     ("grad_accum_engineer", "004-s6-q2", "权重衰减要在每个micro-batch",
      "权重衰减要在每个 micro-batch 都施加一次", "权重衰减不要在每个 micro-batch 都施加，每次更新一次"),
     ("grad_accum_engineer", "004-s6-q2", "BatchNorm会合并",
@@ -187,13 +189,15 @@ def test_english_answers_verify_the_decisive_part(question, criterion, answer):
         ("004-s6-q1", "C4", "先取显存允许", "N = 单卡显存 GB 数 ÷ 模型参数量", "N = B / (m × GPU 数)"),
         ("004-s6-q1", "C4", "先取显存允许", "N 等于单卡显存除以参数量", "N = 全局 batch ÷ 每卡 batch"),
         ("004-s6-q2", "C3", "优化器与累积", "反倒是 Adam 对尺度非常敏感", "Adam 自适应，对尺度不敏感"),
+        ("004-s6-q2", "C3", "优化器与累积", "Adam 对梯度尺度比 SGD 敏感得多", "普通 SGD 对学习率更敏感"),
         ("004-s6-q2", "C5", "混合精度loss", "权重衰减要在每个 micro-batch 都施加一次", "权重衰减每次更新只施加一次"),
     ],
 )  # fmt: skip
 def test_a_part_turns_on_what_its_level_names(question, criterion, claim, says_nothing, decisive):
     """A part reads the decisive content, not its topic: the memory limit without what fills
     memory, a formula with the wrong operands, Adam called sensitive, weight decay per
-    micro-batch (seed set 17's answers, each checked against the development sets)."""
+    micro-batch, a comparison turned round (seed sets 17 and 18, each checked against the
+    development sets)."""
     path = RUBRICS / "grad_accum_engineer.yaml"
     rubric = load_rubrics(path, load_bank(path))[question]
     found = next(c for c in rubric.criteria if c.id == criterion)
