@@ -185,7 +185,9 @@ def test_english_answers_verify_the_decisive_part(question, criterion, answer):
 @pytest.mark.parametrize(
     ("question", "criterion", "claim", "says_nothing", "decisive"),
     [
-        ("004-s5-q2", "C1", "显存被参数", "大模型显存不够，只能开小 batch", "模型参数太多，显存不够"),
+        ("004-s5-q2", "C1", "显存被参数", "大模型参数很多，显存不够用",
+         "大模型参数多，显存不足，单卡只能跑很小的 batch"),
+        ("004-s5-q2", "C1", "显存不够", "大模型训练很慢", "大模型太大了，显存不够用"),
         ("004-s6-q1", "C4", "先取显存允许", "N = 单卡显存 GB 数 ÷ 模型参数量", "N = B / (m × GPU 数)"),
         ("004-s6-q1", "C4", "先取显存允许", "N 等于单卡显存除以参数量", "N = 全局 batch ÷ 每卡 batch"),
         ("004-s6-q2", "C3", "优化器与累积", "反倒是 Adam 对尺度非常敏感", "Adam 自适应，对尺度不敏感"),
@@ -194,8 +196,8 @@ def test_english_answers_verify_the_decisive_part(question, criterion, answer):
     ],
 )  # fmt: skip
 def test_a_part_turns_on_what_its_level_names(question, criterion, claim, says_nothing, decisive):
-    """A part reads the decisive content, not its topic: the memory limit without what fills
-    memory, a formula with the wrong operands, Adam called sensitive, weight decay per
+    """A part reads the decisive content, not its topic: the cause of the memory limit only
+    with its consequence (the level: what fills memory, so the batch is tiny), a formula with the wrong operands, Adam called sensitive, weight decay per
     micro-batch, a comparison turned round (seed sets 17 and 18, each checked against the
     development sets)."""
     path = RUBRICS / "grad_accum_engineer.yaml"
