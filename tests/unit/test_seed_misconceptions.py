@@ -206,3 +206,18 @@ def test_a_part_turns_on_what_its_level_names(question, criterion, claim, says_n
     part = next(p for p in found.parts if p.claim.startswith(claim))
     assert read_claim(ReadAnswer.of(says_nothing), part.when).status != "asserted"
     assert read_claim(ReadAnswer.of(decisive), part.when).status == "asserted"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["理由：召回求快，排序求准", "cheap recall + precise ranking", "课程有十几万门，不可能每门都用重模型算"],
+)
+def test_the_reason_for_two_stages_is_read_in_its_usual_words(answer):
+    """«召回求快、排序求准» is the textbook reason; seventeen development answers gave it in
+    words the part did not read (001-s5-q1 C4 read exactly 17 of 45 before, 28 after)."""
+    path = RUBRICS / "llm_trainer_solutions.yaml"
+    rubric = load_rubrics(path, load_bank(path))["001-s5-q1"]
+    c4 = next(c for c in rubric.criteria if c.id == "C4")
+    reason = next(p for p in c4.parts if p.claim.startswith("分阶段的理由"))
+    assert read_claim(ReadAnswer.of(answer), reason.when).status == "asserted"
+    assert read_claim(ReadAnswer.of("召回和排序都很重要"), reason.when).status == "absent"
