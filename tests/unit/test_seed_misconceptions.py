@@ -210,7 +210,11 @@ def test_a_part_turns_on_what_its_level_names(question, criterion, claim, says_n
 
 @pytest.mark.parametrize(
     "answer",
-    ["理由：召回求快，排序求准", "cheap recall + precise ranking", "课程有十几万门，不可能每门都用重模型算"],
+    [
+        "理由：召回求快，排序求准",
+        "cheap recall + precise ranking",
+        "课程有十几万门，不可能每门都用重模型算",
+    ],
 )
 def test_the_reason_for_two_stages_is_read_in_its_usual_words(answer):
     """«召回求快、排序求准» is the textbook reason; seventeen development answers gave it in
@@ -221,3 +225,30 @@ def test_the_reason_for_two_stages_is_read_in_its_usual_words(answer):
     reason = next(p for p in c4.parts if p.claim.startswith("分阶段的理由"))
     assert read_claim(ReadAnswer.of(answer), reason.when).status == "asserted"
     assert read_claim(ReadAnswer.of("召回和排序都很重要"), reason.when).status == "absent"
+
+
+@pytest.mark.parametrize(
+    ("bank", "question", "criterion", "claim", "answer", "says_nothing"),
+    [
+        ("ai_trainer_l2", "000-s4-q51", "C1", "参数、梯度、优化器状态",
+         "Each rank holds 1/64 of the fp16 weights, the gradients and the fp32 Adam states",
+         "每张卡都存完整的参数和梯度"),
+        ("ai_trainer_l2", "000-s4-q51", "C1", "参数、梯度、优化器状态",
+         "每个rank只持有1/64的fp16权重、梯度和Adam状态", "ZeRO-1 只切分优化器状态"),
+        ("llm_trainer_solutions", "001-s5-q1", "C1", "用户反馈回流",
+         "推荐 API → 学生行为再回到埋点，形成闭环", "推荐 API 返回课程列表"),
+        ("llm_trainer_solutions", "001-s5-q1", "C1", "用户反馈回流",
+         "Serving + logging -> events flow back to step 1", "Serving is done by a REST API"),
+    ],
+)  # fmt: skip
+def test_a_part_is_read_in_the_words_right_answers_use(
+    bank, question, criterion, claim, answer, says_nothing
+):
+    """Development answers wrote the sharded states as each rank's 1/64 and the loop as events
+    flowing back: 000-s4-q51 C1 read exactly 25 of 45, now 31; 001-s5-q1 C1 27, now 33."""
+    path = RUBRICS / f"{bank}.yaml"
+    rubric = load_rubrics(path, load_bank(path))[question]
+    found = next(c for c in rubric.criteria if c.id == criterion)
+    part = next(p for p in found.parts if p.claim.startswith(claim))
+    assert read_claim(ReadAnswer.of(answer), part.when).status == "asserted"
+    assert read_claim(ReadAnswer.of(says_nothing), part.when).status != "asserted"
