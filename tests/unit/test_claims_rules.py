@@ -136,6 +136,17 @@ def test_a_wrong_claim_in_code_is_read_line_by_line():
     assert read_claim(ReadAnswer.of(said), clears, strict=True).status == "asserted"
 
 
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("180e9 x 16 B = 2.88 TB in total", "asserted"),  # the key runs "tbintotal" together
+        ("2.88TBytes", "absent"),  # a unit running on into a longer word as written
+    ],
+)
+def test_a_unit_before_an_english_word_is_a_unit(answer, expected):
+    assert status(answer, [["#2.5~3.3 tb/t"]]) == expected
+
+
 def test_a_code_block_is_one_clause():
     config = '```json\n{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}, "bf16": {"enabled": true}}\n```'
     assert len(clauses_of(config)) == 1

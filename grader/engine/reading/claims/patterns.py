@@ -68,7 +68,7 @@ class Group:
     def hits(self, clause: Clause) -> list[tuple[int, int]]:
         """Where the group occurs in the clause: (start, end) in its key, overlapping terms
         merged ("activation checkpointing" is one occurrence, negated where it starts)."""
-        found = [hit for v in self.values for hit in _values(clause.key, v)]
+        found = [hit for v in self.values for hit in _values(clause, v)]
         for term in self.terms:
             start = clause.key.find(term)
             while start >= 0:
@@ -213,10 +213,11 @@ def has_negator(clause: Clause) -> bool:
     return any(w in NEGATORS_EN or w.endswith("n't") for w in clause.words())
 
 
-def _values(key: str, value: Value) -> list[tuple[int, int]]:
+def _values(clause: Clause, value: Value) -> list[tuple[int, int]]:
     """Numbers in the value's range directly followed by one of its units (a short Latin unit
-    not running on into a longer word: "16b" but not "16bit")."""
-    found = []
+    not running on into a longer word as written: "16b" but not "16bit"; "2.88 TB in total"
+    is a unit, though the key runs its words together)."""
+    found, key = [], clause.key
     for m in _NUMBER.finditer(key):
         if m.start() > 0 and (key[m.start() - 1].isdigit() or key[m.start() - 1] == "."):
             continue
@@ -224,7 +225,8 @@ def _values(key: str, value: Value) -> list[tuple[int, int]]:
             continue
         tail = key[m.end() : m.end() + 12]
         for unit in value.units:
-            run_on = len(unit) <= 3 and _LATIN.match(unit[-1]) and _LATIN.match(tail[len(unit) :])
+            end = m.end() + len(unit)
+            run_on = len(unit) <= 3 and _LATIN.match(unit[-1]) and clause.runs_on(end)
             if tail.startswith(unit) and not run_on:
                 found.append((m.start(), m.end() + len(unit)))
                 break

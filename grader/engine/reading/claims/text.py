@@ -97,6 +97,14 @@ class Clause:
         glued = self._spaced[begin:first]
         return glued in LATIN_PREFIXES and not (begin > 0 and self._latin(begin - 1))
 
+    def runs_on(self, end: int) -> bool:
+        """Whether the term ending at key position ``end`` runs on into a Latin letter as
+        written, with no space or mark between ("16bit", not "16 B in total")."""
+        if end <= 0 or end >= len(self.key):
+            return False
+        after = self._at[end - 1] + 1
+        return after < len(self._spaced) and self._latin(after)
+
     def _latin(self, at: int) -> bool:
         """Whether the character at ``at`` of the spaced text is a Latin letter."""
         return "a" <= self._spaced[at] <= "z"
