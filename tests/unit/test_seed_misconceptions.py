@@ -239,13 +239,19 @@ def test_the_reason_for_two_stages_is_read_in_its_usual_words(answer):
          "推荐 API → 学生行为再回到埋点，形成闭环", "推荐 API 返回课程列表"),
         ("llm_trainer_solutions", "001-s5-q1", "C1", "用户反馈回流",
          "Serving + logging -> events flow back to step 1", "Serving is done by a REST API"),
+        ("llm_trainer_solutions", "001-s5-q1", "C3", "用户侧与课程侧",
+         "On the user side I'd build a profile of mastery. Course side: tags and difficulty.",
+         "Features are important for the model."),
+        ("llm_trainer_solutions", "001-s5-q1", "C9", "关键技术的选择理由",
+         "DIN fits because a learner's interests shift over the history.", "We use DIN and Kafka."),
     ],
 )  # fmt: skip
 def test_a_part_is_read_in_the_words_right_answers_use(
     bank, question, criterion, claim, answer, says_nothing
 ):
     """Development answers wrote the sharded states as each rank's 1/64 and the loop as events
-    flowing back: 000-s4-q51 C1 read exactly 25 of 45, now 31; 001-s5-q1 C1 27, now 33."""
+    flowing back, the two sides of the features and the reasons in English: 000-s4-q51 C1 read
+    exactly 25 of 45, now 31; 001-s5-q1 C1 27 → 33, C3 33 → 37, C9 33 → 37."""
     path = RUBRICS / f"{bank}.yaml"
     rubric = load_rubrics(path, load_bank(path))[question]
     found = next(c for c in rubric.criteria if c.id == criterion)
