@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from grader.cli import app
 from grader.files.grades import GradeWriter, read_grades
-from grader.models import Grade, TrailStep
+from grader.models import AnswerVariant, Grade, TrailStep
 from tests.conftest import ROOT
 from tests.unit.test_trail import DATA, grade_all, lines
 
@@ -69,7 +69,11 @@ def test_a_grade_moved_by_several_steps_is_told_step_by_step(tmp_path):
 
 def test_an_injected_answer_shows_the_bound(tmp_path):
     path, grades = written(tmp_path)
-    grade = with_steps(grades, TrailStep.INJECTION)
+    grade = next(
+        g
+        for g in grades
+        if g.details.injection and g.details.injection.kept == AnswerVariant.CLEANED
+    )
     out = run(path, grade.submission_id).output
     assert "injection" in out and "the lower stands" in out
     assert grade.details.injection.other is not None  # the variant not kept, for a re-score

@@ -37,21 +37,21 @@ def lines(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
 
 
-def length_averse(scorer: ScorerSet) -> ScorerSet:
-    """Another scorer: the default with a strong penalty on length, so an answer with an
-    attempt appended can now score below its cleaned twin (the default ranks them the other
-    way round on some answers)."""
+def length_loving(scorer: ScorerSet) -> ScorerSet:
+    """Another scorer: the default paying for length, so an answer with an attempt appended
+    scores above its cleaned twin and the cleaned one is kept where the default, scoring the
+    two alike, kept the answer as written."""
     stages = []
     for s in scorer.first_stage:
         if s.kind == "ridge" and "length_log_ratio" in s.features:
             coef = list(s.coef)
-            coef[s.features.index("length_log_ratio")] = -0.5
+            coef[s.features.index("length_log_ratio")] = 0.5
             s = s.model_copy(update={"coef": coef})
         stages.append(s)
-    return scorer.model_copy(update={"first_stage": stages, "version": "length-averse"})
+    return scorer.model_copy(update={"first_stage": stages, "version": "length-loving"})
 
 
-B = length_averse(DEFAULT)
+B = length_loving(DEFAULT)
 
 
 @cache
@@ -144,10 +144,13 @@ def injected_pairs() -> list[tuple[dict, Grade, Grade]]:
     rows = [
         {"id": c["id"], "question_id": c["question_id"], "answer": c["injected"]} for c in cases
     ]
-    by_default, by_b = grade_all(rows), grade_all(rows, B)
+    # grade_all returns each bank's grades in turn: pair them by id, not by position
+    by_default = {g.submission_id: g for g in grade_all(rows)}
+    by_b = {g.submission_id: g for g in grade_all(rows, B)}
+    pairs = [(case, by_default[case["id"]], by_b[case["id"]]) for case in cases]
     return [
         (case, a, b)
-        for case, a, b in zip(cases, by_default, by_b, strict=True)
+        for case, a, b in pairs
         if a.details.injection is not None and a.details.scorer is not None
     ]
 
@@ -155,10 +158,7 @@ def injected_pairs() -> list[tuple[dict, Grade, Grade]]:
 def test_a_re_scored_injected_answer_is_bound_exactly_as_a_fresh_one():
     pairs = injected_pairs()
     flipped = [
-        case["id"]
-        for case, a, b in pairs
-        if a.details.injection.kept == AnswerVariant.CLEANED
-        and b.details.injection.kept == AnswerVariant.RAW
+        case["id"] for case, a, b in pairs if a.details.injection.kept != b.details.injection.kept
     ]
     assert flipped, "no answer whose kept variant changes with the scorer: the test tests nothing"
     for case, a, b in pairs:
