@@ -20,6 +20,7 @@ from itertools import pairwise
 from typing import Literal
 
 from grader.engine.reading.claims.lexicon import NEGATION_WINDOW, REFUTATIONS
+from grader.engine.reading.claims.listing import FENCE
 from grader.engine.reading.claims.patterns import (
     Group,
     denied_at,
@@ -60,7 +61,11 @@ class ReadAnswer:
         """``stem``: the question's, whose clauses an answer repeats to say nothing; a clause
         that is mostly the stem's wording is left out."""
         clauses = tuple(c for c in clauses_of(answer) if not _echoes(c, stem))
-        lines = tuple(c for c in clauses_of(answer, code_lines=True) if not _echoes(c, stem))
+        lines = (
+            tuple(c for c in clauses_of(answer, code_lines=True) if not _echoes(c, stem))
+            if FENCE in answer
+            else clauses
+        )
         refuting = {c.sentence for c in clauses if any(r in c.key for r in _REFUTATIONS)}
         first: dict[
             int, Clause
