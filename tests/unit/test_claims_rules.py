@@ -147,6 +147,15 @@ def test_a_unit_before_an_english_word_is_a_unit(answer, expected):
     assert status(answer, [["#2.5~3.3 tb/t"]]) == expected
 
 
+def test_a_table_row_is_read_under_its_first_cell():
+    """«| 小数据 + 简单模型 | 显存充足；N = 1 |» says N = 1 of small data, as a heading would."""
+    table = "| 场景 | 策略 |\n|---|---|\n| 小数据 + 简单模型 | 显存充足；N = 1 或 2 |"
+    small_n = [["小数据", "n=1|1或2"]]
+    assert status(table, small_n) == "asserted"
+    other_row = "| 小数据 + 简单模型 | 显存充足 |\n| 大数据 + 大模型 | N = 1 或 2 |"
+    assert status(other_row, small_n) == "absent"  # a row is its own sentence
+
+
 def test_a_code_block_is_one_clause():
     config = '```json\n{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}, "bf16": {"enabled": true}}\n```'
     assert len(clauses_of(config)) == 1

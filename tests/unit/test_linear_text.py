@@ -149,6 +149,10 @@ STUDENT_TEXT = {
     "claims: terms between spaces": (_claims, _repeat("", "显存 ")),
     "claims: marks between spaces": (_claims, _repeat("", "a. ")),
     "claims: a long tail after a dismissal": (_claims, _repeat("显存不需要", "了", "x")),
+    "claims: a table row of many cells": (_claims, _repeat("| 小数据 |", " 显存；N=1 |")),
+    "claims: many table rows": (_claims, _repeat("", "| 大模型 | 多累积 |\n")),
+    "claims: code read line by line": (_claims, _repeat("```\n", "loss.backward()\n", "```")),
+    "claims: negated causes in a row": (_claims, _repeat("", "不会因为", "而增加")),
 }
 
 PAPER_TEXT = {

@@ -139,9 +139,30 @@ def clauses_of(answer: str, code_lines: bool = False) -> list[Clause]:
             found.extend(Clause.of(line, n) for line in lines if line.strip())
             continue
         first = found[-1].sentence + 1 if found else 0
-        for n, sentence in enumerate(_SENTENCE_END.split(chunk), start=first):
+        prose = "\n".join(_as_heading(line) for line in chunk.split("\n"))
+        for n, sentence in enumerate(_SENTENCE_END.split(prose), start=first):
             found.extend(_clauses(sentence, n))
     return found
+
+
+def _as_heading(line: str) -> str:
+    """A table row as a sentence its first cell heads («| 小数据 + 简单模型 | 显存充足；N = 1 |»
+    reads «小数据 + 简单模型：显存充足，N = 1»); a rule row (``|---|---|``) says nothing. Any other
+    line as written."""
+    row = line.strip()
+    if len(row) < 2 or row[0] != "|" or row[-1] != "|":
+        return line
+    cells = [c.strip() for c in row[1:-1].split("|")]
+    if all(set(c) <= set("-: ") for c in cells):
+        return ""
+    said = [c for c in cells[1:] if c]
+    if not said:
+        return cells[0]
+    body = "，".join(c.translate(_ROW_MARKS) for c in said)
+    return f"{cells[0]}：{body}"
+
+
+_ROW_MARKS = str.maketrans({"；": "，", ";": ",", "。": "，"})  # a row is one sentence
 
 
 def _clauses(sentence: str, n: int) -> list[Clause]:
