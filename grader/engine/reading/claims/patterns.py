@@ -225,9 +225,11 @@ def _values(clause: Clause, value: Value) -> list[tuple[int, int]]:
             continue
         tail = key[m.end() : m.end() + 12]
         for unit in value.units:
+            if not tail.startswith(unit):
+                continue
             end = m.end() + len(unit)
-            run_on = len(unit) <= 3 and _LATIN.match(unit[-1]) and clause.runs_on(end)
-            if tail.startswith(unit) and not run_on:
-                found.append((m.start(), m.end() + len(unit)))
-                break
+            if len(unit) <= 3 and _LATIN.match(unit[-1]) and clause.runs_on(end):
+                continue  # "16bit": the unit is part of a longer word
+            found.append((m.start(), end))
+            break
     return found

@@ -139,13 +139,16 @@ def clauses_of(answer: str, code_lines: bool = False) -> list[Clause]:
             found.extend(Clause.of(line, n) for line in lines if line.strip())
             continue
         first = found[-1].sentence + 1 if found else 0
-        prose = "\n".join(_as_heading(line) for line in chunk.split("\n"))
+        prose = "\n".join(_row_as_sentence(line) for line in chunk.split("\n"))
         for n, sentence in enumerate(_SENTENCE_END.split(prose), start=first):
             found.extend(_clauses(sentence, n))
     return found
 
 
-def _as_heading(line: str) -> str:
+_ROW_MARKS = str.maketrans({"；": "，", ";": ",", "。": "，"})  # a table row is one sentence
+
+
+def _row_as_sentence(line: str) -> str:
     """A table row as a sentence its first cell heads («| 小数据 + 简单模型 | 显存充足；N = 1 |»
     reads «小数据 + 简单模型：显存充足，N = 1»); a rule row (``|---|---|``) says nothing. Any other
     line as written."""
@@ -160,9 +163,6 @@ def _as_heading(line: str) -> str:
         return cells[0]
     body = "，".join(c.translate(_ROW_MARKS) for c in said)
     return f"{cells[0]}：{body}"
-
-
-_ROW_MARKS = str.maketrans({"；": "，", ";": ",", "。": "，"})  # a row is one sentence
 
 
 def _clauses(sentence: str, n: int) -> list[Clause]:
