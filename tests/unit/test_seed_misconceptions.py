@@ -193,13 +193,21 @@ def test_english_answers_verify_the_decisive_part(question, criterion, answer):
         ("004-s6-q2", "C3", "优化器与累积", "反倒是 Adam 对尺度非常敏感", "Adam 自适应，对尺度不敏感"),
         ("004-s6-q2", "C3", "优化器与累积", "Adam 对梯度尺度比 SGD 敏感得多", "普通 SGD 对学习率更敏感"),
         ("004-s6-q2", "C5", "混合精度loss", "权重衰减要在每个 micro-batch 都施加一次", "权重衰减每次更新只施加一次"),
+        ("004-s6-q2", "C5", "混合精度loss", "Clipping: unscale first when using AMP",
+         "AMP 下 GradScaler 缩放 loss，累积 N 步后才 scaler.step"),
+        ("004-s5-q1", "C1", "每个小批次反向后", "梯度累积就是把梯度累积起来",
+         "每个小批次反向后把梯度加到 .grad 上"),
+        ("004-s5-q1", "C2", "累积到设定步数", "梯度累积要更新参数",
+         "把 N 个 batch 的梯度累积起来之后再更新一次参数"),
     ],
 )  # fmt: skip
 def test_a_part_turns_on_what_its_level_names(question, criterion, claim, says_nothing, decisive):
     """A part reads the decisive content, not its topic: the cause of the memory limit only
     with its consequence (the level: what fills memory, so the batch is tiny), a formula with the wrong operands, Adam called sensitive, weight decay per
     micro-batch, a comparison turned round (seed sets 17 and 18, each checked against the
-    development sets)."""
+    development sets); the question's own term restated («把梯度累积起来»: the level that
+    "only says accumulate the gradients"), and AMP's unscale before clipping, which is the
+    clipping criterion's (C4), not the mixed-precision trap's (seed set 19 and development)."""
     path = RUBRICS / "grad_accum_engineer.yaml"
     rubric = load_rubrics(path, load_bank(path))[question]
     found = next(c for c in rubric.criteria if c.id == criterion)
