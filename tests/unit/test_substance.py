@@ -18,6 +18,7 @@ from grader.engine.scoring.scorer_model import load_scorer
 from grader.models import (
     ClaimsCheck,
     Criterion,
+    CriterionScore,
     Grade,
     GradeStatus,
     Method,
@@ -215,6 +216,49 @@ def test_a_generous_grade_beside_two_wrong_claims_goes_to_a_person_however_verif
     # kept 30 % or less: nothing generous to look at
     low = substance.bound(_grade(4.5, claims=verified), two, "", CLAIMS)
     assert low.score == 1.5 and not is_hard(low)
+
+
+SLIP = Rubric(
+    question_id="004-s5-q4",
+    points=5,
+    criteria=[
+        Criterion(id="C1", description="有效批次", points=2),
+        Criterion(
+            id="C2", description="计算量", points=1,
+            wrong_claims=[WrongClaim(claim="梯度累积能减少计算量")],
+        ),
+        Criterion(id="C3", description="更新次数", points=2),
+    ],
+)  # fmt: skip
+
+
+def _slipped(verified: dict[str, float]) -> Grade:
+    """3.5 of 5: C1 2, C2 0.5 (the claim's criterion, its part set aside), C3 1."""
+    parts = [
+        PartReading(criterion=c, claim=c, status="asserted", evidence="x", pays=p)
+        for c, p in verified.items()
+    ]
+    check = ClaimsCheck(parts=parts, verified=verified, unverified_share=0.5)
+    grade = _grade(3.5, SLIP, claims=check)
+    criteria = [
+        CriterionScore(id=c, points=p, max_points=m)
+        for c, p, m in [("C1", 2.0, 2.0), ("C2", 0.5, 1.0), ("C3", 1.0, 2.0)]
+    ]
+    return grade.model_copy(update={"criteria": criteria})
+
+
+def test_a_right_answer_with_one_slip_loses_the_claims_criterion_not_its_verified_points():
+    """The rubric takes a wrong claim's points from its criterion; the whole grade pays only
+    where the true things beside the claim may be all the answer has (under half verified)."""
+    question, _ = seed("004-s5-q4")
+    claimed = substance.assess("梯度累积能减少计算量。有效批次变大。", question, SLIP)
+    assert [c.claim for c in claimed.claims] == ["梯度累积能减少计算量"]
+    slip = substance.bound(_slipped({"C1": 2.0, "C3": 1.0}), claimed, "", SLIP)
+    assert slip.score == 3.0  # C2's 0.5 taken: C1's 2 and C3's 1 verified, and they stand
+    assert {c.id: c.points for c in slip.criteria} == {"C1": 2.0, "C2": 0.0, "C3": 1.0}
+    thin = substance.bound(_slipped({"C1": 2.0}), claimed, "", SLIP)
+    assert thin.score == 2.5  # 2 of 5 verified: the claim's point comes off the grade
+    assert substance.bound(slip, claimed, "", SLIP).score == slip.score
 
 
 def test_wrong_claims_stay_out_of_older_rubric_files_and_versions():

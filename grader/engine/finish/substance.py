@@ -19,9 +19,14 @@ paid such answers half the points. Three lexical checks on the final grade, afte
   …", ``claims.listing``) asserts nothing of them: capped as a restated question is.
 - **Wrong claims.** A criterion may list known wrong claims (``Criterion.wrong_claims``), read
   by ``finish.wrong_claims`` (its patterns, else its wording). An asserted claim takes its
-  points (all its criterion's by default) off the grade, never below 0: a deduction, like the
-  rubric's penalties, because one wrong statement costs what the rubric says it costs whatever
-  else the answer has. A grade that still keeps
+  points (all its criterion's by default), never below 0: a deduction, like the rubric's
+  penalties, because one wrong statement costs what the rubric says it costs whatever else the
+  answer has. Where the answer has under ``MISTAKEN_VERIFIED_SHARE`` of its points verified
+  (the true things beside the claim may be all it has) or asserts ``MISTAKES`` claims, they
+  come off the grade; from a right answer with one slip they come off the claim's criterion
+  first and then off the other criteria's unverified points, so its verified points elsewhere
+  stand (on development data the two kinds part at that share: fluent wrong answers 0–45 %
+  verified, mixed ones 60–90 %). A grade that still keeps
   over ``GENEROUS_SHARE`` of the points on under ``MISTAKEN_VERIFIED_SHARE`` of them verified,
   or that asserts ``MISTAKES`` listed wrong claims or more, goes to a person
   (``thinly_verified``, hard).
@@ -43,6 +48,7 @@ from grader.engine.reading.claims.parts import verified_by_rules
 from grader.engine.scoring.points import STEP, allocate
 from grader.engine.signals.copies import char_ngrams
 from grader.models import (
+    CriterionScore,
     FoundClaim,
     Grade,
     GradeStatus,
@@ -168,10 +174,11 @@ def bound(grade: Grade, substance: Substance, answer: str, rubric: Rubric) -> Gr
     Applying it twice changes nothing more."""
     if grade.status != GradeStatus.GRADED or grade.score is None or not substance.fired:
         return grade
-    score = capped(grade.score, rubric.points, substance)
+    score = capped(grade.score, rubric.points, substance, grade)
     criteria = grade.criteria
     if score < grade.score:
-        criteria = allocate(grade.criteria, rubric, score, answer, grade)
+        weights = _after_slip(substance, grade, rubric.points) or grade.criteria
+        criteria = allocate(weights, rubric, score, answer, grade)
     reasons, lines = list(grade.review_reasons), []
     codes = {r.code for r in reasons}
     if substance.restated and ReviewCode.RESTATED_QUESTION not in codes:
@@ -216,12 +223,59 @@ def bound(grade: Grade, substance: Substance, answer: str, rubric: Rubric) -> Gr
     )
 
 
-def capped(score: float, points: float, substance: Substance) -> float:
+def capped(score: float, points: float, substance: Substance, grade: Grade) -> float:
     """The score after the cap and the deductions, in half points, never below 0."""
     if substance.restated or substance.keywords_only:
         score = min(score, math.floor(CAP_SHARE * points / STEP) * STEP)
-    taken = sum(c.points for c in substance.claims if not c.negated)
+    slip = _after_slip(substance, grade, points)
+    if slip is not None:
+        taken = sum(c.points for c in grade.criteria) - sum(c.points for c in slip)
+    else:
+        taken = sum(c.points for c in substance.claims if not c.negated)
     return max(0.0, math.floor((score - taken) / STEP + 1e-9) * STEP) if taken else score
+
+
+def _after_slip(substance: Substance, grade: Grade, points: float) -> list[CriterionScore] | None:
+    """The criteria of a right answer with one slip once its wrong claims are taken: from the
+    claim's own criterion first, as the rubric's penalties are, then from the other criteria's
+    unverified points, so its verified points elsewhere stand. None where the claims come off
+    the whole grade: under ``MISTAKEN_VERIFIED_SHARE`` of the points verified (the true things
+    beside them may be all the answer has), or ``MISTAKES`` claims."""
+    check = grade.details.claims
+    owed: dict[str, float] = {}
+    for claim in substance.claims:
+        if not claim.negated:
+            owed[claim.criterion] = owed.get(claim.criterion, 0.0) + claim.points
+    if (
+        not owed
+        or check is None
+        or not check.parts
+        or not grade.criteria
+        or len(_asserted(substance)) >= MISTAKES
+        or sum(check.verified.values()) < MISTAKEN_VERIFIED_SHARE * points
+    ):
+        return None
+    left = sum(max(0.0, p - _held(grade, k)) for k, p in owed.items())
+    spare = {
+        c.id: max(0.0, c.points - check.verified.get(c.id, 0.0))
+        for c in grade.criteria
+        if c.id not in owed
+    }
+    share = min(1.0, left / sum(spare.values())) if sum(spare.values()) > 0 else 0.0
+    return [
+        c.model_copy(
+            update={
+                "points": max(0.0, c.points - owed[c.id])
+                if c.id in owed
+                else c.points - spare[c.id] * share
+            }
+        )
+        for c in grade.criteria
+    ]
+
+
+def _held(grade: Grade, criterion: str) -> float:
+    return next((c.points for c in grade.criteria if c.id == criterion), 0.0)
 
 
 def reapply(grade: Grade, rubric: Rubric) -> Grade:
