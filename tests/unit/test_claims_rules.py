@@ -219,6 +219,25 @@ def test_english_negation_spares_the_patterns_own_words():
 
 
 @pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("Accumulation doesn't reduce the total compute.", "negated"),
+        ("Accumulation doesnt reduce the total compute.", "negated"),  # the apostrophe dropped
+        ("Accumulation doesn’t reduce the total compute.", "negated"),  # a typographic one
+        ("Accumulation does reduce the total compute.", "asserted"),
+    ],
+)
+def test_an_english_contraction_is_read_as_its_full_words(answer, expected):
+    """«doesn't» is «does not» to every pattern: «doesn't reduce the compute» is the class
+    @same's «does not reduce», and «don't need» a wide negator as «do not need» is."""
+    assert status(answer, COMPUTE_DOWN) == expected
+    same = [["compute", "@same"]]
+    assert (status(answer, same) == "asserted") == (expected == "negated")
+    dismissed = [["small", "accumulation"]]
+    assert status("for small data you dont need accumulation", dismissed) == "negated"
+
+
+@pytest.mark.parametrize(
     ("answer", "pattern"),
     [
         ("各框架梯度累积的实现方式不一致", ["框架", "实现|方式", "相同|一致"]),

@@ -153,6 +153,8 @@ STUDENT_TEXT = {
     "claims: many table rows": (_claims, _repeat("", "| 大模型 | 多累积 |\n")),
     "claims: code read line by line": (_claims, _repeat("```\n", "loss.backward()\n", "```")),
     "claims: negated causes in a row": (_claims, _repeat("", "不会因为", "而增加")),
+    "claims: contractions in a row": (_claims, _repeat("", "don't doesnt ", "x")),
+    "claims: apostrophes without a word": (_claims, _repeat("dont", "'", "t")),
 }
 
 PAPER_TEXT = {

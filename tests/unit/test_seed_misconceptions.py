@@ -204,6 +204,12 @@ def test_english_answers_verify_the_decisive_part(question, criterion, answer):
          "每个小批次反向后把梯度加到 .grad 上"),
         ("004-s5-q1", "C2", "累积到设定步数", "梯度累积要更新参数",
          "把 N 个 batch 的梯度累积起来之后再更新一次参数"),
+        ("004-s5-q2", "C4", "数据并行中", "the gradients are all-reduced after every micro-batch",
+         "累积期间不需要 all-reduce 梯度"),
+        ("004-s5-q2", "C4", "数据并行中", "梯度累积不会减少同步次数",
+         "during accumulation you don't need to all-reduce the gradients"),
+        ("004-s6-q1", "C1", "小数据", "small datasets are common in practice",
+         "For small datasets and small models you usually dont need accumulation at all"),
     ],
 )  # fmt: skip
 def test_a_part_turns_on_what_its_level_names(question, criterion, claim, says_nothing, decisive):
@@ -212,7 +218,8 @@ def test_a_part_turns_on_what_its_level_names(question, criterion, claim, says_n
     micro-batch, a comparison turned round (seed sets 17 and 18, each checked against the
     development sets); the question's own term restated («把梯度累积起来»: the level that
     "only says accumulate the gradients"), and AMP's unscale before clipping, which is the
-    clipping criterion's (C4), not the mixed-precision trap's (seed set 19 and development)."""
+    clipping criterion's (C4), not the mixed-precision trap's (seed set 19 and development);
+    no all-reduce during accumulation is the sync saved, "all-reduced" no "reduce"."""
     path = RUBRICS / "grad_accum_engineer.yaml"
     rubric = load_rubrics(path, load_bank(path))[question]
     found = next(c for c in rubric.criteria if c.id == criterion)

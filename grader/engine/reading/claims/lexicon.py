@@ -45,6 +45,15 @@ NOT_NEGATIONS_ZH = (
     *("不过", "不然", "要不然", "不妨"),
 )
 NEGATORS_EN = ("not", "no", "never", "without", "cannot", "neither", "nor", "n't", "instead")
+# English contractions read as their full words, with or without the apostrophe students drop
+# ("doesn't save compute", "dont need it"): the patterns and classes are written in full words.
+CONTRACTIONS = {
+    **{f"{verb}n{mark}t": f"{verb} not" for mark in ("'", "") for verb in (
+        "do", "does", "did", "is", "are", "was", "were", "has", "have", "had", "should",
+        "would", "could", "need", "must",
+    )},
+    "can't": "cannot", "cant": "cannot", "won't": "will not",
+}  # fmt: skip
 # A negated cause reaches the predicate after it: «不会因为累积而变成大 batch 统计» denies the
 # 变成大 batch, six characters or more away («不会因 N 变大而多衰减», «并没有因此减少»).
 CAUSE_NEGATORS = tuple(

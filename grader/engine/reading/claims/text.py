@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from grader.engine.reading.claims.lexicon import (
     CLAUSE_TAIL,
+    CONTRACTIONS,
     DISMISSALS,
     LATIN_PREFIXES,
     STATEMENT_MARKS_ZH,
@@ -32,11 +33,22 @@ _TERM_UNIT = re.compile(r"[\u3400-\u9fff]|[a-z0-9_]+")  # a Chinese character or
 _WORD = re.compile(r"[a-z']+")
 
 
+_CONTRACTION = re.compile(
+    r"\b(?:" + "|".join(sorted(map(re.escape, CONTRACTIONS), key=len, reverse=True)) + r")\b"
+)  # literal words between word boundaries: linear
+
+
+def normal_of(text: str) -> str:
+    """NFKC, case-folded, Simplified, English contractions in full words ("doesn't" →
+    "does not"): what keys and English words are read from."""
+    folded = to_simplified(unicodedata.normalize("NFKC", text).casefold()).replace("’", "'")
+    return _CONTRACTION.sub(lambda m: CONTRACTIONS[m.group()], folded)
+
+
 @lru_cache(maxsize=4096)
 def key_of(text: str) -> str:
     """The comparison key of a term or a clause."""
-    normal = to_simplified(unicodedata.normalize("NFKC", text).casefold())
-    return "".join(ch for ch in normal if ch not in _DROPPED)
+    return "".join(ch for ch in normal_of(text) if ch not in _DROPPED)
 
 
 WIDE_KEYS = tuple(key_of(w) for w in WIDE_NEGATORS)
@@ -60,7 +72,7 @@ class Clause:
     def of(text: str, sentence: int, heading: str = "") -> Clause:
         """``heading``: the text before a colon that heads this clause; its wide negators
         ("without", "不需要") negate what it says, not the clause it heads."""
-        spaced = to_simplified(unicodedata.normalize("NFKC", text).casefold())
+        spaced = normal_of(text)
         kept = [(ch, i) for i, ch in enumerate(spaced) if ch not in _DROPPED]
         key = "".join(ch for ch, _ in kept)
         body = len(key_of(f"{heading}：")) if heading else 0
