@@ -210,6 +210,8 @@ def test_english_answers_verify_the_decisive_part(question, criterion, answer):
          "during accumulation you don't need to all-reduce the gradients"),
         ("004-s6-q1", "C1", "小数据", "small datasets are common in practice",
          "For small datasets and small models you usually dont need accumulation at all"),
+        ("004-s6-q1", "C1", "小数据", "Small dataset, small model: accumulate 64 steps",
+         "Small dataset, small model: memory is enough, so skip accumulation"),
     ],
 )  # fmt: skip
 def test_a_part_turns_on_what_its_level_names(question, criterion, claim, says_nothing, decisive):
