@@ -232,33 +232,41 @@ SLIP = Rubric(
 )  # fmt: skip
 
 
-def _slipped(verified: dict[str, float]) -> Grade:
-    """3.5 of 5: C1 2, C2 0.5 (the claim's criterion, its part set aside), C3 1."""
+def _slipped(verified: dict[str, float], denied: bool = False) -> Grade:
+    """4.5 of 5: C1 2, C2 0.5 (the claim's criterion, its part set aside), C3 2."""
     parts = [
         PartReading(criterion=c, claim=c, status="asserted", evidence="x", pays=p)
         for c, p in verified.items()
     ]
+    if denied:
+        parts.append(
+            PartReading(criterion="C2", claim="C2", status="negated", evidence="x", pays=1.0,
+                        denied=True)
+        )  # fmt: skip
     check = ClaimsCheck(parts=parts, verified=verified, unverified_share=0.5)
-    grade = _grade(3.5, SLIP, claims=check)
+    grade = _grade(4.5, SLIP, claims=check)
     criteria = [
         CriterionScore(id=c, points=p, max_points=m)
-        for c, p, m in [("C1", 2.0, 2.0), ("C2", 0.5, 1.0), ("C3", 1.0, 2.0)]
+        for c, p, m in [("C1", 2.0, 2.0), ("C2", 0.5, 1.0), ("C3", 2.0, 2.0)]
     ]
     return grade.model_copy(update={"criteria": criteria})
 
 
 def test_a_right_answer_with_one_slip_loses_the_claims_criterion_not_its_verified_points():
-    """The rubric takes a wrong claim's points from its criterion; the whole grade pays only
-    where the true things beside the claim may be all the answer has (under half verified)."""
+    """The rubric takes a wrong claim's points from its criterion; the whole grade pays where
+    the true things beside the claim may be all the answer has (under 70 % verified, or a
+    decisive part denied)."""
     question, _ = seed("004-s5-q4")
     claimed = substance.assess("梯度累积能减少计算量。有效批次变大。", question, SLIP)
     assert [c.claim for c in claimed.claims] == ["梯度累积能减少计算量"]
-    slip = substance.bound(_slipped({"C1": 2.0, "C3": 1.0}), claimed, "", SLIP)
-    assert slip.score == 3.0  # C2's 0.5 taken: C1's 2 and C3's 1 verified, and they stand
-    assert {c.id: c.points for c in slip.criteria} == {"C1": 2.0, "C2": 0.0, "C3": 1.0}
-    thin = substance.bound(_slipped({"C1": 2.0}), claimed, "", SLIP)
-    assert thin.score == 2.5  # 2 of 5 verified: the claim's point comes off the grade
+    slip = substance.bound(_slipped({"C1": 2.0, "C3": 2.0}), claimed, "", SLIP)
+    assert slip.score == 4.0  # C2's 0.5 taken: C1's 2 and C3's 2 verified, and they stand
+    assert {c.id: c.points for c in slip.criteria} == {"C1": 2.0, "C2": 0.0, "C3": 2.0}
     assert substance.bound(slip, claimed, "", SLIP).score == slip.score
+    thin = substance.bound(_slipped({"C1": 2.0, "C3": 1.0}), claimed, "", SLIP)
+    assert thin.score == 3.5  # 3 of 5 verified: the claim's point comes off the grade
+    denied = substance.bound(_slipped({"C1": 2.0, "C3": 2.0}, denied=True), claimed, "", SLIP)
+    assert denied.score == 3.5  # a part denied: no right answer with one slip
 
 
 def test_wrong_claims_stay_out_of_older_rubric_files_and_versions():

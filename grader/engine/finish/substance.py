@@ -21,12 +21,11 @@ paid such answers half the points. Three lexical checks on the final grade, afte
   by ``finish.wrong_claims`` (its patterns, else its wording). An asserted claim takes its
   points (all its criterion's by default), never below 0: a deduction, like the rubric's
   penalties, because one wrong statement costs what the rubric says it costs whatever else the
-  answer has. Where the answer has under ``MISTAKEN_VERIFIED_SHARE`` of its points verified
-  (the true things beside the claim may be all it has) or asserts ``MISTAKES`` claims, they
-  come off the grade; from a right answer with one slip they come off the claim's criterion
-  first and then off the other criteria's unverified points, so its verified points elsewhere
-  stand (on development data the two kinds part at that share: fluent wrong answers 0–45 %
-  verified, mixed ones 60–90 %). A grade that still keeps
+  answer has. They come off the whole grade unless the answer is a right one with one slip
+  (``SLIP_VERIFIED_SHARE`` of its points verified, no decisive part denied, one claim): then
+  off the claim's criterion first and the other criteria's unverified points after, so its
+  verified points elsewhere stand (development: fluent wrong answers 0–45 % verified but one at
+  80 %, mixed ones 60–90 %). A grade that still keeps
   over ``GENEROUS_SHARE`` of the points on under ``MISTAKEN_VERIFIED_SHARE`` of them verified,
   or that asserts ``MISTAKES`` listed wrong claims or more, goes to a person
   (``thinly_verified``, hard).
@@ -80,6 +79,12 @@ MISTAKEN_VERIFIED_SHARE = 0.5
 # verified: an answer confused twice over is no right answer with a slip, and the true things
 # it states (definitions, premises) verify its criteria as a right answer's would.
 MISTAKES = 2
+# A right answer with one slip: this share of its points verified (where ``finish.verified``
+# trusts an answer fully) and no decisive part denied. Its listed wrong claim then costs the
+# claim's criterion, not its verified points elsewhere. At half the points, fluent wrong
+# answers whose rules over-read their true-sounding sentences (held-out `hold16-021`, 3 of 5
+# verified, worth 0) kept 3 points.
+SLIP_VERIFIED_SHARE = 0.7
 _CONCRETE = re.compile(r"[a-z0-9_]+")
 
 FILLER = (
@@ -239,8 +244,8 @@ def _after_slip(substance: Substance, grade: Grade, points: float) -> list[Crite
     """The criteria of a right answer with one slip once its wrong claims are taken: from the
     claim's own criterion first, as the rubric's penalties are, then from the other criteria's
     unverified points, so its verified points elsewhere stand. None where the claims come off
-    the whole grade: under ``MISTAKEN_VERIFIED_SHARE`` of the points verified (the true things
-    beside them may be all the answer has), or ``MISTAKES`` claims."""
+    the whole grade: under ``SLIP_VERIFIED_SHARE`` of the points verified (the true things
+    beside them may be all the answer has), a decisive part denied, or ``MISTAKES`` claims."""
     check = grade.details.claims
     owed: dict[str, float] = {}
     for claim in substance.claims:
@@ -252,7 +257,8 @@ def _after_slip(substance: Substance, grade: Grade, points: float) -> list[Crite
         or not check.parts
         or not grade.criteria
         or len(_asserted(substance)) >= MISTAKES
-        or sum(check.verified.values()) < MISTAKEN_VERIFIED_SHARE * points
+        or sum(check.verified.values()) < SLIP_VERIFIED_SHARE * points
+        or any(part.denied for part in check.parts)
     ):
         return None
     left = sum(max(0.0, p - _held(grade, k)) for k, p in owed.items())
