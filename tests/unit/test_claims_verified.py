@@ -236,6 +236,26 @@ def test_terms_between_spaces_are_a_keyword_list_but_a_sentence_or_a_program_is_
     assert not keyword_list("梯度累积 就是 把 梯度 加起来, then step", rubric)
 
 
+def test_terms_between_commas_are_a_keyword_list_but_an_english_sentence_is_not():
+    """Held-out hold20-006 listed twelve of the rubric's terms between commas and kept 6.5 of
+    10 unflagged; terse notes run shorter, and a sentence has function words."""
+    from grader.engine.reading.claims.listing import keyword_list
+
+    path = RUBRICS / "ai_trainer_l2.yaml"
+    rubric = load_rubrics(path, load_bank(path))["000-s4-q51"]
+    commas = (
+        "ZeRO-3, all-gather, reduce-scatter, offload, pin_memory, bf16, 16 bytes, 2.88TB, "
+        "45GB, checkpointing, overlap_comm, PCIe"
+    )
+    terse = "ZeRO-3, bf16, micro-batch 1, 16 bytes per parameter, 2.88TB, 45GB per GPU"
+    sentence = (
+        "ZeRO-3 shards the weights, the gradients and the optimizer states, so each of the 64 "
+        "GPUs holds 45GB, with bf16, offload, pin_memory, overlap_comm, checkpointing and PCIe"
+    )
+    assert keyword_list(commas, rubric)
+    assert not keyword_list(terse, rubric) and not keyword_list(sentence, rubric)
+
+
 def test_a_formula_is_no_keyword_list():
     from grader.engine.reading.claims.listing import keyword_list
 

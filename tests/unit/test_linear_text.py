@@ -155,6 +155,8 @@ STUDENT_TEXT = {
     "claims: negated causes in a row": (_claims, _repeat("", "不会因为", "而增加")),
     "claims: contractions in a row": (_claims, _repeat("", "don't doesnt ", "x")),
     "claims: apostrophes without a word": (_claims, _repeat("dont", "'", "t")),
+    "claims: terms between commas": (_claims, _repeat("", "zero, ")),
+    "claims: commas alone": (_claims, _repeat("x", ",", "y")),
 }
 
 PAPER_TEXT = {

