@@ -209,7 +209,7 @@ def test_a_bare_list_of_the_rubrics_terms_verifies_nothing_and_is_capped():
         verified.checked(scored(2.0, 2.0), listed, rubric).details.claims.verified.values()
     )
     found = substance.assess(listed, bank.get("004-s5-q1"), rubric)
-    assert found.keywords_only and substance.capped(4.0, 5.0, found, scored(2.0, 2.0)) == 0.5
+    assert found.keywords_only and substance.capped(4.0, 5.0, found) == 0.5
 
 
 def test_a_clause_that_repeats_the_stem_verifies_nothing():

@@ -179,11 +179,16 @@ def bound(grade: Grade, substance: Substance, answer: str, rubric: Rubric) -> Gr
     Applying it twice changes nothing more."""
     if grade.status != GradeStatus.GRADED or grade.score is None or not substance.fired:
         return grade
-    score = capped(grade.score, rubric.points, substance, grade)
+    slip = _after_slip(substance, grade, rubric.points)
+    taken = (
+        None
+        if slip is None
+        else sum(c.points for c in grade.criteria) - sum(c.points for c in slip)
+    )
+    score = capped(grade.score, rubric.points, substance, taken)
     criteria = grade.criteria
     if score < grade.score:
-        weights = _after_slip(substance, grade, rubric.points) or grade.criteria
-        criteria = allocate(weights, rubric, score, answer, grade)
+        criteria = allocate(slip or grade.criteria, rubric, score, answer, grade)
     reasons, lines = list(grade.review_reasons), []
     codes = {r.code for r in reasons}
     if substance.restated and ReviewCode.RESTATED_QUESTION not in codes:
@@ -228,14 +233,13 @@ def bound(grade: Grade, substance: Substance, answer: str, rubric: Rubric) -> Gr
     )
 
 
-def capped(score: float, points: float, substance: Substance, grade: Grade) -> float:
-    """The score after the cap and the deductions, in half points, never below 0."""
+def capped(score: float, points: float, substance: Substance, taken: float | None = None) -> float:
+    """The score after the cap and the deductions, in half points, never below 0; ``taken``:
+    what a right answer's one slip took from its criteria (``_after_slip``), else the claims'
+    points come off the whole score."""
     if substance.restated or substance.keywords_only:
         score = min(score, math.floor(CAP_SHARE * points / STEP) * STEP)
-    slip = _after_slip(substance, grade, points)
-    if slip is not None:
-        taken = sum(c.points for c in grade.criteria) - sum(c.points for c in slip)
-    else:
+    if taken is None:
         taken = sum(c.points for c in substance.claims if not c.negated)
     return max(0.0, math.floor((score - taken) / STEP + 1e-9) * STEP) if taken else score
 
