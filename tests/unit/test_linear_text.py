@@ -5,7 +5,9 @@ verdict fragments; quadratically: the injection detector, the importer's whitesp
 the largest size allowed (an answer: ``max_answer_chars``; a paper: 50,000 characters). The
 tests assert bounded work, not a time: the input grows by doubling from a few characters, and
 each step may cost at most 6× the one before (exponential code fails within the first steps,
-long before it would hang) and at most 8× the one two steps before (quadratic code costs 16×).
+long before it would hang) and at most 8× the one two steps before (quadratic code costs 16×);
+a step over its bound is timed again once, more often, with the two before it (a burst on a busy
+machine is no growth).
 ``text_worst_case`` had the times (docs/research/explorations.md).
 """
 
@@ -69,8 +71,11 @@ def assert_linear(fn: Callable[[str], object], make: Callable[[int], str], large
     gc.disable()
     try:
         for size in sizes:
-            text = make(size)
-            times.append(_best_time(fn, text))
+            times.append(_best_time(fn, make(size)))
+            if not _bounded(times, noise):
+                # a burst on a busy machine: the last three sizes timed again, once, more often
+                for back in range(1, min(3, len(times)) + 1):
+                    times[-back] = _best_time(fn, make(sizes[len(times) - back]), runs=15)
             if len(times) >= 2:
                 assert times[-1] <= 6 * times[-2] + noise, (size, times)
             if len(times) >= 3:
@@ -78,6 +83,13 @@ def assert_linear(fn: Callable[[str], object], make: Callable[[int], str], large
     finally:
         gc.enable()
     assert len(make(largest)) >= largest * 0.9  # the largest input is the size allowed
+
+
+def _bounded(times: list[float], noise: float) -> bool:
+    """Whether the last time is within the bounds ``assert_linear`` checks."""
+    return (len(times) < 2 or times[-1] <= 6 * times[-2] + noise) and (
+        len(times) < 3 or times[-1] <= 8 * times[-3] + noise
+    )
 
 
 def _repeat(head: str, unit: str, tail: str = "") -> Callable[[int], str]:
