@@ -76,17 +76,14 @@ def assert_linear(fn: Callable[[str], object], make: Callable[[int], str], large
                 # a burst on a busy machine: the last three sizes timed again, once, more often
                 for back in range(1, min(3, len(times)) + 1):
                     times[-back] = _best_time(fn, make(sizes[len(times) - back]), runs=15)
-            if len(times) >= 2:
-                assert times[-1] <= 6 * times[-2] + noise, (size, times)
-            if len(times) >= 3:
-                assert times[-1] <= 8 * times[-3] + noise, (size, times)
+            assert _bounded(times, noise), (size, times)
     finally:
         gc.enable()
     assert len(make(largest)) >= largest * 0.9  # the largest input is the size allowed
 
 
 def _bounded(times: list[float], noise: float) -> bool:
-    """Whether the last time is within the bounds ``assert_linear`` checks."""
+    """Whether the last time is at most 6× the one before and 8× the one two before."""
     return (len(times) < 2 or times[-1] <= 6 * times[-2] + noise) and (
         len(times) < 3 or times[-1] <= 8 * times[-3] + noise
     )

@@ -265,7 +265,8 @@ def _after_slip(substance: Substance, grade: Grade, points: float) -> list[Crite
         or any(part.denied for part in check.parts)
     ):
         return None
-    left = sum(max(0.0, p - _held(grade, k)) for k, p in owed.items())
+    held = {c.id: c.points for c in grade.criteria}
+    left = sum(max(0.0, p - held.get(k, 0.0)) for k, p in owed.items())
     spare = {
         c.id: max(0.0, c.points - check.verified.get(c.id, 0.0))
         for c in grade.criteria
@@ -282,10 +283,6 @@ def _after_slip(substance: Substance, grade: Grade, points: float) -> list[Crite
         )
         for c in grade.criteria
     ]
-
-
-def _held(grade: Grade, criterion: str) -> float:
-    return next((c.points for c in grade.criteria if c.id == criterion), 0.0)
 
 
 def reapply(grade: Grade, rubric: Rubric) -> Grade:

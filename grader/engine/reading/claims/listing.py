@@ -29,7 +29,6 @@ SHORT_CHARS = 16
 KEY_SHARE = 0.4
 _SEPARATORS = re.compile(r"[、；;|\n·•]+|\s/\s")  # "/" only between spaces: n/2 is a formula
 _COMMAS = re.compile(r",\s*")  # "ZeRO-3, all-gather, offload, …": terms between commas
-_WORD = re.compile(r"[a-z]+")
 FENCE = "```"  # a fenced code block's mark (``text.clauses_of`` reads one as one clause)
 _SENTENCE_MARKS = re.compile(r"[,.;:!?](?:\s|$)")  # "clip_grad_norm_" and ".grad" are terms
 _FUNCTION_WORDS = frozenset(
@@ -71,7 +70,7 @@ def _items(answer: str, spaced: bool) -> list[str]:
     if len(items) < MIN_ITEMS:
         listed = [i for i in _COMMAS.split(answer) if content_chars(i) > 0]
         if len(listed) >= SPACED_ITEMS and not any(
-            _FUNCTION_WORDS & set(_words(i)) for i in listed
+            w.casefold() in _FUNCTION_WORDS for i in listed for w in i.split()
         ):
             return [match_key(i) for i in listed]
     if len(items) < MIN_ITEMS and spaced:
@@ -82,7 +81,3 @@ def _items(answer: str, spaced: bool) -> list[str]:
         if not sentence and len(words) >= SPACED_ITEMS:
             items = words
     return [match_key(i) for i in items]
-
-
-def _words(item: str) -> list[str]:
-    return _WORD.findall(item.casefold())
