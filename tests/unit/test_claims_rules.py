@@ -199,6 +199,18 @@ def test_a_heading_reads_before_each_clause_after_its_colon():
     assert status("小数据集、简单模型：显存够用，一般不用梯度累积。", small) == "asserted"
 
 
+def test_a_condition_reads_before_each_clause_after_it():
+    """«…的话，» and «…的时候，» state the case the rest of the sentence speaks of, as a heading
+    does; a clause that is no condition («同时，») heads nothing."""
+    small = [["小数据|数据少", "不必|不用|无需"]]
+    assert (
+        status("小数据集跟简单模型的话，显存一般够用，步数设小或者干脆不用。", small) == "asserted"
+    )
+    assert status("数据少的时候，显存够用，更新本来就少，不必累积。", small) == "asserted"
+    assert status("小数据集很常见，显存一般够用，步数设小或者干脆不用。", small) == "absent"
+    assert status("数据少，显存够用。同时，模型很大。不必多说。", small) == "absent"
+
+
 def test_an_answer_wide_pattern_reads_across_the_answer():
     layers = [["*", "数据层", "特征层", "召回", "排序"]]
     answer = "1. 数据层：收集行为。\n2. 特征层：画像。\n3. 召回用协同过滤，再排序。"

@@ -93,6 +93,12 @@ def _repeat(head: str, unit: str, tail: str = "") -> Callable[[int], str]:
     return lambda n: head + unit * max(1, (n - len(head) - len(tail)) // len(unit)) + tail
 
 
+def _halves(mark: str) -> Callable[[int], str]:
+    """Half the text one long heading (or condition) ending in ``mark``, half short clauses:
+    each clause is read with what heads it."""
+    return lambda n: "显" * (n // 2) + mark + "a，" * (n // 4)
+
+
 def _injections(answer: str) -> str:
     return strip_injections(answer, find_injections(answer))
 
@@ -166,6 +172,8 @@ STUDENT_TEXT = {
     "claims: apostrophes without a word": (_claims, _repeat("dont", "'", "t")),
     "claims: terms between commas": (_claims, _repeat("", "zero, ")),
     "claims: commas alone": (_claims, _repeat("x", ",", "y")),
+    "claims: a long heading before many clauses": (_claims, _halves("：")),
+    "claims: a long condition before many clauses": (_claims, _halves("的话，")),
 }
 
 PAPER_TEXT = {

@@ -215,6 +215,14 @@ def test_english_answers_verify_the_decisive_part(question, criterion, answer):
          "For small datasets and small models you usually dont need accumulation at all"),
         ("004-s6-q1", "C1", "小数据", "Small dataset, small model: accumulate 64 steps",
          "Small dataset, small model: memory is enough, so skip accumulation"),
+        ("004-s6-q1", "C1", "小数据", "資料多而模型小時，直接開大 micro-batch，不必累積",
+         "小資料集跟簡單模型的話，顯存一般夠用，步數可以設很小或者乾脆不用"),
+        ("004-s5-q2", "C4", "数据并行中", "每个micro batch反向后都必须做一次all-reduce同步梯度",
+         "累积期间只在最后一个 micro-batch 做一次 all-reduce"),
+        ("004-s5-q3", "C3", "每个micro-batch调用backward", "backward 之后要手动把梯度加起来吗？",
+         "backward 算出来的梯度是往 .grad 里加的，不会清掉"),
+        ("004-s5-q3", "C3", "每个micro-batch调用backward", "用 loss.backward() 多跑几次",
+         "用 loss.backward() 多跑几次，梯度会自己加在 .grad 上"),
     ],
 )  # fmt: skip
 def test_a_part_turns_on_what_its_level_names(question, criterion, claim, says_nothing, decisive):
@@ -224,7 +232,10 @@ def test_a_part_turns_on_what_its_level_names(question, criterion, claim, says_n
     development sets); the question's own term restated («把梯度累积起来»: the level that
     "only says accumulate the gradients"), and AMP's unscale before clipping, which is the
     clipping criterion's (C4), not the mixed-precision trap's (seed set 19 and development);
-    no all-reduce during accumulation is the sync saved, "all-reduced" no "reduce"."""
+    no all-reduce during accumulation is the sync saved, "all-reduced" no "reduce"; the
+    crossover case (much data, a small model) is not the small one, an all-reduce "once" after
+    every micro-batch saves nothing, and gradients "added into" ``.grad`` are accumulated
+    (development: 004-s5-q3 C3 and 004-s5-q2 C4 each two answers closer, seed set 22)."""
     path = RUBRICS / "grad_accum_engineer.yaml"
     rubric = load_rubrics(path, load_bank(path))[question]
     found = next(c for c in rubric.criteria if c.id == criterion)

@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from grader.engine.reading.claims.lexicon import (
     CLAUSE_TAIL,
+    CONDITION_ENDS,
     CONTRACTIONS,
     DISMISSALS,
     LATIN_PREFIXES,
@@ -28,6 +29,9 @@ _SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?=\s|$)")
 _CLAUSE_END = re.compile(r"[，,、：:（）]")
 _PHRASE_START = re.compile(r"[，,（）]")
 _DROPPED = frozenset(" \t\r-_‐‑–—")
+# A heading or a condition is read before each clause after it: only its last characters, so a
+# sentence of one long heading and many clauses costs its length, not their product.
+HEADING_CHARS = 60
 LIST_ITEMS = 6  # terms in a row, split at 「、」, each at most SHORT_CHARS long: a list
 _TERM_UNIT = re.compile(r"[\u3400-\u9fff]|[a-z0-9_]+")  # a Chinese character or a Latin word
 _WORD = re.compile(r"[a-z']+")
@@ -181,20 +185,31 @@ def _clauses(sentence: str, n: int) -> list[Clause]:
     """A sentence's clauses; what comes before its first colon heads the rest of it
     ("小数据集、简单模型：显存够用，一般不用梯度累积"): it is read again before each clause after."""
     sentence = _without_lists(sentence)
-    out, heading, at = [], "", 0
+    out, heading, condition, at = [], "", "", 0
     depth = _brace_depths(sentence) if "{" in sentence else None
     for m in _CLAUSE_END.finditer(sentence + "，"):
         if depth and m.start() < len(sentence) and depth[m.start()] > 0:
             continue  # inside an inline object ({"stage": 3, "offload": …}): one clause
         part = sentence[at : m.start()]
         at = m.end()
+        head = heading or condition
         if part.strip():
-            out.append(
-                Clause.of(f"{heading}：{part}", n, heading) if heading else Clause.of(part, n)
-            )
+            out.append(Clause.of(f"{head}：{part}", n, head) if head else Clause.of(part, n))
         if m.group() in "：:" and not heading:
-            heading = _heading(sentence[: m.start()])
+            heading = _heading(sentence[: m.start()])[-HEADING_CHARS:]
+        elif m.group() in "，," and _conditional(part):
+            condition = part.strip()
     return out
+
+
+def _conditional(part: str) -> bool:
+    """Whether a clause states the case the rest of its sentence speaks of («小数据集跟简单模型的话，
+    …步数可以设很小», «显存紧张的时候，…»): it then heads the clauses after it, as a colon's
+    heading does, until the next such clause."""
+    said = to_simplified(part.strip())
+    return (
+        said.endswith(CONDITION_ENDS) and max(map(len, CONDITION_ENDS)) < len(said) <= HEADING_CHARS
+    )
 
 
 def _without_lists(sentence: str) -> str:
