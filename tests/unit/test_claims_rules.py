@@ -200,15 +200,14 @@ def test_a_heading_reads_before_each_clause_after_its_colon():
 
 
 def test_a_condition_reads_before_each_clause_after_it():
-    """«…的话，» and «…的时候，» state the case the rest of the sentence speaks of, as a heading
-    does; a clause that is no condition («同时，») heads nothing."""
+    """«…的话，» states the case the rest of the sentence speaks of, as a heading does; «…时，»
+    is too often a time to head anything, and a statement heads nothing."""
     small = [["小数据|数据少", "不必|不用|无需"]]
-    assert (
-        status("小数据集跟简单模型的话，显存一般够用，步数设小或者干脆不用。", small) == "asserted"
-    )
-    assert status("数据少的时候，显存够用，更新本来就少，不必累积。", small) == "asserted"
+    said = "小数据集跟简单模型的话，显存一般够用，步数设小或者干脆不用。"
+    assert status(said, small) == "asserted"
+    assert status("数据少的话，显存够用，更新本来就少，不必累积。", small) == "asserted"
+    assert status("数据少时，显存够用，更新本来就少，不必累积。", small) == "absent"
     assert status("小数据集很常见，显存一般够用，步数设小或者干脆不用。", small) == "absent"
-    assert status("数据少，显存够用。同时，模型很大。不必多说。", small) == "absent"
 
 
 def test_an_answer_wide_pattern_reads_across_the_answer():

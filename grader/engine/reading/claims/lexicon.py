@@ -90,8 +90,9 @@ REFUTATIONS = (
 # Words that make the text before a colon a statement, not a topic: a contrast or a denial
 # («我认为不应该先召回后排序，而是反过来：») heads the clauses after it with its last phrase only.
 STATEMENT_MARKS_ZH = ("而是", "但是", "不应", "不该", "不是", "并非")
-# Endings of a clause that states the case its sentence speaks of («…的话，», «…的时候，»).
-CONDITION_ENDS = ("的话", "时", "的时候", "时候", "情况下", "场景下")
+# Endings of a clause that states the case its sentence speaks of («小数据集的话，»). Not «…时，»
+# or «…的时候，»: too often a time, not a case («loss 除以 N 时，» then read into the formula).
+CONDITION_ENDS = ("的话",)
 # Prefixes that make a Latin term another word ("recomputed" is not "compute", "unstable" not
 # "stable"); a term longer than ``patterns.SHORT_WORD`` is not read right after one of them.
 LATIN_PREFIXES = ("re", "un", "non", "pre", "dis", "mis", "in", "de")

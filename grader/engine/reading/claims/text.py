@@ -204,8 +204,8 @@ def _clauses(sentence: str, n: int) -> list[Clause]:
 
 def _conditional(part: str) -> bool:
     """Whether a clause states the case the rest of its sentence speaks of («小数据集跟简单模型的话，
-    …步数可以设很小», «显存紧张的时候，…»): it then heads the clauses after it, as a colon's
-    heading does, until the next such clause."""
+    …步数可以设很小»): it then heads the clauses after it, as a colon's heading does, until the
+    next such clause."""
     said = to_simplified(part.strip())
     return (
         said.endswith(CONDITION_ENDS) and max(map(len, CONDITION_ENDS)) < len(said) <= HEADING_CHARS
