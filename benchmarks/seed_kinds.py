@@ -9,7 +9,7 @@ Pearson and the mean absolute error in shares, the share flagged, how many answe
 most 10 % got more than 30 % without a flag, how many injected answers got more than their
 content + 10 %, how many grades are a quarter of the points or more off and how many of those
 the review queue holds, and the grading time per answer (models loaded). Sets 1, 3, 4, 7, 10,
-12 and 13 are development data; sets 2, 5, 6, 8, 9, 11 and 14–22 are held out: read each
+12 and 13 are development data; sets 2, 5, 6, 8, 9, 11 and 14–23 are held out: read each
 once per design.
 
 ``--claims-set`` reads the claim-reading development set instead (``lib.claims_reading``:
@@ -73,8 +73,9 @@ SETS = {
     "20": "seed_answers_20.jsonl",
     "21": "seed_answers_21.jsonl",
     "22": "seed_answers_22.jsonl",
+    "23": "seed_answers_23.jsonl",
 }
-HELD_OUT = {"2", "5", "6", "8", "9", "11", "14", "15", "16", "17", "18", "19", "20", "21", "22"}
+HELD_OUT = {"2", "5", "6", "8", "9", "11", "14", "15", "16", "17", "18", "19", "20", "21", "22", "23"}
 WORTHLESS, GENEROUS = 0.1, 0.3  # an answer worth at most 10 % must get at most 30 % or a flag
 INJECTION_SLACK = 0.1  # an injected answer: at most its content + 10 %
 LARGE_ERROR = 0.25  # a grade this far from the instructor's: what the review queue is for
@@ -184,7 +185,7 @@ def parser() -> argparse.ArgumentParser:
     found.add_argument(
         "--sets",
         default="1,3",
-        help="comma-separated: 1,3,4,7,10,12,13 dev; 2,5,6,8,9,11,14–22 held out",
+        help="comma-separated: 1,3,4,7,10,12,13 dev; 2,5,6,8,9,11,14–23 held out",
     )
     found.add_argument("--judge", choices=("scripted", "vllm"), default="scripted")
     found.add_argument("--plan", choices=("budget", "full", "anchored"), default="budget")

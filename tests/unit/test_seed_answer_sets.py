@@ -30,7 +30,7 @@ SETS = (
     "seed_answers_13.jsonl", "seed_answers_14.jsonl", "seed_answers_15.jsonl",
     "seed_answers_16.jsonl", "seed_answers_17.jsonl", "seed_answers_18.jsonl",
     "seed_answers_19.jsonl", "seed_answers_20.jsonl", "seed_answers_21.jsonl",
-    "seed_answers_22.jsonl",
+    "seed_answers_22.jsonl", "seed_answers_23.jsonl",
     "master_keys.jsonl",
 )  # fmt: skip
 KINDS = {
@@ -41,8 +41,8 @@ SET2_KINDS = KINDS - {"blank", "master_key", "mixed", "zero"}
 # set 3 (development data for the "worth 0 scores 0" gates): per question, how many of each kind
 SET3_KINDS = {"off_topic": 2, "wrong": 2, "weak": 1, "strong": 1, "partial": 1, "paraphrase": 1}
 WORTH_0 = {"off_topic", "wrong", "weak"}
-# sets 4 and 7 (development, ids dev4-, dev7-), 5, 6, 8, 9, 11 and 14–22 (held out, ids
-# hold5-, hold6-, …, hold22-): per question, how many
+# sets 4 and 7 (development, ids dev4-, dev7-), 5, 6, 8, 9, 11 and 14–23 (held out, ids
+# hold5-, hold6-, …, hold23-): per question, how many
 # of each kind
 SET4_KINDS = {
     "strong": 1, "partial": 1, "mixed": 2, "wrong": 2, "zero": 2, "injection": 1, "english": 1,
@@ -193,9 +193,10 @@ def test_third_set_has_each_kind_per_question_and_its_zero_kinds_score_0(rubrics
         ("seed_answers_20.jsonl", "hold20-", SET5_KINDS),
         ("seed_answers_21.jsonl", "hold21-", SET5_KINDS),
         ("seed_answers_22.jsonl", "hold22-", SET5_KINDS),
+        ("seed_answers_23.jsonl", "hold23-", SET5_KINDS),
     ],
 )
-def test_sets_four_to_twenty_two_have_their_kinds_per_question_and_kind_bounds(
+def test_sets_four_to_twenty_three_have_their_kinds_per_question_and_kind_bounds(
     name, prefix, per_kind, rubrics
 ):
     answers = rows(name)
