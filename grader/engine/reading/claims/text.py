@@ -183,7 +183,8 @@ def _row_as_sentence(line: str) -> str:
 
 def _clauses(sentence: str, n: int) -> list[Clause]:
     """A sentence's clauses; what comes before its first colon heads the rest of it
-    ("小数据集、简单模型：显存够用，一般不用梯度累积"): it is read again before each clause after."""
+    ("小数据集、简单模型：显存够用，一般不用梯度累积"): it is read again before each clause after;
+    without a colon, a condition («…的话，») heads the clauses after it until the next one."""
     sentence = _without_lists(sentence)
     out, heading, condition, at = [], "", "", 0
     depth = _brace_depths(sentence) if "{" in sentence else None
