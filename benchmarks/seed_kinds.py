@@ -50,49 +50,11 @@ from grader.engine.scoring import judge_trust
 from grader.judge import make_judge
 from grader.models import Grade, Submission
 
-SETS = {
-    "1": "seed_answers.jsonl",
-    "2": "seed_answers_2.jsonl",
-    "3": "seed_answers_3.jsonl",
-    "4": "seed_answers_4.jsonl",
-    "5": "seed_answers_5.jsonl",
-    "6": "seed_answers_6.jsonl",
-    "7": "seed_answers_7.jsonl",
-    "8": "seed_answers_8.jsonl",
-    "9": "seed_answers_9.jsonl",
-    "10": "seed_answers_10.jsonl",
-    "11": "seed_answers_11.jsonl",
-    "12": "seed_answers_12.jsonl",
-    "13": "seed_answers_13.jsonl",
-    "14": "seed_answers_14.jsonl",
-    "15": "seed_answers_15.jsonl",
-    "16": "seed_answers_16.jsonl",
-    "17": "seed_answers_17.jsonl",
-    "18": "seed_answers_18.jsonl",
-    "19": "seed_answers_19.jsonl",
-    "20": "seed_answers_20.jsonl",
-    "21": "seed_answers_21.jsonl",
-    "22": "seed_answers_22.jsonl",
-    "23": "seed_answers_23.jsonl",
-}
-HELD_OUT = {
-    "2",
-    "5",
-    "6",
-    "8",
-    "9",
-    "11",
-    "14",
-    "15",
-    "16",
-    "17",
-    "18",
-    "19",
-    "20",
-    "21",
-    "22",
-    "23",
-}
+# Seed set N lives in ``seed_answers_N.jsonl`` (set 1 in ``seed_answers.jsonl``); the
+# development sets are tuned on, every other one is held out.
+SETS = {"1": "seed_answers.jsonl", **{str(n): f"seed_answers_{n}.jsonl" for n in range(2, 24)}}
+DEVELOPMENT = {"1", "3", "4", "7", "10", "12", "13"}
+HELD_OUT = set(SETS) - DEVELOPMENT
 WORTHLESS, GENEROUS = 0.1, 0.3  # an answer worth at most 10 % must get at most 30 % or a flag
 INJECTION_SLACK = 0.1  # an injected answer: at most its content + 10 %
 LARGE_ERROR = 0.25  # a grade this far from the instructor's: what the review queue is for

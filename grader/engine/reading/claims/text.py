@@ -32,6 +32,7 @@ _DROPPED = frozenset(" \t\r-_‐‑–—")
 # A heading or a condition is read before each clause after it: only its last characters, so a
 # sentence of one long heading and many clauses costs its length, not their product.
 HEADING_CHARS = 60
+_LONGEST_END = max(map(len, CONDITION_ENDS))  # a condition says more than its ending
 LIST_ITEMS = 6  # terms in a row, split at 「、」, each at most SHORT_CHARS long: a list
 _TERM_UNIT = re.compile(r"[\u3400-\u9fff]|[a-z0-9_]+")  # a Chinese character or a Latin word
 _WORD = re.compile(r"[a-z']+")
@@ -207,10 +208,10 @@ def _conditional(part: str) -> bool:
     """Whether a clause states the case the rest of its sentence speaks of («小数据集跟简单模型的话，
     …步数可以设很小»): it then heads the clauses after it, as a colon's heading does, until the
     next such clause."""
-    said = to_simplified(part.strip())
-    return (
-        said.endswith(CONDITION_ENDS) and max(map(len, CONDITION_ENDS)) < len(said) <= HEADING_CHARS
-    )
+    said = part.strip()
+    return _LONGEST_END < len(said) <= HEADING_CHARS and to_simplified(
+        said[-_LONGEST_END:]
+    ).endswith(CONDITION_ENDS)
 
 
 def _without_lists(sentence: str) -> str:
